@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+)
+
+// errHelp is returned when the user asked for -h; dptrain exits 0.
+var errHelp = errors.New("help requested")
+
+// newFlagSet returns a FlagSet that reports errors instead of exiting.
+func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("dptrain "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	return fs
+}
+
+// parseFlags parses args and maps flag errors to input errors (exit 2).
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return errHelp
+		}
+		return asInput(err)
+	}
+	if fs.NArg() > 0 {
+		return badInput("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
+// finite reports an input error when v is NaN or infinite.
+func finite(name string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return badInput("--%s must be a finite number, got %v", name, v)
+	}
+	return nil
+}
+
+// inOpenUnit checks 0 < v < 1.
+func inOpenUnit(name string, v float64) error {
+	if err := finite(name, v); err != nil {
+		return err
+	}
+	if !(v > 0 && v < 1) {
+		return badInput("--%s must be in (0,1), got %v", name, v)
+	}
+	return nil
+}
+
+// inHalfOpenUnit checks 0 < v <= 1.
+func inHalfOpenUnit(name string, v float64) error {
+	if err := finite(name, v); err != nil {
+		return err
+	}
+	if !(v > 0 && v <= 1) {
+		return badInput("--%s must be in (0,1], got %v", name, v)
+	}
+	return nil
+}
+
+// positive checks v > 0.
+func positive(name string, v float64) error {
+	if err := finite(name, v); err != nil {
+		return err
+	}
+	if !(v > 0) {
+		return badInput("--%s must be > 0, got %v", name, v)
+	}
+	return nil
+}
+
+// fmtFloat prints v with enough digits to round-trip.
+func fmtFloat(v float64) string { return fmt.Sprintf("%.10g", v) }

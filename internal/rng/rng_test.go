@@ -1,0 +1,72 @@
+package rng
+
+import (
+	"math"
+	"testing"
+)
+
+func TestSeededReproducible(t *testing.T) {
+	a, b := NewSeeded(7), NewSeeded(7)
+	for i := 0; i < 100; i++ {
+		if x, y := a.Uint64(), b.Uint64(); x != y {
+			t.Fatalf("draw %d differs: %d vs %d", i, x, y)
+		}
+	}
+	if NewSeeded(7).Uint64() == NewSeeded(8).Uint64() {
+		t.Fatal("different seeds gave the same first draw")
+	}
+}
+
+func TestStateRoundTrip(t *testing.T) {
+	a := NewSeeded(3)
+	for i := 0; i < 37; i++ {
+		a.Uint64()
+	}
+	st, err := a.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b Stream
+	if err := b.UnmarshalBinary(st); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 100; i++ {
+		if x, y := a.NormFloat64(), b.NormFloat64(); x != y {
+			t.Fatalf("draw %d after restore differs", i)
+		}
+	}
+	if err := b.UnmarshalBinary([]byte{1, 2}); err == nil {
+		t.Fatal("short state accepted")
+	}
+}
+
+func TestChildIndependentOfParentPosition(t *testing.T) {
+	a, b := NewSeeded(1), NewSeeded(1)
+	b.Uint64()
+	if a.Child("noise").Uint64() != b.Child("noise").Uint64() {
+		t.Fatal("child depends on parent position")
+	}
+	if a.Child("noise").Uint64() == a.Child("sampler").Uint64() {
+		t.Fatal("children with different labels coincide")
+	}
+}
+
+func TestFillNormalMoments(t *testing.T) {
+	s := NewSeeded(11)
+	x := make([]float32, 200000)
+	s.FillNormal(x, 2)
+	var m, v float64
+	for _, xi := range x {
+		m += float64(xi)
+	}
+	m /= float64(len(x))
+	for _, xi := range x {
+		v += (float64(xi) - m) * (float64(xi) - m)
+	}
+	v /= float64(len(x) - 1)
+	// 5 standard errors: se(mean)=2/sqrt(n), se(var)≈4*sqrt(2/n).
+	n := float64(len(x))
+	if math.Abs(m) > 5*2/math.Sqrt(n) || math.Abs(v-4) > 5*4*math.Sqrt(2/n) {
+		t.Fatalf("mean %v var %v, want 0 and 4", m, v)
+	}
+}
