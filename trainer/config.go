@@ -1,0 +1,236 @@
+package trainer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+)
+
+// Config describes one training run. The zero value is not valid; start
+// from [Default] and change what you need. JSON field names are the
+// config-file keys and match the CLI flags.
+type Config struct {
+	// Data.
+	Dataset    string `json:"dataset"`     // "embedded" (Fashion-MNIST subset), "fashion-mnist", "mnist", "cifar10", "synthetic"
+	DataDir    string `json:"data_dir"`    // explicit data directory (else $DPTRAIN_DATA, Debian's, embedded)
+	TrainLimit int    `json:"train_limit"` // use only the first N training examples (0 = all)
+	TestLimit  int    `json:"test_limit"`  // use only the first N test examples (0 = all)
+	Features   string `json:"features"`    // "" (raw) or "scatternet"
+
+	// Model.
+	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"
+	Hidden []int  `json:"hidden"` // MLP hidden widths
+
+	// Feature preprocessing: DPSGD-F private centering (paper 001).
+	DPSGDF     bool    `json:"dpsgdf"`
+	FeatureEps float64 `json:"feature_epsilon"` // ε_F spent on the private mean
+	FeatureCF  float64 `json:"feature_clip"`    // C_F, feature norm bound
+
+	// Sampling.
+	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
+	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
+	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
+
+	// Clipping and noise.
+	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid"
+	ClipNorm float64 `json:"clip_norm"` // C (L2)
+	D0       float64 `json:"d0"`        // hybrid: c∞ = C/√d0
+	Sigma    float64 `json:"sigma"`     // noise multiplier; 0 = calibrate to Epsilon
+	Epsilon  float64 `json:"epsilon"`   // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
+	Delta    float64 `json:"delta"`
+
+	// Length.
+	Epochs float64 `json:"epochs"` // used when Steps = 0
+	Steps  int     `json:"steps"`
+
+	// Optimizer.
+	Optimizer   string  `json:"optimizer"` // "sgd", "momentum", "adam"
+	LR          float64 `json:"lr"`
+	Momentum    float64 `json:"momentum"`
+	WeightDecay float64 `json:"weight_decay"`
+	Schedule    string  `json:"schedule"` // "constant", "cosine"
+	Radius      float64 `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off)
+
+	// Engine.
+	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
+
+	// Reproducibility and output.
+	Seed            uint64 `json:"seed"`
+	Seeded          bool   `json:"seeded"` // false: DP noise seeded from crypto/rand
+	EvalEvery       int    `json:"eval_every"`
+	OutDir          string `json:"out_dir"`
+	CheckpointEvery int    `json:"checkpoint_every"`
+	Plots           bool   `json:"plots"`
+}
+
+// Default is the embedded default run: the MNIST CNN on the embedded
+// Fashion-MNIST subset, DP-SGD to ε = 3, δ = 1e-5.
+func Default() Config {
+	return Config{
+		Dataset:          "embedded",
+		Model:            "cnn",
+		Sampler:          "poisson",
+		BatchSize:        256,
+		Clip:             "flat",
+		ClipNorm:         1,
+		Epsilon:          3,
+		Delta:            1e-5,
+		Epochs:           4,
+		Optimizer:        "momentum",
+		LR:               1,
+		Momentum:         0.9,
+		Schedule:         "constant",
+		MaxPhysicalBatch: 128,
+		Seed:             1,
+		Seeded:           true,
+		EvalEvery:        20,
+		CheckpointEvery:  50,
+		Plots:            true,
+		D0:               100,
+	}
+}
+
+var (
+	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic"}
+	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"}
+	knownSamplers   = []string{"poisson", "twice", "shuffle"}
+	knownClips      = []string{"flat", "per-layer", "linf", "hybrid"}
+	knownOptimizers = []string{"sgd", "momentum", "adam"}
+	knownSchedules  = []string{"constant", "cosine"}
+	knownFeatures   = []string{"", "scatternet"}
+)
+
+// Validate checks every field and returns one error naming every bad value.
+func (c *Config) Validate() error {
+	var errs []string
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
+	oneOf := func(name, v string, allowed []string) {
+		if !slices.Contains(allowed, v) {
+			bad("%s %q is not one of %s", name, v, strings.Join(allowed, ", "))
+		}
+	}
+	finite := func(name string, v float64) bool {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			bad("%s must be finite, got %v", name, v)
+			return false
+		}
+		return true
+	}
+	oneOf("dataset", c.Dataset, knownDatasets)
+	oneOf("model", c.Model, knownModels)
+	oneOf("sampler", c.Sampler, knownSamplers)
+	oneOf("clip", c.Clip, knownClips)
+	oneOf("optimizer", c.Optimizer, knownOptimizers)
+	oneOf("schedule", c.Schedule, knownSchedules)
+	oneOf("features", c.Features, knownFeatures)
+	if c.TrainLimit < 0 || c.TestLimit < 0 {
+		bad("train_limit and test_limit must be >= 0, got %d and %d", c.TrainLimit, c.TestLimit)
+	}
+	for _, h := range c.Hidden {
+		if h < 1 {
+			bad("hidden widths must be >= 1, got %v", c.Hidden)
+			break
+		}
+	}
+	if c.BatchSize < 1 {
+		bad("batch_size must be >= 1, got %d", c.BatchSize)
+	}
+	if c.Sampler == "twice" {
+		if finite("q2", c.Q2) && !(c.Q2 > 0 && c.Q2 <= 1) {
+			bad("q2 must be in (0,1] for twice sampling, got %v", c.Q2)
+		}
+	}
+	if finite("clip_norm", c.ClipNorm) && !(c.ClipNorm > 0) {
+		bad("clip_norm must be > 0, got %v", c.ClipNorm)
+	}
+	if c.Clip == "hybrid" || c.Sampler == "twice" {
+		if finite("d0", c.D0) && !(c.D0 >= 1) {
+			bad("d0 must be >= 1, got %v", c.D0)
+		}
+	}
+	sigmaOK := finite("sigma", c.Sigma)
+	epsOK := finite("epsilon", c.Epsilon)
+	if sigmaOK && c.Sigma < 0 {
+		bad("sigma must be > 0 (or 0 to calibrate to epsilon), got %v", c.Sigma)
+	}
+	if epsOK && c.Epsilon < 0 {
+		bad("epsilon must be > 0, got %v", c.Epsilon)
+	}
+	if sigmaOK && epsOK && c.Sigma == 0 && c.Epsilon == 0 {
+		bad("set sigma (noise multiplier) or epsilon (target to calibrate sigma)")
+	}
+	if finite("delta", c.Delta) && !(c.Delta > 0 && c.Delta < 1) {
+		bad("delta must be in (0,1), got %v", c.Delta)
+	}
+	if c.Steps < 0 {
+		bad("steps must be >= 0, got %d", c.Steps)
+	}
+	if finite("epochs", c.Epochs) && c.Steps == 0 && !(c.Epochs > 0) {
+		bad("set steps >= 1 or epochs > 0 (got steps=%d epochs=%v)", c.Steps, c.Epochs)
+	}
+	if finite("lr", c.LR) && !(c.LR > 0) {
+		bad("lr must be > 0, got %v", c.LR)
+	}
+	if finite("momentum", c.Momentum) && !(c.Momentum >= 0 && c.Momentum < 1) {
+		bad("momentum must be in [0,1), got %v", c.Momentum)
+	}
+	if finite("weight_decay", c.WeightDecay) && c.WeightDecay < 0 {
+		bad("weight_decay must be >= 0, got %v", c.WeightDecay)
+	}
+	if finite("radius", c.Radius) && c.Radius < 0 {
+		bad("radius must be >= 0 (0 = no projection), got %v", c.Radius)
+	}
+	if c.DPSGDF {
+		if finite("feature_epsilon", c.FeatureEps) && !(c.FeatureEps > 0) {
+			bad("feature_epsilon must be > 0 with dpsgdf, got %v", c.FeatureEps)
+		}
+		if finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
+			bad("feature_clip must be > 0 with dpsgdf, got %v", c.FeatureCF)
+		}
+	}
+	if c.MaxPhysicalBatch < 1 {
+		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
+	}
+	if c.EvalEvery < 0 || c.CheckpointEvery < 0 {
+		bad("eval_every and checkpoint_every must be >= 0")
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(errs, "; "))
+}
+
+// ErrInvalidConfig is wrapped by Validate's error.
+var ErrInvalidConfig = errors.New("invalid config")
+
+// LoadConfig reads a JSON config file over base: keys present in the file
+// override base's values; unknown keys are an error.
+func LoadConfig(path string, base Config) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return base, fmt.Errorf("config %s: %w", path, err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(data)))
+	dec.DisallowUnknownFields()
+	cfg := base
+	if err := dec.Decode(&cfg); err != nil {
+		return base, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Hash identifies the settings that must not change across a resume
+// (everything but output and progress options).
+func (c Config) Hash() string {
+	k := c
+	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
+	b, _ := json.Marshal(k) // a struct of plain fields always marshals
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:8])
+}

@@ -1,0 +1,86 @@
+package trainer
+
+import (
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestDefaultValid(t *testing.T) {
+	c := Default()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestValidateNamesEveryBadValue(t *testing.T) {
+	tests := []struct {
+		name  string
+		edit  func(*Config)
+		wants []string
+	}{
+		{"delta", func(c *Config) { c.Delta = 1 }, []string{"delta must be in (0,1), got 1"}},
+		{"nan sigma", func(c *Config) { c.Sigma = math.NaN() }, []string{"sigma must be finite"}},
+		{"model", func(c *Config) { c.Model = "bn-net" }, []string{`model "bn-net" is not one of`}},
+		{"no noise", func(c *Config) { c.Sigma, c.Epsilon = 0, 0 }, []string{"set sigma"}},
+		{"twice q2", func(c *Config) { c.Sampler, c.Q2 = "twice", 1.5 }, []string{"q2 must be in (0,1]"}},
+		{"several", func(c *Config) { c.BatchSize, c.LR, c.ClipNorm = 0, -1, 0 },
+			[]string{"batch_size must be >= 1, got 0", "lr must be > 0, got -1", "clip_norm must be > 0, got 0"}},
+	}
+	for _, tc := range tests {
+		c := Default()
+		tc.edit(&c)
+		err := c.Validate()
+		if err == nil {
+			t.Errorf("%s: accepted", tc.name)
+			continue
+		}
+		if !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("%s: error does not wrap ErrInvalidConfig", tc.name)
+		}
+		if strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: error spans lines: %q", tc.name, err)
+		}
+		for _, w := range tc.wants {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: error %q lacks %q", tc.name, err, w)
+			}
+		}
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(p, []byte(`{"model":"logreg","epsilon":1,"hidden":[8]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(p, Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Model != "logreg" || c.Epsilon != 1 || c.Delta != 1e-5 || len(c.Hidden) != 1 {
+		t.Fatalf("got %+v", c)
+	}
+	if err := os.WriteFile(p, []byte(`{"modle":"logreg"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(p, Default()); err == nil || !strings.Contains(err.Error(), "modle") {
+		t.Fatalf("unknown key accepted or not named: %v", err)
+	}
+}
+
+func TestHashIgnoresOutputOptions(t *testing.T) {
+	a, b := Default(), Default()
+	b.OutDir, b.EvalEvery = "/tmp/x", 7
+	if a.Hash() != b.Hash() {
+		t.Fatal("output options changed the hash")
+	}
+	b.LR = 0.5
+	if a.Hash() == b.Hash() {
+		t.Fatal("lr did not change the hash")
+	}
+}

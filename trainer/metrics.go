@@ -1,0 +1,97 @@
+package trainer
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+)
+
+// Record is one line of metrics.jsonl: what one step did and what the run
+// has spent so far. Accuracy and test fields are set on evaluation steps.
+type Record struct {
+	Step      int     `json:"step"`
+	Epoch     float64 `json:"epoch"`
+	Loss      float64 `json:"loss"` // mean loss over the step's realised batch
+	BatchSize int     `json:"batch_size"`
+	LR        float64 `json:"lr"`
+
+	GradNormMean float64 `json:"grad_norm_mean"`
+	GradNormMax  float64 `json:"grad_norm_max"`
+	ClippedFrac  float64 `json:"clipped_frac"` // fraction of examples whose gradient was clipped
+
+	TrainAcc *float64 `json:"train_acc,omitempty"`
+	TestAcc  *float64 `json:"test_acc,omitempty"`
+	TestLoss *float64 `json:"test_loss,omitempty"`
+
+	Epsilon        map[string]float64 `json:"epsilon"`         // ε per accountant at the run's δ
+	EpsilonBest    float64            `json:"epsilon_best"`    // tightest valid bound
+	BestAccountant string             `json:"best_accountant"` // who gave it
+	Relation       string             `json:"relation"`        // its neighbouring relation
+	Elapsed        float64            `json:"elapsed_s"`       // wall time since the run (or resume) began
+	Note           string             `json:"note,omitempty"`  // e.g. "budget stop"
+	NotApplicable  map[string]string  `json:"not_applicable,omitempty"`
+}
+
+// metricsLog appends records to a JSON-lines file, flushing every line so
+// a crash loses at most the line being written.
+type metricsLog struct {
+	f *os.File
+	w *bufio.Writer
+}
+
+func openMetrics(path string, appendTo bool) (*metricsLog, error) {
+	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if appendTo {
+		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flag, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return &metricsLog{f: f, w: bufio.NewWriter(f)}, nil
+}
+
+func (m *metricsLog) write(r *Record) error {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	m.w.Write(b)
+	m.w.WriteByte('\n')
+	return m.w.Flush()
+}
+
+func (m *metricsLog) close() error {
+	if m == nil {
+		return nil
+	}
+	err := m.w.Flush()
+	if cerr := m.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// ReadMetrics reads a metrics.jsonl file written by Run.
+func ReadMetrics(path string) ([]Record, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("metrics %s: %w", path, err)
+	}
+	defer f.Close()
+	var recs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		var r Record
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return recs, fmt.Errorf("metrics %s line %d: %w", path, line, err)
+		}
+		recs = append(recs, r)
+	}
+	if err := sc.Err(); err != nil {
+		return recs, fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return recs, nil
+}
