@@ -46,7 +46,7 @@ func WritePlots(dir string, recs []Record) error {
 	pa.Y.Label.Text = "accuracy"
 	pa.Y.Min, pa.Y.Max = 0, 1
 	if len(acc) > 0 {
-		if err := addLine(pa, "test", acc, 1); err != nil {
+		if err := addLine(pa, "test", acc, 0); err != nil {
 			return err
 		}
 	}
@@ -89,9 +89,11 @@ func addLine(p *plot.Plot, name string, xy plotter.XYs, i int) error {
 	if l.Color == nil {
 		l.Color = color.Black
 	}
+	if i == 0 {
+		p.Add(plotter.NewGrid())
+	}
 	p.Add(l)
 	p.Legend.Add(name, l)
-	p.Add(plotter.NewGrid())
 	return nil
 }
 
