@@ -1,0 +1,29 @@
+// Package sampler decides which examples (and, for twice sampling, which
+// coordinates of each example's clipped gradient) take part in one DP-SGD
+// step, and says which privacy event that choice is.
+//
+// Four schemes:
+//
+//   - Poisson: every example independently with probability q each step
+//     (variable and possibly empty batches); accounted as
+//     accountant.PoissonSampled (add/remove-one).
+//   - Twice: Poisson(q1) over examples, then an independent Bernoulli(q2)
+//     mask per (selected example, released coordinate) (paper 003,
+//     Algorithm 2). Masks are bitsets drawn by geometric skips.
+//   - WithoutReplacement: a fresh uniform subset of exactly B of the n
+//     examples each step; accounted as accountant.SampledWithoutReplacement
+//     (replace-one).
+//   - Shuffle: epochs of fixed-size batches over a random permutation. It
+//     claims no amplification: each step is accounted as the bare inner
+//     mechanism, which is conservative but always valid.
+//
+// Each sampler draws from an internal/rng stream (crypto-seeded in
+// production, fixed seed for reproducible runs) and checkpoints its full
+// state, stream position included, with MarshalBinary.
+//
+// The gradient divisor is the EXPECTED batch size (ExpectedBatch, or
+// Twice.ExpectedCoordBatch = n·q1·q2), never the realised one: dividing by a
+// realised count would change the sensitivity.
+//
+// The package does not gather data, clip, or add noise.
+package sampler

@@ -1,0 +1,82 @@
+package sampler
+
+import "math/bits"
+
+// Mask is a set of coordinates of a length-n vector, stored as a bitset
+// (n/8 bytes): one example's coordinate mask under twice sampling.
+type Mask struct {
+	n     int
+	words []uint64
+}
+
+// NewMask returns an empty mask over n coordinates.
+func NewMask(n int) *Mask {
+	return &Mask{n: n, words: make([]uint64, (n+63)/64)}
+}
+
+// Len is the number of coordinates the mask ranges over.
+func (m *Mask) Len() int { return m.n }
+
+// Has reports whether coordinate i is in the mask.
+func (m *Mask) Has(i int) bool { return m.words[i>>6]&(1<<(uint(i)&63)) != 0 }
+
+// Count is the number of coordinates in the mask.
+func (m *Mask) Count() int {
+	c := 0
+	for _, w := range m.words {
+		c += bits.OnesCount64(w)
+	}
+	return c
+}
+
+func (m *Mask) clear() { clear(m.words) }
+func (m *Mask) set(i int) {
+	m.words[i>>6] |= 1 << (uint(i) & 63)
+}
+
+// fill sets every coordinate.
+func (m *Mask) fill() {
+	for i := range m.words {
+		m.words[i] = ^uint64(0)
+	}
+	m.trim()
+}
+
+// trim clears the bits past n in the last word.
+func (m *Mask) trim() {
+	if r := m.n & 63; r != 0 {
+		m.words[len(m.words)-1] &= (1 << uint(r)) - 1
+	}
+}
+
+// AddMaskedTo adds m ⊙ v to acc: acc[i] += v[i] for i in the mask. It
+// panics if the lengths differ from Len.
+func (m *Mask) AddMaskedTo(acc, v []float32) {
+	if len(acc) != m.n || len(v) != m.n {
+		panic("sampler: Mask.AddMaskedTo length mismatch")
+	}
+	for wi, w := range m.words {
+		base := wi << 6
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			acc[base+t] += v[base+t]
+			w &= w - 1
+		}
+	}
+}
+
+// ApplyTo zeroes the coordinates of v that are not in the mask.
+func (m *Mask) ApplyTo(v []float32) {
+	if len(v) != m.n {
+		panic("sampler: Mask.ApplyTo length mismatch")
+	}
+	for wi, w := range m.words {
+		base := wi << 6
+		end := min(base+64, m.n)
+		for i := base; i < end; i++ {
+			if w&(1<<uint(i-base)) == 0 {
+				v[i] = 0
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package sampler
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+// Twice is (q1, q2)-twice Poisson sampling (paper 003, Algorithm 2): each
+// step, Poisson(q1) over the n examples, then for every selected example an
+// independent Bernoulli(q2) mask over the dim released coordinates. Masks
+// are fresh per example and per coordinate; they are applied to the
+// example's CLIPPED vector (clip first, then mask: specs/003 §3.6).
+//
+// Twice sampling is not Poisson sampling at rate q1·q2 and must not be
+// accounted as such; Params returns what the twice-sampling accountant
+// needs.
+type Twice struct {
+	n, dim int
+	q1, q2 float64
+	idx    *rng.Stream // example selection
+	mask   *rng.Stream // coordinate masks
+}
+
+// TwiceParams is the sampling part of a twice-sampling privacy event
+// (accountant twice-sampling RDP, paper 003 Theorem 5.4/5.6). The
+// accountant package has no TwiceSampled event yet; the trainer builds it
+// from these fields together with the clipper's per-block sensitivities.
+type TwiceParams struct {
+	Q1, Q2 float64
+	N, Dim int
+}
+
+// NewTwice returns a twice sampler over n examples and dim released
+// coordinates, with rates q1, q2 ∈ (0,1]. Example selection and masks draw
+// from two independent children of s.
+func NewTwice(n, dim int, q1, q2 float64, s *rng.Stream) (*Twice, error) {
+	if n < 1 || dim < 1 {
+		return nil, fmt.Errorf("sampler: twice needs n >= 1 and dim >= 1, got n=%d dim=%d", n, dim)
+	}
+	if err := checkRate("twice rate q1", q1); err != nil {
+		return nil, err
+	}
+	if err := checkRate("twice rate q2", q2); err != nil {
+		return nil, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("sampler: twice: nil random stream")
+	}
+	return &Twice{n: n, dim: dim, q1: q1, q2: q2,
+		idx: s.Child("twice/examples"), mask: s.Child("twice/coords")}, nil
+}
+
+// Params returns the sampling parameters for the accountant.
+func (t *Twice) Params() TwiceParams {
+	return TwiceParams{Q1: t.q1, Q2: t.q2, N: t.n, Dim: t.dim}
+}
+
+// Next returns the examples selected this step (Poisson(q1)), in increasing
+// order, in dst's storage.
+func (t *Twice) Next(dst []int) []int {
+	return bernoulliIndices(t.idx, t.n, t.q1, dst[:0])
+}
+
+// ExpectedBatch is n·q1, the expected number of selected examples.
+func (t *Twice) ExpectedBatch() float64 { return t.q1 * float64(t.n) }
+
+// ExpectedCoordBatch is n·q1·q2, the expected number of examples that
+// contribute to any one coordinate: the divisor that makes the released
+// sum an unbiased mean-gradient estimate (specs/003 §3.2). Use it, not
+// ExpectedBatch, as the optimizer's expected batch size.
+func (t *Twice) ExpectedCoordBatch() float64 { return t.q1 * t.q2 * float64(t.n) }
+
+// FillMask draws one example's fresh Bernoulli(q2) coordinate mask into m
+// (which must have Len() == dim). It costs O(1 + q2·dim) draws by geometric
+// skips; q2 = 1/2 uses raw random bits.
+func (t *Twice) FillMask(m *Mask) {
+	if m.n != t.dim {
+		panic(fmt.Sprintf("sampler: mask over %d coordinates, sampler has dim %d", m.n, t.dim))
+	}
+	switch {
+	case t.q2 >= 1:
+		m.fill()
+	case t.q2 == 0.5:
+		for i := range m.words {
+			m.words[i] = t.mask.Uint64()
+		}
+		m.trim()
+	default:
+		m.clear()
+		logq1 := math.Log1p(-t.q2)
+		i := -1
+		for {
+			i += 1 + geomSkip(t.mask, logq1, m.n)
+			if i >= m.n {
+				return
+			}
+			m.set(i)
+		}
+	}
+}
+
+// MarshalBinary saves the parameters and both stream positions.
+func (t *Twice) MarshalBinary() ([]byte, error) {
+	var e enc
+	e.header("twice")
+	e.i64(int64(t.n))
+	e.i64(int64(t.dim))
+	e.f64(t.q1)
+	e.f64(t.q2)
+	if err := e.stream(t.idx); err != nil {
+		return nil, fmt.Errorf("sampler: twice: %w", err)
+	}
+	if err := e.stream(t.mask); err != nil {
+		return nil, fmt.Errorf("sampler: twice: %w", err)
+	}
+	return e.b.Bytes(), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary.
+func (t *Twice) UnmarshalBinary(b []byte) error {
+	d := dec{b: b}
+	if err := d.header("twice"); err != nil {
+		return err
+	}
+	n, dim, q1, q2 := int(d.i64()), int(d.i64()), d.f64(), d.f64()
+	idx, mask := d.stream(), d.stream()
+	if err := d.finish("twice"); err != nil {
+		return err
+	}
+	nt, err := NewTwice(n, dim, q1, q2, rng.NewSeeded(0))
+	if err != nil {
+		return fmt.Errorf("sampler: twice state: %w", err)
+	}
+	nt.idx, nt.mask = idx, mask
+	*t = *nt
+	return nil
+}
