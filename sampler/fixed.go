@@ -160,7 +160,7 @@ func (sh *Shuffle) Next(dst []int) []int {
 }
 
 // Epoch is the number of completed epochs; BatchesPerEpoch is ⌊n/b⌋.
-func (sh *Shuffle) Epoch() int64          { return sh.epoch }
+func (sh *Shuffle) Epoch() int64         { return sh.epoch }
 func (sh *Shuffle) BatchesPerEpoch() int { return sh.n / sh.b }
 
 // ExpectedBatch is b.
