@@ -1,0 +1,32 @@
+// Package pdp computes per-instance (ex-post) privacy for objective
+// perturbation and the Gaussian mechanism, and the privately publishable
+// privacy reports of Redberg & Wang, "Privately Publishable Per-instance
+// Privacy" (NeurIPS 2021; specs/004-pdp-report.md).
+//
+// What it holds:
+//   - objective perturbation (ObjPert, Alg 1) for generalized linear models:
+//     [Fit] solves argmin Σℓ + (λ/2)‖θ‖² + bᵀθ exactly (Newton, ‖∇‖ ≲ 1e-12),
+//     [CalibrateObjPert] and [ObjPertEpsilon] give its (ε, δ)-DP guarantee;
+//   - the exact ex-post per-instance loss ε1(θ̂, D, z) of every record
+//     ([Model.ExPost], Alg 1x). It depends on the whole data set and is a
+//     CURATOR-ONLY diagnostic: publishing it leaks the data (Example 4);
+//   - the publishable reports: data-independent (Thm 8/9, zero privacy cost),
+//     data-dependent (Alg 2 with Algs 5 and 6) and adaptive (Alg 4 with Alg 3),
+//     each with its own per-instance and DP overhead ([Report]);
+//   - the Gaussian-mechanism formulas (Thm 22, Cor 23), the pDP of the report's
+//     releases (Thms 11, 14, 17), and the λ1(GOE) quantile τ ([GOEQuantile])
+//     with the spec's corrected normalisation (errata §9.1);
+//   - a per-instance RDP diagnostic for DP-SGD from clipped per-example
+//     gradient norms ([PerInstanceRDP]); a guarantee only under a Rényi filter.
+//
+// What it is not: a general accountant. The report's DP overhead is returned
+// both as (ε, δ) numbers and as accountant.Gaussian events (each release of
+// Algs 3, 5 and 6 is a Gaussian mechanism) so that the run's account can
+// compose them; ObjPert itself is not a Gaussian mechanism and is returned as
+// an [ApproxDP] (ε, δ) pair. The regulariser r of the paper is taken as 0
+// (only the ridge term λ/2‖θ‖²), and the parameter space is all of ℝ^d, as the
+// ex-post analysis requires.
+//
+// Sign convention (spec §3): "member" means z ∈ D (remove neighbour), a
+// non-member is the add neighbour.
+package pdp

@@ -1,0 +1,269 @@
+package pdp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Normal is a source of standard normal draws (internal/rng's Stream, a
+// *math/rand/v2.Rand, ...).
+type Normal interface {
+	NormFloat64() float64
+}
+
+// ErrInput is wrapped by errors caused by the caller's data or parameters.
+var ErrInput = errors.New("pdp: invalid input")
+
+func inputf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
+}
+
+// Model is a GLM released by objective perturbation (Alg 1):
+// Theta = argmin_θ Σ_i f(x_iᵀθ; y_i) + (λ/2)‖θ‖² + bᵀθ with b ~ N(0, σ²I).
+// Theta, Loss, Lambda and Sigma are public; the noise b stays with the
+// curator (it determines the data's gradient, see [Model.Noise]).
+type Model struct {
+	Theta  []float64
+	Loss   GLM
+	Lambda float64
+	Sigma  float64
+
+	// Iterations and GradNorm describe the solve: GradNorm is the final
+	// ‖∇(J + bᵀθ)‖, which the ex-post formulas assume is zero.
+	Iterations int
+	GradNorm   float64
+
+	b []float64
+}
+
+// Noise returns a copy of the perturbation b. Curator-only.
+func (m *Model) Noise() []float64 { return append([]float64(nil), m.b...) }
+
+// FitObjPert draws b ~ N(0, σ²I) from r and fits (Alg 1).
+func FitObjPert(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, r Normal) (*Model, error) {
+	_, d := X.Dims()
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return nil, inputf("objective perturbation: sigma must be positive and finite, got %v", sigma)
+	}
+	b := make([]float64, d)
+	for i := range b {
+		b[i] = sigma * r.NormFloat64()
+	}
+	return Fit(X, y, loss, lambda, sigma, b)
+}
+
+// Fit solves the perturbed objective for a given noise vector b by damped
+// Newton's method until the gradient norm stops decreasing (≈1e-13 relative;
+// the objective is λ-strongly convex, so the minimiser is unique and the
+// θ̂ ↔ b bijection of the ex-post analysis holds). sigma is recorded as the
+// scale b was drawn with.
+func Fit(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, b []float64) (*Model, error) {
+	n, d := X.Dims()
+	if len(y) != n {
+		panic(fmt.Sprintf("pdp: %d labels for %d rows", len(y), n))
+	}
+	if len(b) != d {
+		panic(fmt.Sprintf("pdp: noise has dimension %d, data %d", len(b), d))
+	}
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, inputf("objective perturbation: lambda must be positive and finite, got %v", lambda)
+	}
+	if err := checkData(X, y, loss); err != nil {
+		return nil, err
+	}
+	m := &Model{Theta: make([]float64, d), Loss: loss, Lambda: lambda, Sigma: sigma, b: append([]float64(nil), b...)}
+	obj := func(th []float64) float64 {
+		v := objective(X, y, loss, lambda, th)
+		for j := range th {
+			v += b[j] * th[j]
+		}
+		return v
+	}
+	grad := func(th []float64) []float64 {
+		g := Gradient(X, y, loss, lambda, th)
+		for j := range g {
+			g[j] += b[j]
+		}
+		return g
+	}
+	th := m.Theta
+	g := grad(th)
+	gn := norm(g)
+	next := make([]float64, d)
+	step := mat.NewVecDense(d, nil)
+	const maxIter = 200
+	it := 0
+	for ; it < maxIter && gn > 0; it++ {
+		var ch mat.Cholesky
+		if !ch.Factorize(Hessian(X, y, loss, lambda, th)) {
+			return nil, fmt.Errorf("objective perturbation: Hessian not positive definite at iteration %d", it)
+		}
+		if err := ch.SolveVecTo(step, mat.NewVecDense(d, g)); err != nil {
+			return nil, fmt.Errorf("objective perturbation: Newton step: %w", err)
+		}
+		f0 := obj(th)
+		dec := mat.Dot(step, mat.NewVecDense(d, g)) // = gᵀH⁻¹g ≥ 0
+		t, accepted := 1.0, false
+		var gNext []float64
+		for k := 0; k < 60; k++ {
+			for j := range next {
+				next[j] = th[j] - t*step.AtVec(j)
+			}
+			gNext = grad(next)
+			// Armijo on the objective, or (at round-off level, where the
+			// objective no longer resolves the decrease) a smaller gradient.
+			if obj(next) <= f0-1e-4*t*dec || norm(gNext) < gn {
+				accepted = true
+				break
+			}
+			t /= 2
+		}
+		if !accepted {
+			break // no further progress possible in floating point
+		}
+		copy(th, next)
+		gnNext := norm(gNext)
+		converged := gnNext >= gn/2 && gnNext < 1e-9*(1+norm(b))
+		g, gn = gNext, gnNext
+		if converged {
+			break // quadratic convergence has hit round-off
+		}
+	}
+	m.Iterations, m.GradNorm = it, gn
+	if !(gn < 1e-8*(1+norm(b))) {
+		return nil, fmt.Errorf("objective perturbation: Newton stopped at gradient norm %.3g after %d iterations", gn, it)
+	}
+	return m, nil
+}
+
+func checkData(X *mat.Dense, y []float64, loss GLM) error {
+	n, d := X.Dims()
+	for i := 0; i < n; i++ {
+		for j := 0; j < d; j++ {
+			if v := X.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
+				return inputf("row %d feature %d is %v", i, j, v)
+			}
+		}
+		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
+			return inputf("row %d label is %v", i, y[i])
+		}
+		if _, ok := loss.(Logistic); ok && y[i] != 1 && y[i] != -1 {
+			return inputf("row %d: logistic labels must be -1 or +1, got %v", i, y[i])
+		}
+	}
+	return nil
+}
+
+func objective(X *mat.Dense, y []float64, loss GLM, lambda float64, th []float64) float64 {
+	n, _ := X.Dims()
+	v := lambda / 2 * dot(th, th)
+	for i := 0; i < n; i++ {
+		v += loss.F(dot(X.RawRowView(i), th), y[i])
+	}
+	return v
+}
+
+// Gradient returns ∇J(θ; D) = Σ_i f'(x_iᵀθ; y_i)x_i + λθ (r = 0). At the
+// released θ̂ it equals −b.
+func Gradient(X *mat.Dense, y []float64, loss GLM, lambda float64, th []float64) []float64 {
+	n, d := X.Dims()
+	g := make([]float64, d)
+	for j := range g {
+		g[j] = lambda * th[j]
+	}
+	for i := 0; i < n; i++ {
+		x := X.RawRowView(i)
+		c := loss.D1(dot(x, th), y[i])
+		for j := range g {
+			g[j] += c * x[j]
+		}
+	}
+	return g
+}
+
+// Hessian returns H = ∇²J(θ; D) = Σ_i f”(x_iᵀθ; y_i)x_i x_iᵀ + λI.
+func Hessian(X *mat.Dense, y []float64, loss GLM, lambda float64, th []float64) *mat.SymDense {
+	n, d := X.Dims()
+	h := mat.NewSymDense(d, nil)
+	for i := 0; i < n; i++ {
+		x := X.RawRowView(i)
+		c := loss.D2(dot(x, th), y[i])
+		if c != 0 {
+			h.SymRankOne(h, c, mat.NewVecDense(d, x))
+		}
+	}
+	for j := 0; j < d; j++ {
+		h.SetSym(j, j, h.At(j, j)+lambda)
+	}
+	return h
+}
+
+// ApproxDP is an (ε, δ) guarantee of a mechanism that is not one of the
+// accountant's event types (objective perturbation), for the run's account to
+// compose by the basic composition theorem (ε's and δ's add).
+type ApproxDP struct {
+	Epsilon, Delta float64
+	Relation       string // neighbouring relation: "add-remove"
+	Source         string // theorem the bound comes from
+}
+
+// CalibrateObjPert returns λ and σ for which Alg 1 is (ε, δ)-DP on a GLM
+// with ‖∇ℓ‖ ≤ xi and f”‖x‖² ≤ beta (Thm 5 = Kifer et al. 2012 Thm 2):
+// λ = 2β/ε and σ = ξ·√(8 log(2/δ) + 4ε)/ε. The paper prints the square
+// σ² as "σ" (spec errata §9.2); this is the square-root form.
+func CalibrateObjPert(eps, delta, xi, beta float64) (lambda, sigma float64, err error) {
+	if !(eps > 0) || math.IsInf(eps, 0) {
+		return 0, 0, inputf("epsilon must be positive and finite, got %v", eps)
+	}
+	if !(delta > 0 && delta < 1) {
+		return 0, 0, inputf("delta must be in (0,1), got %v", delta)
+	}
+	if !(xi > 0) || math.IsInf(xi, 0) || !(beta > 0) || math.IsInf(beta, 0) {
+		return 0, 0, inputf("objective perturbation needs finite positive bounds xi, beta, got %v, %v", xi, beta)
+	}
+	return 2 * beta / eps, xi * math.Sqrt(8*math.Log(2/delta)+4*eps) / eps, nil
+}
+
+// ObjPertEpsilon is the (ε, δ)-DP of Alg 1 at given λ and σ for a GLM with
+// |f'|‖x‖ ≤ xi and f”‖x‖² ≤ beta, from Thm 6 (spec §5.1, [DERIVED]): the
+// privacy loss is at most c + ξ|N(0,1)|/σ with c = −log(1−β/λ) + ξ²/(2σ²),
+// so ε = c + ξΦ⁻¹(1−δ/2)/σ. With tight, log(1+β/λ) replaces −log(1−β/λ)
+// (spec §5.3; valid for any λ > 0). It returns +Inf when β ≥ λ (paper form)
+// or ξ = +Inf.
+func ObjPertEpsilon(lambda, sigma, xi, beta, delta float64, tight bool) float64 {
+	c := xi * xi / (2 * sigma * sigma)
+	if tight {
+		c += math.Log1p(beta / lambda)
+	} else {
+		if beta >= lambda {
+			return math.Inf(1)
+		}
+		c -= math.Log1p(-beta / lambda)
+	}
+	return c + xi*distuv.UnitNormal.Quantile(1-delta/2)/sigma
+}
+
+// DP returns Alg 1's guarantee at delta (the derived Thm 6 bound above, paper
+// form) for the model's λ and σ and its loss's ξ, β.
+func (m *Model) DP(delta float64) ApproxDP {
+	return ApproxDP{
+		Epsilon:  ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, false),
+		Delta:    delta,
+		Relation: "add-remove",
+		Source:   "objective perturbation, spec 004 §5.1 (Thm 6 tail bound)",
+	}
+}
+
+func dot(a, b []float64) float64 {
+	s := 0.0
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func norm(a []float64) float64 { return math.Sqrt(dot(a, a)) }
