@@ -1,0 +1,202 @@
+package nn
+
+import "fmt"
+
+// MaxPool2d takes the maximum over K×K windows moved by Stride, per channel,
+// without padding. The gradient flows to the first maximum of each window.
+type MaxPool2d[T Float] struct {
+	K, Stride int
+	in, out   Shape
+	arg       []int32 // per output, index of the maximum within the sample
+	y, dx     []T
+}
+
+// NewMaxPool2d returns a max pooling layer.
+func NewMaxPool2d[T Float](k, stride int) *MaxPool2d[T] { return &MaxPool2d[T]{K: k, Stride: stride} }
+
+func (*MaxPool2d[T]) Kind() string { return "maxpool2d" }
+
+func poolShape(kind string, in Shape, k, s int) (Shape, error) {
+	if k <= 0 || s <= 0 || k > in.H || k > in.W {
+		return Shape{}, fmt.Errorf("%s: window %d stride %d does not fit input %v", kind, k, s, in)
+	}
+	return Shape{C: in.C, H: (in.H-k)/s + 1, W: (in.W-k)/s + 1}, nil
+}
+
+func (l *MaxPool2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
+	out, err := poolShape("maxpool2d", in, l.K, l.Stride)
+	if err != nil {
+		return Shape{}, err
+	}
+	l.in, l.out = in, out
+	l.arg = make([]int32, maxBatch*out.Size())
+	l.y = make([]T, maxBatch*out.Size())
+	l.dx = make([]T, maxBatch*in.Size())
+	return out, nil
+}
+
+func (l *MaxPool2d[T]) Forward(x []T, n int, _ bool) []T {
+	H, W, OH, OW := l.in.H, l.in.W, l.out.H, l.out.W
+	isz, osz := l.in.Size(), l.out.Size()
+	for i := range n {
+		xi := x[i*isz : (i+1)*isz]
+		yi, ai := l.y[i*osz:(i+1)*osz], l.arg[i*osz:(i+1)*osz]
+		for c := range l.in.C {
+			for oh := range OH {
+				for ow := range OW {
+					best := c*H*W + oh*l.Stride*W + ow*l.Stride
+					for kh := range l.K {
+						base := c*H*W + (oh*l.Stride+kh)*W + ow*l.Stride
+						for kw := range l.K {
+							if xi[base+kw] > xi[best] {
+								best = base + kw
+							}
+						}
+					}
+					o := (c*OH+oh)*OW + ow
+					yi[o], ai[o] = xi[best], int32(best)
+				}
+			}
+		}
+	}
+	return l.y[:n*osz]
+}
+
+func (l *MaxPool2d[T]) Backward(dy []T, n int, needDx bool) []T {
+	if !needDx {
+		return nil
+	}
+	isz, osz := l.in.Size(), l.out.Size()
+	dx := l.dx[:n*isz]
+	clear(dx)
+	for i := range n {
+		di, ai := dx[i*isz:(i+1)*isz], l.arg[i*osz:(i+1)*osz]
+		for o, d := range dy[i*osz : (i+1)*osz] {
+			di[ai[o]] += d
+		}
+	}
+	return dx
+}
+
+// AvgPool2d averages over K×K windows moved by Stride, per channel, without
+// padding.
+type AvgPool2d[T Float] struct {
+	K, Stride int
+	in, out   Shape
+	y, dx     []T
+}
+
+// NewAvgPool2d returns an average pooling layer.
+func NewAvgPool2d[T Float](k, stride int) *AvgPool2d[T] { return &AvgPool2d[T]{K: k, Stride: stride} }
+
+func (*AvgPool2d[T]) Kind() string { return "avgpool2d" }
+
+func (l *AvgPool2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
+	out, err := poolShape("avgpool2d", in, l.K, l.Stride)
+	if err != nil {
+		return Shape{}, err
+	}
+	l.in, l.out = in, out
+	l.y = make([]T, maxBatch*out.Size())
+	l.dx = make([]T, maxBatch*in.Size())
+	return out, nil
+}
+
+func (l *AvgPool2d[T]) Forward(x []T, n int, _ bool) []T {
+	H, W, OH, OW := l.in.H, l.in.W, l.out.H, l.out.W
+	isz, osz := l.in.Size(), l.out.Size()
+	inv := 1 / T(l.K*l.K)
+	for i := range n {
+		xi, yi := x[i*isz:(i+1)*isz], l.y[i*osz:(i+1)*osz]
+		for c := range l.in.C {
+			for oh := range OH {
+				for ow := range OW {
+					var s T
+					for kh := range l.K {
+						base := c*H*W + (oh*l.Stride+kh)*W + ow*l.Stride
+						for _, v := range xi[base : base+l.K] {
+							s += v
+						}
+					}
+					yi[(c*OH+oh)*OW+ow] = s * inv
+				}
+			}
+		}
+	}
+	return l.y[:n*osz]
+}
+
+func (l *AvgPool2d[T]) Backward(dy []T, n int, needDx bool) []T {
+	if !needDx {
+		return nil
+	}
+	H, W, OH, OW := l.in.H, l.in.W, l.out.H, l.out.W
+	isz, osz := l.in.Size(), l.out.Size()
+	inv := 1 / T(l.K*l.K)
+	dx := l.dx[:n*isz]
+	clear(dx)
+	for i := range n {
+		di, gi := dx[i*isz:(i+1)*isz], dy[i*osz:(i+1)*osz]
+		for c := range l.in.C {
+			for oh := range OH {
+				for ow := range OW {
+					d := gi[(c*OH+oh)*OW+ow] * inv
+					for kh := range l.K {
+						base := c*H*W + (oh*l.Stride+kh)*W + ow*l.Stride
+						for kw := range l.K {
+							di[base+kw] += d
+						}
+					}
+				}
+			}
+		}
+	}
+	return dx
+}
+
+// GlobalAvgPool averages each channel over H×W: C×H×W → C×1×1.
+type GlobalAvgPool[T Float] struct {
+	in    Shape
+	y, dx []T
+}
+
+// NewGlobalAvgPool returns a global average pooling layer.
+func NewGlobalAvgPool[T Float]() *GlobalAvgPool[T] { return &GlobalAvgPool[T]{} }
+
+func (*GlobalAvgPool[T]) Kind() string { return "globalavgpool" }
+
+func (l *GlobalAvgPool[T]) Build(in Shape, maxBatch int) (Shape, error) {
+	l.in = in
+	l.y = make([]T, maxBatch*in.C)
+	l.dx = make([]T, maxBatch*in.Size())
+	return Vec(in.C), nil
+}
+
+func (l *GlobalAvgPool[T]) Forward(x []T, n int, _ bool) []T {
+	hw := l.in.H * l.in.W
+	inv := 1 / T(hw)
+	for r := range n * l.in.C {
+		var s T
+		for _, v := range x[r*hw : (r+1)*hw] {
+			s += v
+		}
+		l.y[r] = s * inv
+	}
+	return l.y[:n*l.in.C]
+}
+
+func (l *GlobalAvgPool[T]) Backward(dy []T, n int, needDx bool) []T {
+	if !needDx {
+		return nil
+	}
+	hw := l.in.H * l.in.W
+	inv := 1 / T(hw)
+	for r := range n * l.in.C {
+		d := dy[r] * inv
+		row := l.dx[r*hw : (r+1)*hw]
+		for j := range row {
+			row[j] = d
+		}
+	}
+	return l.dx[:n*l.in.Size()]
+}
