@@ -80,9 +80,9 @@ type Flatten[T Float] struct{}
 // NewFlatten returns a Flatten layer.
 func NewFlatten[T Float]() *Flatten[T] { return &Flatten[T]{} }
 
-func (*Flatten[T]) Kind() string                              { return "flatten" }
-func (*Flatten[T]) Build(in Shape, _ int) (Shape, error)      { return Vec(in.Size()), nil }
-func (*Flatten[T]) Forward(x []T, _ int, _ bool) []T          { return x }
+func (*Flatten[T]) Kind() string                         { return "flatten" }
+func (*Flatten[T]) Build(in Shape, _ int) (Shape, error) { return Vec(in.Size()), nil }
+func (*Flatten[T]) Forward(x []T, _ int, _ bool) []T     { return x }
 func (*Flatten[T]) Backward(dy []T, _ int, needDx bool) []T {
 	if !needDx {
 		return nil

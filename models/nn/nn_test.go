@@ -195,7 +195,10 @@ func TestBadInput(t *testing.T) {
 		{"label", net.PerSampleGrads(x, Target[float64]{Y: []int{0, 3, 0, 0}}, 4, g, l), "label 3"},
 		{"too many", net.PerSampleGrads(make([]float64, 25), Target[float64]{Y: make([]int, 5)}, 5, make([]float64, 5*net.NumParams()), make([]float64, 5)), "max batch"},
 		{"short x", net.PerSampleGrads(x[:10], Target[float64]{Y: make([]int, 4)}, 4, g, l), "input values"},
-		{"no chunk", func() error { _, _, _ = net.Evaluate(x, Target[float64]{Y: make([]int, 4)}, 4); return net.AccumulateScaled(make([]float64, 4), make([]float64, net.NumParams())) }(), "without a preceding"},
+		{"no chunk", func() error {
+			_, _, _ = net.Evaluate(x, Target[float64]{Y: make([]int, 4)}, 4)
+			return net.AccumulateScaled(make([]float64, 4), make([]float64, net.NumParams()))
+		}(), "without a preceding"},
 	}
 	for _, tc := range tests {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {

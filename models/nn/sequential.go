@@ -13,7 +13,7 @@ func NewSequential[T Float](layers ...Layer[T]) *Sequential[T] {
 	return &Sequential[T]{layers: layers}
 }
 
-func (s *Sequential[T]) Kind() string          { return "seq" }
+func (s *Sequential[T]) Kind() string         { return "seq" }
 func (s *Sequential[T]) Children() []Layer[T] { return s.layers }
 
 func (s *Sequential[T]) Build(in Shape, maxBatch int) (Shape, error) {
