@@ -1,0 +1,202 @@
+package datasets
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// CSVOptions says how to read a CSV table.
+type CSVOptions struct {
+	// Header: the first record names the columns.
+	Header bool
+	// Label names the label column (needs Header). When empty, LabelIndex
+	// is used; a negative LabelIndex counts from the end (-1: last column).
+	Label      string
+	LabelIndex int
+	// AllowMissing accepts missing feature values ("", "NA", "NaN", "?",
+	// any case), stored as NaN. Without it a missing value is an error.
+	// Labels may never be missing.
+	AllowMissing bool
+	// Comma is the field separator; 0 means ','.
+	Comma rune
+}
+
+// isMissing reports whether a CSV field denotes a missing value.
+func isMissing(s string) bool {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "", "na", "nan", "?":
+		return true
+	}
+	return false
+}
+
+// ReadCSV reads a table of numeric features and one label column. Labels
+// that are all non-negative integers are used as class indices
+// (NumClasses = max+1); otherwise the distinct label strings, sorted, become
+// classes 0..k-1 and are kept in ClassNames. Infinite feature values are
+// rejected. name is the dataset name and appears in errors.
+func ReadCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
+	cr := csv.NewReader(r)
+	if opts.Comma != 0 {
+		cr.Comma = opts.Comma
+	}
+	cr.ReuseRecord = false
+	cr.FieldsPerRecord = 0 // the first record fixes the width
+	var header []string
+	if opts.Header {
+		h, err := cr.Read()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("empty file (no header)")
+			}
+			return nil, err
+		}
+		header = h
+	}
+	var rows [][]string
+	var lines []int // line of each row, for error messages
+	for {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		rows = append(rows, rec)
+		l, _ := cr.FieldPos(0)
+		lines = append(lines, l)
+	}
+	if len(rows) == 0 {
+		return nil, errors.New("no data rows")
+	}
+	width := len(rows[0])
+	if header != nil {
+		width = len(header)
+	}
+	if width < 2 {
+		return nil, fmt.Errorf("%d column(s): need at least one feature and a label", width)
+	}
+	li, err := labelColumn(header, width, opts)
+	if err != nil {
+		return nil, err
+	}
+	line := func(i int) int { return lines[i] }
+	dim := width - 1
+	d := &Dataset{Name: name, X: make([]float32, 0, len(rows)*dim), Y: make([]int, len(rows)), Shape: []int{dim}}
+	labels := make([]string, len(rows))
+	for i, rec := range rows {
+		if len(rec) != width {
+			return nil, fmt.Errorf("line %d: %d fields, want %d", line(i), len(rec), width)
+		}
+		for j, f := range rec {
+			if j == li {
+				if isMissing(f) {
+					return nil, fmt.Errorf("line %d: missing label", line(i))
+				}
+				labels[i] = strings.TrimSpace(f)
+				continue
+			}
+			if isMissing(f) {
+				if !opts.AllowMissing {
+					return nil, fmt.Errorf("line %d column %d: missing value %q not allowed", line(i), j+1, f)
+				}
+				d.X = append(d.X, float32(math.NaN()))
+				continue
+			}
+			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				return nil, fmt.Errorf("line %d column %d: %q is not a number", line(i), j+1, f)
+			}
+			if math.IsInf(v, 0) || math.IsInf(float64(float32(v)), 0) {
+				return nil, fmt.Errorf("line %d column %d: %q is infinite or overflows float32", line(i), j+1, f)
+			}
+			d.X = append(d.X, float32(v))
+		}
+	}
+	if err := setLabels(d, labels); err != nil {
+		return nil, err
+	}
+	return d, d.Validate()
+}
+
+// labelColumn resolves the label column index.
+func labelColumn(header []string, width int, opts CSVOptions) (int, error) {
+	if opts.Label != "" {
+		if header == nil {
+			return 0, fmt.Errorf("label column %q named but the file has no header", opts.Label)
+		}
+		for j, h := range header {
+			if strings.TrimSpace(h) == opts.Label {
+				return j, nil
+			}
+		}
+		return 0, fmt.Errorf("no column named %q in header %q", opts.Label, header)
+	}
+	li := opts.LabelIndex
+	if li < 0 {
+		li += width
+	}
+	if li < 0 || li >= width {
+		return 0, fmt.Errorf("label column index %d outside the %d columns", opts.LabelIndex, width)
+	}
+	return li, nil
+}
+
+// maxCSVClasses bounds integer class labels so a stray large number cannot
+// create millions of empty classes.
+const maxCSVClasses = 1 << 16
+
+// setLabels turns label strings into class indices.
+func setLabels(d *Dataset, labels []string) error {
+	ints := make([]int, len(labels))
+	allInts := true
+	maxv := 0
+	for i, s := range labels {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v >= maxCSVClasses {
+			allInts = false
+			break
+		}
+		ints[i] = v
+		maxv = max(maxv, v)
+	}
+	if allInts {
+		copy(d.Y, ints)
+		d.NumClasses = maxv + 1
+		return nil
+	}
+	names := slices.Clone(labels)
+	slices.Sort(names)
+	names = slices.Compact(names)
+	if len(names) > maxCSVClasses {
+		return fmt.Errorf("%d distinct labels: the label column looks continuous", len(names))
+	}
+	for i, s := range labels {
+		d.Y[i], _ = slices.BinarySearch(names, s)
+	}
+	d.NumClasses = len(names)
+	d.ClassNames = names
+	return nil
+}
+
+// LoadCSV reads a CSV file; errors name the file.
+func LoadCSV(path string, opts CSVOptions) (*Dataset, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	d, err := ReadCSV(f, path, opts)
+	if err != nil {
+		return nil, fmt.Errorf("csv %s: %w", path, err)
+	}
+	return d, nil
+}

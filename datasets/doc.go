@@ -1,0 +1,23 @@
+// Package datasets loads the training data dptrain works on and makes the
+// synthetic data its tests and paper reproductions need.
+//
+// Everything ends up in one in-memory type, [Dataset]: float32 features in a
+// row-major N×D slice, int class labels, and the per-example shape. Images
+// are scaled to [0,1] by dividing each byte by 255; no other normalisation is
+// applied here (centring and scaling are data-dependent preprocessing whose
+// privacy cost must be declared, so they belong to package preprocess).
+//
+// Readers: IDX (MNIST, Fashion-MNIST; gzip or raw, detected from the first
+// bytes), the CIFAR-10 binary batches, and CSV for tabular data with missing
+// values. Every reader returns an error naming the file and the problem for
+// truncated or corrupt input; none panics on bad data.
+//
+// Discovery ([Load], [List]) looks for a named dataset in an explicit
+// directory, then $DPTRAIN_DATA, then Debian's /usr/share/datasets, then the
+// real Fashion-MNIST subset embedded in the binary ([Embedded]), and says
+// where it found it. [Fetch] downloads the canonical files with SHA-256
+// verification, resume and atomic renames; [Verify] re-checks them.
+//
+// The package does not batch, shuffle or sample (package sampler does), and
+// it does not augment images.
+package datasets
