@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func relClose(got, want, rel float64) bool {
+func papersClose(got, want, rel float64) bool {
 	if got == want {
 		return true
 	}
@@ -37,7 +37,7 @@ func TestThetaTV1(t *testing.T) {
 		{3, 0.04, 0},
 	}
 	for _, tc := range tests {
-		if got := Theta(tc.eps, tc.r); !relClose(got, tc.want, 1e-9) {
+		if got := Theta(tc.eps, tc.r); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("Theta(%v,%v) = %.17g, want %.17g", tc.eps, tc.r, got, tc.want)
 		}
 	}
@@ -47,7 +47,7 @@ func TestThetaTV1(t *testing.T) {
 	}
 	for _, r := range []float64{0.3, 2.5, 7} {
 		want := math.Erf(r / 2 / math.Sqrt2)
-		if got := Theta(0, r); !relClose(got, want, 1e-12) {
+		if got := Theta(0, r); !papersClose(got, want, 1e-12) {
 			t.Errorf("Theta(0,%v)=%v want %v", r, got, want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestHiddenDeltaTV2(t *testing.T) {
 	}
 	for _, tc := range tests {
 		h := fig1(tc.T)
-		if got := h.Delta(3); !relClose(got, tc.want, 1e-9) {
+		if got := h.Delta(3); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("T=%d: delta = %.17g, want %.17g", tc.T, got, tc.want)
 		}
 		// Step-by-step recursion (Lemma 1) as an independent check.
@@ -84,11 +84,11 @@ func TestHiddenDeltaTV2(t *testing.T) {
 		for i := 0; i < min(tc.T, 2000); i++ {
 			d = 0.999*th*d + 0.001*th
 		}
-		if !relClose(d, tc.want, 1e-9) {
+		if !papersClose(d, tc.want, 1e-9) {
 			t.Errorf("T=%d: recursion %v", tc.T, d)
 		}
 	}
-	if got := HiddenStateDeltaLimit(3, 0.001, 3.04); !relClose(got, 1.383021868725903e-03, 1e-9) {
+	if got := HiddenStateDeltaLimit(3, 0.001, 3.04); !papersClose(got, 1.383021868725903e-03, 1e-9) {
 		t.Errorf("delta limit = %v", got)
 	}
 }
@@ -123,7 +123,7 @@ func TestHiddenEpsilonTV3(t *testing.T) {
 		t.Errorf("eps* = %.16g, want 3.6474545145563932", got)
 	}
 	if got := HiddenStateEpsilonClosedForm(1e-3, 0.001, 3.04); math.Abs(got-4.6188940) > 1e-7 ||
-		!relClose(got, 4.618894009391167, 1e-9) {
+		!papersClose(got, 4.618894009391167, 1e-9) {
 		t.Errorf("eq. 23 = %.16g, want 4.618894009391167", got)
 	}
 }
@@ -137,7 +137,7 @@ func TestHiddenTV4(t *testing.T) {
 		T    int
 		want float64
 	}{{1, 1.6331319370536698e-03}, {10, 1.9481010085062678e-03}, {100, 1.9481010322843124e-03}} {
-		if got := seg(tc.T).Delta(1); !relClose(got, tc.want, 1e-9) {
+		if got := seg(tc.T).Delta(1); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("delta_%d(1) = %.17g want %.17g", tc.T, got, tc.want)
 		}
 	}
@@ -160,7 +160,7 @@ func TestHiddenTV4(t *testing.T) {
 		t.Errorf("eps_inf(1e-3) = %v", got)
 	}
 	for _, tc := range []struct{ delta, want float64 }{{1e-5, 4.004578788316153}, {1e-3, 2.0731395363364835}} {
-		if got := HiddenStateEpsilonClosedForm(tc.delta, 0.01, 1.1); !relClose(got, tc.want, 1e-9) {
+		if got := HiddenStateEpsilonClosedForm(tc.delta, 0.01, 1.1); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("eq.23(%v) = %.16g want %.16g", tc.delta, got, tc.want)
 		}
 	}
@@ -172,7 +172,7 @@ func TestHiddenSegmentsTV5(t *testing.T) {
 		{Steps: 100, P: 0.01, Diameter: 2, Sigma: 1},
 		{Steps: 50, P: 0.02, Diameter: 1.5, Sigma: 1},
 	}}
-	if got := h.Delta(1); !relClose(got, 0.009340655310383366, 1e-9) {
+	if got := h.Delta(1); !papersClose(got, 0.009340655310383366, 1e-9) {
 		t.Errorf("segments delta = %.17g", got)
 	}
 	acc := NewHidden()
@@ -188,7 +188,7 @@ func TestHiddenSegmentsTV5(t *testing.T) {
 		t.Errorf("steps not merged: %d segments", n)
 	}
 	got, err := acc.Delta(1)
-	if err != nil || !relClose(got, 0.009340655310383368, 1e-9) {
+	if err != nil || !papersClose(got, 0.009340655310383368, 1e-9) {
 		t.Errorf("accountant delta = %.17g, %v", got, err)
 	}
 }
@@ -201,7 +201,7 @@ func TestHiddenPointMassInit(t *testing.T) {
 	}{{2, 5.807017594422201e-04}, {100, 1.3830218687259027e-03}} {
 		h := fig1(tc.T)
 		h.PointMassInit = true
-		if got := h.Delta(3); !relClose(got, tc.want, 1e-9) {
+		if got := h.Delta(3); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("T=%d point-mass delta = %.17g want %.17g", tc.T, got, tc.want)
 		}
 	}
@@ -236,7 +236,7 @@ func TestRegularizedTV6(t *testing.T) {
 		{10, 25, 0.005345505487134064}, {2, 9, 0.011108996538242306}, {100, 144, 0.0026292509174513008},
 	}
 	for _, tc := range tails {
-		if got := ChiSquareTail(tc.d, tc.x); !relClose(got, tc.want, 1e-9) {
+		if got := ChiSquareTail(tc.d, tc.x); !papersClose(got, tc.want, 1e-9) {
 			t.Errorf("P(chi2_%d > %v) = %.17g want %.17g", tc.d, tc.x, got, tc.want)
 		}
 	}
@@ -256,11 +256,11 @@ func TestRegularizedTV6(t *testing.T) {
 	}
 	for _, tc := range tests {
 		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: 0.65, Dim: tc.d, Steps: tc.T}
-		if got := r.DeltaKappa(5, tc.kappa); !relClose(got, tc.cor, 1e-9) {
+		if got := r.DeltaKappa(5, tc.kappa); !papersClose(got, tc.cor, 1e-9) {
 			t.Errorf("corrected d=%d T=%d: %.17g want %.17g", tc.d, tc.T, got, tc.cor)
 		}
 		r.Mode = Thm3PaperLiteral
-		if got := r.DeltaKappa(5, tc.kappa); !relClose(got, tc.paper, 1e-9) {
+		if got := r.DeltaKappa(5, tc.kappa); !papersClose(got, tc.paper, 1e-9) {
 			t.Errorf("paper-literal d=%d T=%d: %.17g want %.17g", tc.d, tc.T, got, tc.paper)
 		}
 	}
@@ -288,7 +288,7 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 	for _, tc := range tests {
 		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: tc.lambda, Dim: tc.d, Steps: tc.T, Mode: tc.mode}
 		got, k := r.Delta(5)
-		if !relClose(got, tc.want, 1e-5) {
+		if !papersClose(got, tc.want, 1e-5) {
 			t.Errorf("λ=%v d=%d %v T=%d: %.6g want %.6g", tc.lambda, tc.d, tc.mode, tc.T, got, tc.want)
 		}
 		if tc.kappa != 0 && math.Abs(k-tc.kappa) > 1e-9 {
