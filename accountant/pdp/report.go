@@ -320,7 +320,7 @@ func (r *Report) DP(delta float64) ApproxDP {
 }
 
 // EpsilonUniform is the data-independent report in Thm 9's general ℓ1 form,
-// −log(1 − f''‖x‖²/λ) + ‖∇ℓ‖²/(2σ²) + ‖∇ℓ‖₁·√(2 log(2d/ρ))/σ, which holds
+// −log(1 − f”‖x‖²/λ) + ‖∇ℓ‖²/(2σ²) + ‖∇ℓ‖₁·√(2 log(2d/ρ))/σ, which holds
 // with probability 1−ρ simultaneously for every z (a union bound over the d
 // coordinates of b rather than over users), at the price of √log d.
 func (r *Report) EpsilonUniform(x []float64, y float64) float64 {
