@@ -1,0 +1,230 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultTolerance is the default calibration tolerance in ε.
+const DefaultTolerance = 1e-3
+
+// maxCalibratedSigma bounds the search for a noise multiplier.
+const maxCalibratedSigma = 1e6
+
+// CalibrateOption configures CalibrateSigma and its wrappers.
+type CalibrateOption func(*calibration) error
+
+type calibration struct {
+	tol float64
+	rdp []RDPOption
+}
+
+// WithTolerance sets the calibration tolerance in ε (default 1e-3): the
+// returned σ has target − tol ≤ ε(σ) ≤ target.
+func WithTolerance(tol float64) CalibrateOption {
+	return func(c *calibration) error {
+		if !(tol > 0) || math.IsInf(tol, 0) {
+			return invalidf("calibration tolerance must be positive and finite, got %v", tol)
+		}
+		c.tol = tol
+		return nil
+	}
+}
+
+// WithRDPOptions passes options (order grid, series) to the RDP account
+// used by PoissonSigma and PoissonSteps.
+func WithRDPOptions(opts ...RDPOption) CalibrateOption {
+	return func(c *calibration) error {
+		c.rdp = append(c.rdp, opts...)
+		return nil
+	}
+}
+
+func newCalibration(opts []CalibrateOption) (*calibration, error) {
+	c := &calibration{tol: DefaultTolerance}
+	for _, o := range opts {
+		if err := o(c); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// CalibrateSigma finds the noise multiplier for a target ε by bisection,
+// for any accountant: eps(σ) must be non-increasing in σ. It returns the
+// conservative end of the final bracket, a σ with ε(σ) ≤ target, within the
+// tolerance (WithTolerance) of target in ε, or as close as float64 allows.
+func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	if !(target > 0) || math.IsInf(target, 0) {
+		return 0, invalidf("target epsilon must be positive and finite, got %v", target)
+	}
+	// Bracket: ε(lo) > target ≥ ε(hi).
+	hi := 1.0
+	eHi, err := eps(hi)
+	if err != nil {
+		return 0, fmt.Errorf("calibrate sigma at %v: %w", hi, err)
+	}
+	for eHi > target {
+		hi *= 2
+		if hi > maxCalibratedSigma {
+			return 0, fmt.Errorf("calibrate sigma: epsilon %v not reached with sigma up to %v", target, maxCalibratedSigma)
+		}
+		if eHi, err = eps(hi); err != nil {
+			return 0, fmt.Errorf("calibrate sigma at %v: %w", hi, err)
+		}
+	}
+	lo := hi / 2
+	for {
+		e, err := eps(lo)
+		if err != nil {
+			return 0, fmt.Errorf("calibrate sigma at %v: %w", lo, err)
+		}
+		if e > target {
+			break
+		}
+		hi, eHi = lo, e
+		lo /= 2
+		if lo < 1e-6 {
+			return hi, nil // any noise at all meets the target
+		}
+	}
+	for target-eHi > c.tol && hi-lo > 1e-12*hi {
+		mid := lo + (hi-lo)/2
+		e, err := eps(mid)
+		if err != nil {
+			return 0, fmt.Errorf("calibrate sigma at %v: %w", mid, err)
+		}
+		if e <= target {
+			hi, eHi = mid, e
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// CalibrateSteps returns the largest number of steps T ≤ maxSteps with
+// eps(T) ≤ target, for any accountant whose eps(T) is non-decreasing in T.
+// It returns 0 when even one step exceeds the target.
+func CalibrateSteps(eps func(steps int) (float64, error), target float64, maxSteps int) (int, error) {
+	if !(target > 0) || math.IsInf(target, 0) {
+		return 0, invalidf("target epsilon must be positive and finite, got %v", target)
+	}
+	if maxSteps < 1 {
+		return 0, invalidf("maximum steps must be >= 1, got %d", maxSteps)
+	}
+	ok := func(t int) (bool, error) {
+		e, err := eps(t)
+		if err != nil {
+			return false, fmt.Errorf("calibrate steps at %d: %w", t, err)
+		}
+		return e <= target, nil
+	}
+	// Invariant: good meets the target (0 trivially), bad does not.
+	good, bad := 0, 0
+	for t := 1; ; t *= 2 {
+		if t >= maxSteps {
+			t = maxSteps
+		}
+		within, err := ok(t)
+		if err != nil {
+			return 0, err
+		}
+		if !within {
+			bad = t
+			break
+		}
+		good = t
+		if t == maxSteps {
+			return maxSteps, nil
+		}
+	}
+	for bad-good > 1 {
+		mid := good + (bad-good)/2
+		within, err := ok(mid)
+		if err != nil {
+			return 0, err
+		}
+		if within {
+			good = mid
+		} else {
+			bad = mid
+		}
+	}
+	return good, nil
+}
+
+// PoissonEpsilon is the RDP ε at delta of steps runs of the Gaussian of
+// noise multiplier sigma on Poisson subsamples of rate q (add/remove-one),
+// with the order that attains it.
+func PoissonEpsilon(q, sigma float64, steps int, delta float64, opts ...RDPOption) (Bound, error) {
+	a, err := NewRDP(opts...)
+	if err != nil {
+		return Bound{}, err
+	}
+	if err := a.Compose(PoissonSampled{Q: q, Event: Gaussian{Sigma: sigma}}, steps); err != nil {
+		return Bound{}, err
+	}
+	return a.Epsilon(delta)
+}
+
+// PoissonSigma is the noise multiplier for DP-SGD with Poisson rate q run for
+// steps steps to meet (target, delta) under the RDP accountant.
+func PoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOption) (float64, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkPoissonArgs(q, steps, delta); err != nil {
+		return 0, err
+	}
+	return CalibrateSigma(func(sigma float64) (float64, error) {
+		b, err := PoissonEpsilon(q, sigma, steps, delta, c.rdp...)
+		return b.Epsilon, err
+	}, target, opts...)
+}
+
+// PoissonSteps is the largest number of steps (at most maxSteps) of DP-SGD
+// with Poisson rate q and noise multiplier sigma that meets (target, delta).
+func PoissonSteps(target, delta, q, sigma float64, maxSteps int, opts ...CalibrateOption) (int, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	if err := checkPoissonArgs(q, 1, delta); err != nil {
+		return 0, err
+	}
+	a, err := NewRDP(c.rdp...)
+	if err != nil {
+		return 0, err
+	}
+	one, _, err := a.eventRDP(PoissonSampled{Q: q, Event: Gaussian{Sigma: sigma}})
+	if err != nil {
+		return 0, err
+	}
+	curve := make([]float64, len(one))
+	return CalibrateSteps(func(t int) (float64, error) {
+		for i, v := range one {
+			curve[i] = float64(t) * v
+		}
+		e, _, err := EpsilonFromRDP(a.orders, curve, delta)
+		return e, err
+	}, target, maxSteps)
+}
+
+func checkPoissonArgs(q float64, steps int, delta float64) error {
+	if !(q > 0 && q <= 1) {
+		return invalidf("sampling probability q must be in (0,1], got %v", q)
+	}
+	if steps < 1 {
+		return invalidf("steps must be >= 1, got %d", steps)
+	}
+	if !(delta > 0 && delta < 1) {
+		return invalidf("delta must be in (0,1), got %v", delta)
+	}
+	return nil
+}
