@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // EnvData is the environment variable naming a data directory.
@@ -166,6 +167,9 @@ func Locate(name string, opts Options) ([]Location, error) {
 			if l.presentFiles == 0 {
 				continue
 			}
+			if other := identifyIDX(l); other != nil && other != spec {
+				continue // e.g. MNIST files when asked for Fashion-MNIST: same file names
+			}
 			locs = append(locs, Location{Name: spec.Name, Source: Source{root.kind, dir}, Missing: l.missing, layout: l})
 		}
 	}
@@ -314,4 +318,27 @@ func List(opts Options) []Found {
 		}
 	}
 	return out
+}
+
+// identifyIDX recognises which known dataset an IDX copy is from by the
+// checksum of its training labels (small, so cheap to hash). MNIST and
+// Fashion-MNIST use the same file names, so the name alone cannot tell.
+// It returns nil when the labels match no known checksum.
+func identifyIDX(l layout) *Spec {
+	if l.spec.Format != FormatIDX || l.train[1] == "" {
+		return nil
+	}
+	for _, s := range catalog {
+		if s.Format != FormatIDX {
+			continue
+		}
+		rf := remoteFor(s, filepath.Base(l.train[1]))
+		if rf.SHA256 == "" && rf.ContentSHA256 == "" {
+			continue
+		}
+		if c := CheckFile(l.train[1], rf); c.Err == nil && c.Status != "" && !strings.HasPrefix(c.Status, "unverified") {
+			return s
+		}
+	}
+	return nil
 }

@@ -53,8 +53,8 @@ func (g GaussianMixture) Generate() (*Dataset, error) {
 
 // DPSGDFCounterexample returns the 2-D hinge-loss dataset of
 // specs/001-dpsgdf.md, Theorem 3: n/2 copies of (μ, 1) with label +1 and n/2
-// copies of (μ, −1) with label −1 (dataset D'). With flipped, the same points
-// with the labels exchanged (dataset D''). n must be even and positive.
+// copies of (μ, −1) with label −1 (the spec's D′). With flipped, the same points
+// with the labels exchanged (the spec's D′′). n must be even and positive.
 // Examples alternate between the two points. No randomness is involved.
 func DPSGDFCounterexample(n int, mu float64, flipped bool) (*Dataset, error) {
 	if n <= 0 || n%2 != 0 {
