@@ -1,0 +1,166 @@
+package clip
+
+import (
+	"math"
+
+	"github.com/dptrain/dptrain/sampler"
+)
+
+// LInf clamps every coordinate to [−c∞, c∞]. Its L2 sensitivity is √D·c∞.
+type LInf struct {
+	cinf float64
+	d    int
+}
+
+// NewLInf clamps D-dimensional gradients to c∞.
+func NewLInf(cinf float64, d int) (*LInf, error) {
+	if err := checkPositive("L-infinity clip bound", cinf); err != nil {
+		return nil, err
+	}
+	if _, err := groupsOrWhole(nil, d); err != nil {
+		return nil, err
+	}
+	return &LInf{cinf: cinf, d: d}, nil
+}
+
+func (l *LInf) InDim() int  { return l.d }
+func (l *LInf) OutDim() int { return l.d }
+
+// Sensitivity: L2 = √D·c∞, L∞ = c∞.
+func (l *LInf) Sensitivity() Sensitivity {
+	c2 := math.Sqrt(float64(l.d)) * l.cinf
+	return Sensitivity{L2: c2, LInf: l.cinf, Blocks: []Block{{Name: "all", Dim: l.d, C2: c2, CInf: l.cinf}}}
+}
+
+// clampInto writes g clamped to [−c, c] into out and reports whether any
+// coordinate was clamped. out may alias g.
+func clampInto(out, g []float32, c float32) bool {
+	hit := false
+	for j, v := range g {
+		switch {
+		case v > c:
+			out[j], hit = c, true
+		case v < -c:
+			out[j], hit = -c, true
+		default:
+			out[j] = v
+		}
+	}
+	return hit
+}
+
+// clampBound is c as a float32 rounded toward zero, so clamped values never
+// exceed c.
+func clampBound(c float64) float32 {
+	f := float32(c)
+	if float64(f) > c {
+		f = math.Nextafter32(f, 0)
+	}
+	return f
+}
+
+// Clip clamps g into out (a non-finite g yields zeros).
+func (l *LInf) Clip(out, g []float32) {
+	if len(out) != len(g) || len(g) != l.d {
+		panic("clip: Clip length mismatch")
+	}
+	if !allFinite(g) {
+		clear(out)
+		return
+	}
+	clampInto(out, g, clampBound(l.cinf))
+}
+
+// ClipSum clamps and sums b rows; see Clipper. Rows are clamped in place.
+func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+	checkRows(grads, b, l.d, masks, sum, l.d)
+	var st Stats
+	c := clampBound(l.cinf)
+	for i := 0; i < b; i++ {
+		row := grads[i*l.d : (i+1)*l.d]
+		if !allFinite(row) {
+			st.NonFinite++
+			continue
+		}
+		if clampInto(row, row, c) {
+			st.Clipped++
+		}
+		addRow(sum, row, maskAt(masks, i))
+	}
+	return st
+}
+
+func addRow(sum, row []float32, m *sampler.Mask) {
+	if m != nil {
+		m.AddMaskedTo(sum, row)
+		return
+	}
+	for j, v := range row {
+		sum[j] += v
+	}
+}
+
+// L2LInf is hybrid clipping (paper 003 §2.5, §3.2): L2 clip to c2, then clamp
+// every coordinate to c∞ = c2/√d0. Both bounds hold afterwards (the clamp
+// only shrinks the norm).
+type L2LInf struct {
+	c2, cinf float64
+	d        int
+}
+
+// NewL2LInf clips to L2 norm c2 and then to c∞ = c2/√d0 (d0 ≥ 1).
+func NewL2LInf(c2, d0 float64, d int) (*L2LInf, error) {
+	if err := checkPositive("L2 clip norm", c2); err != nil {
+		return nil, err
+	}
+	if !(d0 >= 1) || math.IsInf(d0, 0) {
+		return nil, clipErrorf("hybrid clipping d0 must be >= 1 and finite, got %v", d0)
+	}
+	if _, err := groupsOrWhole(nil, d); err != nil {
+		return nil, err
+	}
+	return &L2LInf{c2: c2, cinf: c2 / math.Sqrt(d0), d: d}, nil
+}
+
+// CInf is the L∞ bound c2/√d0.
+func (h *L2LInf) CInf() float64 { return h.cinf }
+
+func (h *L2LInf) InDim() int  { return h.d }
+func (h *L2LInf) OutDim() int { return h.d }
+
+// Sensitivity: L2 = min(c2, √D·c∞), L∞ = c∞; one block (D, c2, c∞).
+func (h *L2LInf) Sensitivity() Sensitivity {
+	l2 := math.Min(h.c2, math.Sqrt(float64(h.d))*h.cinf)
+	return Sensitivity{L2: l2, LInf: h.cinf, Blocks: []Block{{Name: "all", Dim: h.d, C2: h.c2, CInf: h.cinf}}}
+}
+
+// Clip writes the L2-then-L∞ clipped g into out.
+func (h *L2LInf) Clip(out, g []float32) {
+	if len(out) != len(g) || len(g) != h.d {
+		panic("clip: Clip length mismatch")
+	}
+	scaleInto(out, g, l2Scale(SumSquares(g), h.c2))
+	clampInto(out, out, clampBound(h.cinf))
+}
+
+// ClipSum clips and sums b rows; see Clipper. Rows are clipped in place.
+func (h *L2LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+	checkRows(grads, b, h.d, masks, sum, h.d)
+	var st Stats
+	c := clampBound(h.cinf)
+	for i := 0; i < b; i++ {
+		row := grads[i*h.d : (i+1)*h.d]
+		s := l2Scale(SumSquares(row), h.c2)
+		if s == 0 {
+			st.NonFinite++
+			continue
+		}
+		scaleInto(row, row, s)
+		hit := clampInto(row, row, c)
+		if s < 1 || hit {
+			st.Clipped++
+		}
+		addRow(sum, row, maskAt(masks, i))
+	}
+	return st
+}

@@ -1,0 +1,297 @@
+package clip
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"gonum.org/v1/gonum/mat"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+// randomBasis returns orthonormal blocks of the given sizes in R^d from the
+// QR factorisation of a Gaussian matrix (independent of PrincipalBasis).
+func randomBasis(t *testing.T, d int, sizes []int, seed uint64) *Basis {
+	t.Helper()
+	k := 0
+	for _, r := range sizes {
+		k += r
+	}
+	s := rng.NewSeeded(seed)
+	a := mat.NewDense(d, k, nil)
+	for i := 0; i < d; i++ {
+		for j := 0; j < k; j++ {
+			a.Set(i, j, s.NormFloat64())
+		}
+	}
+	var qr mat.QR
+	qr.Factorize(a)
+	var q mat.Dense
+	qr.QTo(&q)
+	var blocks []*mat.Dense
+	off := 0
+	for _, r := range sizes {
+		u := mat.NewDense(r, d, nil)
+		u.Copy(q.Slice(0, d, off, off+r).T())
+		blocks = append(blocks, u)
+		off += r
+	}
+	b, err := NewBasis(d, blocks, 1e-10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestBasisRoundTripAndValidation(t *testing.T) {
+	b := randomBasis(t, testD, []int{4, 6}, 1)
+	g := make([]float64, testD)
+	s := rng.NewSeeded(2)
+	for i := range g {
+		g[i] = s.NormFloat64()
+	}
+	coef := make([]float64, b.K())
+	res := make([]float64, testD)
+	b.Encode(coef, res, g)
+	// The residual is orthogonal to every block and energy splits exactly.
+	var e float64
+	for j := 0; j < 2; j++ {
+		u := b.Block(j)
+		r, _ := u.Dims()
+		for p := 0; p < r; p++ {
+			if x := dot(u.RawRowView(p), res); math.Abs(x) > 1e-12 {
+				t.Errorf("residual not orthogonal to block %d row %d: %v", j, p, x)
+			}
+		}
+	}
+	e = dot(coef, coef) + dot(res, res)
+	if math.Abs(e-dot(g, g)) > 1e-10 {
+		t.Errorf("energy %v, want %v", e, dot(g, g))
+	}
+	back := make([]float64, testD)
+	b.decodeInto(back, coef, res)
+	for i := range g {
+		if math.Abs(back[i]-g[i]) > 1e-12 {
+			t.Fatalf("decode(encode(g))[%d] = %v, want %v", i, back[i], g[i])
+		}
+	}
+	// A non-orthonormal block is refused.
+	bad := mat.NewDense(2, testD, nil)
+	bad.Set(0, 0, 1)
+	bad.Set(1, 0, 1)
+	if _, err := NewBasis(testD, []*mat.Dense{bad}, 1e-8); err == nil {
+		t.Error("non-orthonormal basis accepted")
+	}
+}
+
+// With the identity as the one principal block, subspace clipping is plain
+// L2 clipping; with no principal block, it is L2 + L∞ on the residual.
+func TestSubspaceIdentityEqualsPlain(t *testing.T) {
+	const b = 30
+	g := rows(b, testD, 3)
+	id := mat.NewDense(testD, testD, nil)
+	for i := 0; i < testD; i++ {
+		id.Set(i, i, 1)
+	}
+	basis, err := NewBasis(testD, []*mat.Dense{id}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := NewSubspace(basis, []float64{1, 0.3}, []float64{0, 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l2, _ := NewL2(1, testD, nil)
+	noBasis, _ := NewBasis(testD, nil, 0)
+	res, _ := NewSubspace(noBasis, []float64{1}, []float64{9})
+	hy, _ := NewL2LInf(1, 9, testD)
+	for _, tc := range []struct {
+		name  string
+		sub   *Subspace
+		plain Clipper
+	}{{"identity block vs L2", ss, l2}, {"residual only vs L2LInf", res, hy}} {
+		want := make([]float32, testD)
+		tc.plain.ClipSum(slices.Clone(g), b, nil, want)
+		rel := make([]float32, tc.sub.OutDim())
+		tc.sub.ClipSum(g, b, nil, rel)
+		got := make([]float32, testD)
+		tc.sub.Decode(got, rel)
+		for j := range got {
+			if math.Abs(float64(got[j]-want[j])) > 1e-6 {
+				t.Fatalf("%s: coordinate %d: %v vs %v", tc.name, j, got[j], want[j])
+			}
+		}
+		if s1, s2 := tc.sub.Sensitivity().L2, tc.plain.Sensitivity().L2; math.Abs(s1-s2) > 1e-12 && tc.name != "identity block vs L2" {
+			t.Errorf("%s: sensitivity %v vs %v", tc.name, s1, s2)
+		}
+	}
+}
+
+func TestSubspaceBlockBounds(t *testing.T) {
+	const b = 40
+	g := rows(b, testD, 4)
+	for i := range g {
+		g[i] *= 3 // push most blocks outside
+	}
+	basis := randomBasis(t, testD, []int{3, 5}, 5)
+	c2 := []float64{0.8, 0.5, 0.4}
+	d0 := []float64{0, 2, 25}
+	ss, _ := NewSubspace(basis, c2, d0)
+	sens := ss.Sensitivity()
+	wantDims := []int{3, 5, testD}
+	for j, bl := range sens.Blocks {
+		wantInf := c2[j]
+		if d0[j] > 0 {
+			wantInf = c2[j] / math.Sqrt(d0[j])
+		}
+		if bl.Dim != wantDims[j] || bl.C2 != c2[j] || math.Abs(bl.CInf-wantInf) > 1e-15 {
+			t.Errorf("block %d: %+v, want dim %d c2 %v c∞ %v", j, bl, wantDims[j], c2[j], wantInf)
+		}
+	}
+	out := make([]float32, ss.OutDim())
+	coef := make([]float64, basis.K())
+	res := make([]float64, testD)
+	g64 := make([]float64, testD)
+	untouched := 0
+	for i := 0; i < b; i++ {
+		row := g[i*testD : (i+1)*testD]
+		ss.Clip(out, row)
+		for j, v := range row {
+			g64[j] = float64(v)
+		}
+		basis.Encode(coef, res, g64)
+		raw := append(slices.Clone(coef), res...)
+		off := 0
+		for j, bl := range sens.Blocks {
+			seg := out[off : off+bl.Dim]
+			rseg := raw[off : off+bl.Dim]
+			if n := norm(seg); n > bl.C2*(1+1e-6) {
+				t.Errorf("row %d block %d: norm %v > c2 %v", i, j, n, bl.C2)
+			}
+			inside := true
+			var rn float64
+			for p, v := range seg {
+				if math.Abs(float64(v)) > bl.CInf*(1+1e-7) {
+					t.Errorf("row %d block %d: |coord| %v > c∞ %v", i, j, v, bl.CInf)
+				}
+				rn += rseg[p] * rseg[p]
+				if math.Abs(rseg[p]) > bl.CInf {
+					inside = false
+				}
+			}
+			if rn > bl.C2*bl.C2 {
+				inside = false
+			}
+			if inside {
+				untouched++
+				for p, v := range seg {
+					if v != float32(rseg[p]) {
+						t.Errorf("row %d block %d: block inside both bounds was changed", i, j)
+						break
+					}
+				}
+			}
+			off += bl.Dim
+		}
+	}
+	if untouched == 0 {
+		t.Log("no block was inside both bounds")
+	}
+}
+
+func TestNestedBlockSizes(t *testing.T) {
+	got, err := NestedBlockSizes([]int{250, 500, 1000, 1500})
+	if err != nil || !slices.Equal(got, []int{250, 250, 500, 500}) {
+		t.Errorf("NestedBlockSizes = %v, %v; want [250 250 500 500]", got, err)
+	}
+	if _, err := NestedBlockSizes([]int{5, 5}); err == nil {
+		t.Error("non-increasing ranks accepted")
+	}
+	if d0 := DefaultD0(4); !slices.Equal(d0, []float64{0, 0, 0, 0, 100}) {
+		t.Errorf("DefaultD0(4) = %v", d0)
+	}
+}
+
+// PrincipalBasis on public gradients with a planted spectrum captures
+// (nearly) the energy of the exact top-r singular subspace (gonum SVD).
+func TestPrincipalBasis(t *testing.T) {
+	const k, d = 60, 80
+	s := rng.NewSeeded(6)
+	// Y = A Vᵀ with singular values 30, 20, 15, 10, 8, 6, then noise 0.1.
+	pub := make([]float32, k*d)
+	spec := []float64{30, 20, 15, 10, 8, 6}
+	vb := randomBasis(t, d, []int{len(spec)}, 7).Block(0)
+	for i := 0; i < k; i++ {
+		for j := 0; j < d; j++ {
+			pub[i*d+j] = float32(0.1 * s.NormFloat64())
+		}
+	}
+	coefs := make([]float64, len(spec))
+	for i := 0; i < k; i++ {
+		for p, sv := range spec {
+			coefs[p] = sv * s.NormFloat64()
+		}
+		for j := 0; j < d; j++ {
+			var v float64
+			for p := range spec {
+				v += coefs[p] * vb.At(p, j)
+			}
+			pub[i*d+j] += float32(v)
+		}
+	}
+	sizes := []int{2, 3}
+	b, err := PrincipalBasis(pub, k, d, sizes, 10, rng.NewSeeded(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	y := mat.NewDense(k, d, nil)
+	for i, v := range pub {
+		y.RawMatrix().Data[i] = float64(v)
+	}
+	var svd mat.SVD
+	if !svd.Factorize(y, mat.SVDThin) {
+		t.Fatal("svd failed")
+	}
+	sv := svd.Values(nil)
+	cum := 0
+	var captured float64
+	for j, r := range sizes {
+		cum += r
+		var z mat.Dense
+		z.Mul(y, b.Block(j).T())
+		captured += mat.Norm(&z, 2) * mat.Norm(&z, 2) // Frobenius²
+		var best float64
+		for _, v := range sv[:cum] {
+			best += v * v
+		}
+		ratio := captured / best
+		t.Logf("after %d blocks (rank %d): captured energy %.6g of optimal %.6g (%.5f)", j+1, cum, captured, best, ratio)
+		if ratio < 0.999 || ratio > 1+1e-9 {
+			t.Errorf("rank %d: captured %.6f of the optimal energy", cum, ratio)
+		}
+	}
+	if _, err := PrincipalBasis(pub, k, d, []int{61}, 1, s); err == nil {
+		t.Error("rank above the number of public samples accepted")
+	}
+}
+
+func TestAllocateBudgets(t *testing.T) {
+	// Basis {e1}; public gradients with |g·e1| = 3, residual norm 4 (and
+	// 1 and 0): mean norms 2 and 2 → equal split c/√2 each.
+	const d = 3
+	e1 := mat.NewDense(1, d, []float64{1, 0, 0})
+	b, _ := NewBasis(d, []*mat.Dense{e1}, 0)
+	pub := []float32{3, 4, 0, 1, 0, 0}
+	c, err := AllocateBudgets(pub, 2, b, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 2 / math.Sqrt2
+	if math.Abs(c[0]-want) > 1e-12 || math.Abs(c[1]-want) > 1e-12 {
+		t.Errorf("budgets %v, want [%v %v]", c, want, want)
+	}
+	if _, err := AllocateBudgets([]float32{0, 0, 0}, 1, b, 1); err == nil {
+		t.Error("zero public gradients accepted")
+	}
+}
