@@ -44,6 +44,10 @@ const fracTailLog = 36
 // Gaussian Mechanism"). Integer orders use the exact binomial expansion,
 // fractional orders the series selected by series; everything is summed in
 // log space so that q ∈ (0,1], σ ∈ [0.1, 100] and orders up to 1024 are stable.
+// Each value is then capped by the unsampled Gaussian's α/(2σ²) and by the
+// values at higher orders of the same call (RDP is monotone in α); both caps
+// are proven bounds and only bind where the absolute-value series is loose
+// or the series did not converge.
 func PoissonGaussianRDP(dst, orders []float64, q, sigma float64, series Series) ([]float64, error) {
 	if !(q >= 0 && q <= 1) {
 		return nil, invalidf("sampling probability q must be in [0,1], got %v", q)

@@ -19,8 +19,10 @@ import "math"
 // which is an upper bound because (α−1)·D_α is convex in α (WBK 2019,
 // Corollary 10; at α < 2 the lower end is (1−1)·ε = 0). The bound is looser
 // than WBK's Gaussian-specific Theorem 27 (which dp_accounting uses below
-// order 256) but never smaller than the true RDP. With b = n there is no
-// sampling and the exact Gaussian RDP α/(2σ²) is returned.
+// order 256) but never smaller than the true RDP. Each value is also capped
+// by the unsampled Gaussian's α/(2σ²) and by the values at higher orders
+// (RDP is monotone in α). With b = n there is no sampling and the exact
+// Gaussian RDP is returned.
 func WORGaussianRDP(dst, orders []float64, n, b int, sigma float64) ([]float64, error) {
 	if n < 1 || b < 1 || b > n {
 		return nil, invalidf("sampling without replacement needs 1 <= b <= n, got b=%d n=%d", b, n)
@@ -51,6 +53,13 @@ func WORGaussianRDP(dst, orders []float64, n, b int, sigma float64) ([]float64, 
 		t := a - lo
 		dst[i] = ((1-t)*x + t*y) / (a - 1)
 	}
+	for i, a := range orders {
+		// Both datasets' outputs are mixtures over the same subsets with
+		// the same weights, so by joint quasi-convexity (van Erven &
+		// Harremoës 2014, Thm 13) the unsampled Gaussian also bounds them.
+		dst[i] = math.Min(dst[i], a/(2*sigma*sigma))
+	}
+	monotoneEnvelope(dst, orders)
 	return dst, nil
 }
 
