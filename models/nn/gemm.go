@@ -7,9 +7,19 @@ import (
 
 // blasImpl is the BLAS every layer calls through gemm. It is the pure-Go
 // gonum implementation, so the default build stays cgo-free; a faster kernel
-// (OpenBLAS through gonum/netlib under a build tag) can replace this one
-// function.
+// (OpenBLAS through gonum/netlib under a build tag) can replace this file.
 var blasImpl gonum.Implementation
+
+const (
+	// gonum splits C into 64×64 blocks and starts a goroutine per block once
+	// there are 4 or more blocks; a call with C at most 64×192 stays serial.
+	tileRows, tileCols = 64, 192
+	// parallelFlops is the m·n·k above which a product is left to gonum's
+	// parallel path. Below it, goroutine start-up costs more than it saves
+	// and allocates; the per-sample products of the conv layers are all
+	// below it, which keeps the steady state allocation-free.
+	parallelFlops = 1 << 22
+)
 
 // gemm computes C = alpha·op(A)·op(B) + beta·C for row-major matrices, where
 // op(A) is m×k (A transposed when tA), op(B) is k×n and C is m×n. lda, ldb and
@@ -18,6 +28,29 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	if m == 0 || n == 0 {
 		return
 	}
+	if m*n*k >= parallelFlops || (m <= tileRows && n <= tileCols) {
+		gemmCall(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
+	// Tile C so that every call is serial.
+	for i := 0; i < m; i += tileRows {
+		mi := min(tileRows, m-i)
+		ai := a[i:]
+		if !tA {
+			ai = a[i*lda:]
+		}
+		for j := 0; j < n; j += tileCols {
+			nj := min(tileCols, n-j)
+			bj := b[j:]
+			if tB {
+				bj = b[j*ldb:]
+			}
+			gemmCall(tA, tB, mi, nj, k, alpha, ai, lda, bj, ldb, beta, c[i*ldc+j:], ldc)
+		}
+	}
+}
+
+func gemmCall[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb int, beta T, c []T, ldc int) {
 	ta, tb := blas.NoTrans, blas.NoTrans
 	if tA {
 		ta = blas.Trans
