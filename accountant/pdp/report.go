@@ -138,6 +138,12 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	r.Tau = tau
+	if r.GOE == GOEAuto {
+		r.GOE = GOERigorous
+		if d <= 2 {
+			r.GOE = GOEExact
+		}
+	}
 
 	// Alg 5: ĝ = ∇J(θ̂; D) + σ2·E.
 	r.GHat = Gradient(X, y, m.Loss, m.Lambda, m.Theta)
