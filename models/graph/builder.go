@@ -221,7 +221,7 @@ func (b *Builder) addProbe(l *layer, z *G.Node) *G.Node {
 	l.probe = G.NewTensor(b.g, b.dt, len(shape), G.WithShape(shape...), G.WithName(l.name+".probe"), G.WithValue(l.probeVal))
 	l.inVal = tensor.New(tensor.WithShape(l.in.Shape()...), tensor.Of(b.dt))
 	G.Read(l.in, &l.inVal)
-	return b.check("probe add for "+l.name)(G.Add(z, l.probe))
+	return b.check("probe add for " + l.name)(G.Add(z, l.probe))
 }
 
 // Linear is the fully connected layer z = x·Wᵀ + b on x of shape B×in; W is
@@ -246,10 +246,10 @@ func (b *Builder) Linear(name string, x *G.Node, out int, bias bool) *G.Node {
 	bound := 1 / math.Sqrt(float64(in))
 	l := &layer{kind: denseLayer, name: name, group: k, in: x, rows: 1, inDim: in, outDim: out}
 	l.w = b.newParam(name+".weight", tensor.Shape{in, out}, out, in, initUniform, bound)
-	z := b.check("Linear "+name)(G.Mul(x, l.w.node))
+	z := b.check("Linear " + name)(G.Mul(x, l.w.node))
 	if bias && z != nil {
 		l.b = b.newParam(name+".bias", tensor.Shape{out}, 0, 0, initUniform, bound)
-		z = b.check("Linear bias "+name)(G.BroadcastAdd(z, l.b.node, nil, []byte{0}))
+		z = b.check("Linear bias " + name)(G.BroadcastAdd(z, l.b.node, nil, []byte{0}))
 	}
 	b.closeGroup(k)
 	if z == nil {
@@ -284,7 +284,7 @@ func (b *Builder) Conv2d(name string, x *G.Node, outC, k, stride, pad int, bias 
 	if !ok {
 		return nil
 	}
-	col := b.check("Conv2d im2col "+name)(G.Im2Col(x, tensor.Shape{k, k}, tensor.Shape{pad, pad}, tensor.Shape{stride, stride}, tensor.Shape{1, 1}))
+	col := b.check("Conv2d im2col " + name)(G.Im2Col(x, tensor.Shape{k, k}, tensor.Shape{pad, pad}, tensor.Shape{stride, stride}, tensor.Shape{1, 1}))
 	if col == nil {
 		return nil
 	}
@@ -292,16 +292,16 @@ func (b *Builder) Conv2d(name string, x *G.Node, outC, k, stride, pad int, bias 
 	bound := 1 / math.Sqrt(float64(kk))
 	l.w = b.newParam(name+".weight", tensor.Shape{kk, outC}, outC, kk, initUniform, bound)
 	// A sharing reshape is safe here: only a matrix product reads it.
-	patches := b.check("Conv2d reshape "+name)(G.Reshape(col, tensor.Shape{b.batch * oh * ow, kk}))
+	patches := b.check("Conv2d reshape " + name)(G.Reshape(col, tensor.Shape{b.batch * oh * ow, kk}))
 	if patches == nil {
 		return nil
 	}
-	z := b.check("Conv2d "+name)(G.Mul(patches, l.w.node))
+	z := b.check("Conv2d " + name)(G.Mul(patches, l.w.node))
 	if bias && z != nil {
 		// Added on the 2-D (B·oH·oW)×outC product: Gorgonia's gradient of a
 		// broadcast over three axes is wrong (verified: a (1,3,3,3) case).
 		l.b = b.newParam(name+".bias", tensor.Shape{outC}, 0, 0, initUniform, bound)
-		z = b.check("Conv2d bias "+name)(G.BroadcastAdd(z, l.b.node, nil, []byte{0}))
+		z = b.check("Conv2d bias " + name)(G.BroadcastAdd(z, l.b.node, nil, []byte{0}))
 	}
 	b.closeGroup(grp)
 	if z == nil {
@@ -315,7 +315,7 @@ func (b *Builder) Conv2d(name string, x *G.Node, outC, k, stride, pad int, bias 
 	if z == nil {
 		return nil
 	}
-	return b.check("Conv2d transpose "+name)(G.Transpose(z, 0, 3, 1, 2))
+	return b.check("Conv2d transpose " + name)(G.Transpose(z, 0, 3, 1, 2))
 }
 
 // GroupNorm normalises x (B×C×H×W, or B×C) over each of `groups` channel
@@ -348,7 +348,7 @@ func (b *Builder) GroupNorm(name string, x *G.Node, groups int, eps float64) *G.
 		return nil
 	}
 	inv := b.scalar(1 / float64(per))
-	mean := b.check("GroupNorm mean "+name)(G.Sum(xr, 2))
+	mean := b.check("GroupNorm mean " + name)(G.Sum(xr, 2))
 	mean = b.mul(mean, inv)
 	xc := b.bc(G.BroadcastSub, xr, mean, []byte{2}, "GroupNorm center "+name)
 	sq := b.unary(G.Square, xc, "GroupNorm square "+name)
