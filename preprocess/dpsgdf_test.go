@@ -1,0 +1,434 @@
+package preprocess
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/internal/rng"
+	"gonum.org/v1/gonum/mat"
+)
+
+// specs/001 test 1: analytic Gaussian σ at δ = 1e-5 (rel tol 1e-5).
+func TestAnalyticGaussianSigma(t *testing.T) {
+	for _, c := range []struct{ eps, want float64 }{
+		{1, 3.730632}, {0.2, 16.304133}, {0.1, 30.749566}, {0.05, 57.770695}, {0.02, 131.796978},
+	} {
+		got, err := AnalyticGaussianSigma(c.eps, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(got-c.want) > 1e-5*c.want {
+			t.Errorf("ε=%v: σ=%.7f, want %.6f", c.eps, got, c.want)
+		}
+		if gaussDelta(c.eps, got) > 1e-5 || !(gaussDelta(c.eps, 0.999*got) > 1e-5) {
+			t.Errorf("ε=%v: σ=%v is not the smallest valid σ", c.eps, got)
+		}
+	}
+	for _, bad := range [][2]float64{{0, 1e-5}, {1, 0}, {1, 1}, {math.NaN(), 1e-5}} {
+		if _, err := AnalyticGaussianSigma(bad[0], bad[1]); err == nil {
+			t.Errorf("accepted ε=%v δ=%v", bad[0], bad[1])
+		}
+	}
+}
+
+// specs/001 §2.1, §2.2, §2.2.1 and test 13: the budget split and Alg. 1 noise.
+func TestTheoryBudgetAndAlg1Noise(t *testing.T) {
+	near := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
+	for _, c := range []struct{ eps, rho, zeps float64 }{{1, 0.00161821, 0.28733}, {2, 0.00647285, 0.57790}} {
+		b, err := TheoryBudget(c.eps, 1e-5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !near(b.Rho, c.rho, 1e-5) || !near(b.MeanEps, c.zeps, 1e-4) || b.MeanEps > c.eps/3 || !near(b.PhaseDelta, 1e-5/3, 1e-12) {
+			t.Errorf("ε=%v: budget %+v, want ρ=%v, zCDP→ε=%v ≤ ε/3", c.eps, b, c.rho, c.zeps)
+		}
+	}
+	for _, c := range []struct {
+		n, T        int
+		C, eps, dlt float64
+		sigma       float64
+		batch       int
+	}{
+		{1000, 100, 1, 1, 1e-5, 0.095971, 50},
+		{1000, 1000, 1, 1, 1e-5, 0.303485, 16},
+		{1000, 100, 2 * math.Sqrt2, 1.0 / 3, 1e-5 / 3, 0.852305, 29}, // Alg. 2's DP-SGD phase, τ = 2
+	} {
+		s, b := Alg1Noise(c.n, c.T, c.C, c.eps, c.dlt)
+		if !near(s, c.sigma, 1e-5) || b != c.batch {
+			t.Errorf("Alg1Noise(%d,%d,%v,%v,%v) = (%.6f, %d), want (%v, %d)", c.n, c.T, c.C, c.eps, c.dlt, s, b, c.sigma, c.batch)
+		}
+	}
+}
+
+// specs/001 test 4: Lemma 5 — the reverted model on the original features
+// equals the learnt model on the centred features, and the bias formula is
+// the corrected one (b = θ_{d+1}·τ − μ̂·w).
+func TestCenteringRevert(t *testing.T) {
+	s := rng.NewSeeded(11)
+	const n, d = 50, 5
+	X := randomMatrix(s, n, d, 3)
+	mu := ballPoint(s, d, 1)
+	for _, c := range []struct {
+		name string
+		cen  Centering
+		bias float64
+	}{
+		{"theory", Centering{Mu: mu, Tau: 100}, 0}, // τ large: nothing is clipped
+		{"practical", Centering{Mu: mu}, 0.7},
+	} {
+		Xc := c.cen.Transform(X)
+		_, dc := Xc.Dims()
+		theta := make([]float64, dc)
+		for j := range theta {
+			theta[j] = s.NormFloat64()
+		}
+		w, b := c.cen.Revert(theta, c.bias)
+		for i := 0; i < n; i++ {
+			var h, hc float64
+			for j := 0; j < d; j++ {
+				h += w[j] * X.At(i, j)
+			}
+			h += b
+			for j := 0; j < dc; j++ {
+				hc += theta[j] * Xc.At(i, j)
+			}
+			hc += c.bias
+			if math.Abs(h-hc) > 1e-12*(1+math.Abs(h)) {
+				t.Fatalf("%s: row %d: reverted h=%v, centred h=%v", c.name, i, h, hc)
+			}
+		}
+	}
+	// Feature clipping: rows of the theory map have norm ≤ √2·τ, and rows
+	// within τ of μ̂ are unchanged.
+	cen := Centering{Mu: mu, Tau: 1.5}
+	Xc := cen.Transform(X)
+	for i := 0; i < n; i++ {
+		if nr := norm(Xc.RawRowView(i)); nr > math.Sqrt2*1.5+1e-12 {
+			t.Fatalf("row %d has norm %v > √2τ", i, nr)
+		}
+		if dist(X.RawRowView(i), mu) <= 1.5 && math.Abs(Xc.At(i, d)-1.5) > 1e-15 {
+			t.Fatalf("row %d within τ was clipped", i)
+		}
+	}
+}
+
+// specs/001 test 5, Lemma 7: clipping rescales rows, so the span is unchanged.
+func TestLemma7RankAfterClip(t *testing.T) {
+	s := rng.NewSeeded(12)
+	const n, d, r = 40, 10, 3
+	basis := randomMatrix(s, r, d, 1)
+	coef := randomMatrix(s, n, r, 4)
+	var X mat.Dense
+	X.Mul(coef, basis)
+	cen := Centering{Mu: make([]float64, d), Tau: 0.5}
+	unclipped := Centering{Mu: make([]float64, d), Tau: 1e9}
+	rank := func(A mat.Matrix) int {
+		var svd mat.SVD
+		svd.Factorize(A, mat.SVDNone)
+		v := svd.Values(nil)
+		k := 0
+		for _, x := range v {
+			if x > 1e-9*v[0] {
+				k++
+			}
+		}
+		return k
+	}
+	a, b := rank(cen.Transform(&X)), rank(unclipped.Transform(&X))
+	if a != b || a > r+1 {
+		t.Errorf("rank after clipping %d, before %d (data rank %d)", a, b, r)
+	}
+}
+
+// specs/001 test 10: with no noise the centred features have mean 0; with
+// noise the std of μ̂−μ per coordinate is σ_F·C_F/n.
+func TestGaussianMeanCentring(t *testing.T) {
+	s := rng.NewSeeded(13)
+	const n, d = 1000, 5
+	X := (&Normalize{C: 1}).Transform(randomMatrix(s, n, d, 1))
+	gm := GaussianMean{EpsF: 0.05, Delta: 1e-5, CF: 1}
+	cen := Centering{Mu: gm.estimate(X, 0, s)}
+	Xc := cen.centre(X)
+	for j := 0; j < d; j++ {
+		var m float64
+		for i := 0; i < n; i++ {
+			m += Xc.At(i, j)
+		}
+		if math.Abs(m/n) > 1e-12 {
+			t.Errorf("feature %d: centred mean %v", j, m/n)
+		}
+	}
+	sigma, _ := gm.Sigma()
+	var ss float64
+	const draws = 4000
+	for k := 0; k < draws; k++ {
+		mu, ev, err := gm.Estimate(X, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if k == 0 && ev != (accountant.Gaussian{Sigma: sigma}) {
+			t.Fatalf("event %#v, want Gaussian{%v}", ev, sigma)
+		}
+		for j := range mu {
+			e := mu[j] - cen.Mu[j]
+			ss += e * e
+		}
+	}
+	got, want := math.Sqrt(ss/(draws*d)), sigma/n
+	if math.Abs(got/want-1) > 0.05 {
+		t.Errorf("std of μ̂−μ = %v, want σ_F·C_F/n = %v (±5%%)", got, want)
+	}
+}
+
+// counterexample builds Theorem 3's D' (flip=false) or D” (flip=true):
+// n/2 points (μ, 1) and n/2 points (μ, −1), labels ±1 (flipped for D”).
+func counterexample(n int, mu float64, flip bool) (*mat.Dense, []float64) {
+	X := mat.NewDense(n, 2, nil)
+	y := make([]float64, n)
+	for i := 0; i < n; i++ {
+		sgn := 1.0
+		if i >= n/2 {
+			sgn = -1
+		}
+		X.Set(i, 0, mu)
+		X.Set(i, 1, sgn)
+		y[i] = sgn
+		if flip {
+			y[i] = -sgn
+		}
+	}
+	return X, y
+}
+
+// alg1 is specs/001 Algorithm 1 for a linear model without bias and hinge
+// loss: batches of B drawn with replacement, per-sample gradients clipped
+// to C, N(0, σ²I) added once to the mean, w_0 = 0, output the average of
+// w_1..w_T.
+func alg1(s *rng.Stream, X *mat.Dense, y []float64, C, eta, sigma float64, T, B int) []float64 {
+	n, d := X.Dims()
+	w := make([]float64, d)
+	avg := make([]float64, d)
+	g := make([]float64, d)
+	for t := 0; t < T; t++ {
+		for j := range g {
+			g[j] = 0
+		}
+		for k := 0; k < B; k++ {
+			i := s.IntN(n)
+			x := X.RawRowView(i)
+			var m float64
+			for j := range x {
+				m += w[j] * x[j]
+			}
+			if y[i]*m >= 1 {
+				continue // zero hinge gradient
+			}
+			// gradient −y·x, clipped to C
+			f := 1.0
+			if nx := norm(x); nx > C {
+				f = C / nx
+			}
+			for j := range x {
+				g[j] -= f * y[i] * x[j]
+			}
+		}
+		for j := range w {
+			w[j] -= eta * (g[j]/float64(B) + sigma*s.NormFloat64())
+			avg[j] += w[j]
+		}
+	}
+	for j := range avg {
+		avg[j] /= float64(T)
+	}
+	return avg
+}
+
+// hingeLoss is (1/n)Σ max(0, 1 − y(w·x + b)).
+func hingeLoss(X *mat.Dense, y, w []float64, b float64) float64 {
+	n, _ := X.Dims()
+	var L float64
+	for i := 0; i < n; i++ {
+		h := b
+		for j, v := range X.RawRowView(i) {
+			h += w[j] * v
+		}
+		L += math.Max(0, 1-y[i]*h)
+	}
+	return L / float64(n)
+}
+
+// thm3Bound is specs/001's closed form Pr(θ̄(2) ≤ 0) ≥ Φ(−nε/(max{C,√(μ²+1)}·K_T)).
+func thm3Bound(n int, mu, eps, delta, C float64, T int) float64 {
+	KT := math.Sqrt(16 * float64(2*T+1) * math.Log(1/delta) / (3 * float64(T+1)))
+	return normCDF(-float64(n) * eps / (math.Max(C, math.Sqrt(mu*mu+1)) * KT))
+}
+
+// specs/001 test 7: on Theorem 3's dataset plain DP-SGD ends with w(2) ≤ 0
+// (the wrong sign: excess hinge loss ≥ 1) about half the time, whatever its
+// clip norm, step size and length.
+func TestDPSGDCounterexampleFails(t *testing.T) {
+	const eps, delta = 1.0, 1e-5
+	M := 4000
+	if testing.Short() {
+		M = 1000
+	}
+	cases := []struct {
+		name     string
+		n        int
+		mu, C    float64
+		eta      float64
+		T        int
+		flip     bool
+		bound    float64 // the spec's value of the closed form
+		saturate bool    // n < μ/ε: expect ≈ 1/2
+	}{
+		{"A C=100 T=10", 1000, 1e4, 100, 1, 10, false, 0, true},
+		{"A C=1e4 T=10", 1000, 1e4, 1e4, 1, 10, false, 0, true},
+		{"A C=1e5 T=100", 1000, 1e4, 1e5, 1, 100, false, 0, true},
+		{"A C=1 T=100", 1000, 1e4, 1, 1, 100, false, 0.4964, true},
+		{"A D'' C=100 T=10", 1000, 1e4, 100, 1, 10, true, 0, true},
+		{"control μ=100", 1000, 100, 1, 1, 100, false, 0.1828, false},
+	}
+	s := rng.NewSeeded(2024)
+	for _, c := range cases {
+		X, y := counterexample(c.n, c.mu, c.flip)
+		sigma, B := Alg1Noise(c.n, c.T, c.C, eps, delta)
+		bound := thm3Bound(c.n, c.mu, eps, delta, c.C, c.T)
+		if c.bound != 0 && math.Abs(bound-c.bound) > 1e-4 {
+			t.Errorf("%s: closed-form bound %.4f, spec %.4f", c.name, bound, c.bound)
+		}
+		wrong, excess := 0, 0.0
+		rs := s.Child(c.name)
+		for m := 0; m < M; m++ {
+			w := alg1(rs, X, y, c.C, c.eta, sigma, c.T, B)
+			if (!c.flip && w[1] <= 0) || (c.flip && w[1] >= 0) {
+				wrong++
+			}
+			excess += hingeLoss(X, y, w, 0) // min_w L = 0
+		}
+		frac, sd := float64(wrong)/float64(M), math.Sqrt(0.25/float64(M))
+		t.Logf("%s: Pr(wrong sign) = %.3f (bound %.4f), mean excess hinge loss %.3g", c.name, frac, bound, excess/float64(M))
+		if frac < bound-4*sd {
+			t.Errorf("%s: Pr(wrong sign) %.3f below the Theorem-3 bound %.4f − 4sd", c.name, frac, bound)
+		}
+		if c.saturate && frac > 0.5+4*sd+0.02 {
+			t.Errorf("%s: Pr(wrong sign) %.3f, expected about 1/2", c.name, frac)
+		}
+		if excess/float64(M) < frac {
+			t.Errorf("%s: mean excess %.3g below Pr(wrong sign) %.3f (Lemma 2)", c.name, excess/float64(M), frac)
+		}
+	}
+}
+
+// specs/001 test 8: on Setting B (n = 1e4, μ = 1e6, so n < μ/ε), DPSGD-F's
+// theory variant succeeds where plain DP-SGD fails half the time: ≥ 95% of
+// 300 runs (alternating D' and D”) have excess hinge loss < 0.05.
+func TestDPSGDFSolvesCounterexample(t *testing.T) {
+	const n, mu, eps, delta, T, eta = 10000, 1e6, 1.0, 1e-5, 100, 1.0
+	runs := 300
+	if testing.Short() {
+		runs = 60
+	}
+	R := math.Sqrt(mu*mu + 1)
+	cfg := DPSGDF{Variant: Theory, Epsilon: eps, Delta: delta, R: R}
+	s := rng.NewSeeded(99)
+	var taus, muErr []float64
+	bad := [2]int{}
+	total := [2]int{}
+	for r := 0; r < runs; r++ {
+		flip := r%2 == 1
+		X, y := counterexample(n, mu, flip)
+		rs := s.Child(fmt.Sprint("run ", r))
+		res, err := cfg.Fit(X, rs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Events) != 2 {
+			t.Fatalf("theory variant reported %d events, want 2 (mean, quantile)", len(res.Events))
+		}
+		tau := res.Centering.Tau
+		C := math.Sqrt2 * tau // G = 1 for the hinge loss
+		sigma, B := Alg1Noise(n, T, C, res.Budget.PhaseEpsilon, res.Budget.PhaseDelta)
+		theta := alg1(rs.Child("sgd"), res.X, y, C, eta, sigma, T, B)
+		w, b := res.Centering.Revert(theta, 0)
+		ex := hingeLoss(X, y, w, b)
+		k := 0
+		if flip {
+			k = 1
+		}
+		total[k]++
+		if ex >= 0.05 {
+			bad[k]++
+		}
+		taus = append(taus, tau)
+		muErr = append(muErr, math.Hypot(res.Centering.Mu[0]-mu, res.Centering.Mu[1]))
+	}
+	sort.Float64s(taus)
+	sort.Float64s(muErr)
+	t.Logf("median τ = %.3f (spec 1.016), median ‖μ̂−μ‖ = %.4f (spec 0.0051), failures D'=%d/%d D''=%d/%d",
+		taus[len(taus)/2], muErr[len(muErr)/2], bad[0], total[0], bad[1], total[1])
+	for k := range bad {
+		if float64(bad[k]) > 0.05*float64(total[k]) {
+			t.Errorf("dataset %d: %d of %d runs have excess ≥ 0.05", k, bad[k], total[k])
+		}
+	}
+	// Contrast on the same data: plain DP-SGD at the full (ε, δ), C = 1.
+	X, y := counterexample(n, mu, false)
+	sigma, B := Alg1Noise(n, T, 1, eps, delta)
+	M, wrong := runs, 0
+	ps := s.Child("plain")
+	for m := 0; m < M; m++ {
+		if w := alg1(ps, X, y, 1, eta, sigma, T, B); w[1] <= 0 {
+			wrong++
+		}
+	}
+	frac := float64(wrong) / float64(M)
+	t.Logf("plain DP-SGD on the same data: Pr(wrong sign) = %.3f (bound %.4f)", frac, thm3Bound(n, mu, eps, delta, 1, T))
+	if frac < thm3Bound(n, mu, eps, delta, 1, T)-4*math.Sqrt(0.25/float64(M)) {
+		t.Errorf("plain DP-SGD wrong-sign rate %.3f below the Theorem-3 bound", frac)
+	}
+}
+
+// specs/001 test 8, failure-mode regression: with the margin formula the
+// radius search never lets AdaptiveMean go astray (with m = 4σ_bs, 1 of 2000
+// runs returned ‖μ̂−μ‖ ≈ 250).
+func TestAdaptiveMeanMargin(t *testing.T) {
+	const n, mu = 10000, 1e6
+	runs := 2000
+	if testing.Short() {
+		runs = 200
+	}
+	b, _ := TheoryBudget(1, 1e-5)
+	am := AdaptiveMean{R: math.Sqrt(mu*mu + 1), Rho: b.Rho}
+	X, _ := counterexample(n, mu, false)
+	s := rng.NewSeeded(5150)
+	worst := 0.0
+	for r := 0; r < runs; r++ {
+		m, ev, err := am.Estimate(X, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r == 0 {
+			if err := ev.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			// The event is exactly ρ-zCDP: Σ 1/(2σ²) over its Gaussians.
+			c := ev.(accountant.Composed)
+			sc := c.Events[0].(accountant.SelfComposed)
+			g := c.Events[1].(accountant.Gaussian)
+			sb := sc.Event.(accountant.Gaussian).Sigma
+			rho := float64(sc.Count)/(2*sb*sb) + 1/(2*g.Sigma*g.Sigma)
+			if math.Abs(rho-b.Rho) > 1e-12*b.Rho || sc.Count != 3*28 {
+				t.Errorf("mean event is %v-zCDP over %d counts, want ρ=%v over 84", rho, sc.Count, b.Rho)
+			}
+		}
+		worst = math.Max(worst, math.Hypot(m[0]-mu, m[1]))
+	}
+	t.Logf("worst ‖μ̂−μ‖ over %d runs: %.4f", runs, worst)
+	if worst > 1 {
+		t.Errorf("AdaptiveMean went astray: ‖μ̂−μ‖ = %v", worst)
+	}
+}
