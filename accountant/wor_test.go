@@ -60,7 +60,7 @@ func TestWORBoundDominatesTrueDivergence(t *testing.T) {
 				for i, a := range orders {
 					worst := 0.0
 					for _, pr := range pairs {
-						d := logRenyiQuadrature(pr.p, pr.q, -60*sigma-a, 60*sigma+a, a, 20000) / (a - 1)
+						d := logRenyiQuadrature(pr.p, pr.q, -40*sigma-a, 40*sigma+a, a, 4000) / (a - 1)
 						worst = math.Max(worst, d)
 					}
 					if bound[i] < worst*(1-1e-7) {

@@ -1,0 +1,97 @@
+package accountant
+
+import (
+	"math"
+	"testing"
+)
+
+// TestOpacusCalibration pins Opacus' calibration (RDP, its order grid, signed
+// series): target ε = 8, δ = 1e−5, q = 0.04.
+func TestOpacusCalibration(t *testing.T) {
+	tests := []struct {
+		steps int
+		sigma float64
+		tol   float64
+	}{
+		{2250, 1.416, 1e-3},
+		{2000, 1.3562, 1e-4},
+	}
+	for _, tc := range tests {
+		rdpOpts := []RDPOption{WithOrders(opacusOrders()), WithSeries(SignedSeries)}
+		sigma, err := PoissonSigma(8, 1e-5, 0.04, tc.steps, WithRDPOptions(rdpOpts...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := PoissonEpsilon(0.04, sigma, tc.steps, 1e-5, rdpOpts...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("T=%d: sigma %.6g (want %v), eps %.6g", tc.steps, sigma, tc.sigma, b.Epsilon)
+		if math.Abs(sigma-tc.sigma) > tc.tol {
+			t.Errorf("T=%d: sigma %v, want %v ± %v", tc.steps, sigma, tc.sigma, tc.tol)
+		}
+		// Conservative end, within the default tolerance.
+		if b.Epsilon > 8 || b.Epsilon < 8-DefaultTolerance {
+			t.Errorf("T=%d: eps(sigma) = %v, want in [8-1e-3, 8]", tc.steps, b.Epsilon)
+		}
+	}
+}
+
+func TestCalibrateSigmaGeneric(t *testing.T) {
+	// ε(σ) = 3/σ: exact answer 3/target.
+	for _, target := range []float64{0.01, 0.5, 3, 40} {
+		for _, tol := range []float64{1e-3, 1e-8} {
+			s, err := CalibrateSigma(func(s float64) (float64, error) { return 3 / s, nil }, target, WithTolerance(tol))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e := 3 / s; e > target || e < target-tol {
+				t.Errorf("target %v tol %v: sigma %v gives eps %v", target, tol, s, e)
+			}
+		}
+	}
+	// A step function: the answer is the conservative side of the jump.
+	s, err := CalibrateSigma(func(s float64) (float64, error) {
+		if s < 2.5 {
+			return 10, nil
+		}
+		return 1, nil
+	}, 5)
+	if err != nil || s < 2.5 || s > 2.5+1e-9 {
+		t.Errorf("step function: sigma %v (%v), want just above 2.5", s, err)
+	}
+	if _, err := CalibrateSigma(func(float64) (float64, error) { return 1, nil }, 0.5); err == nil {
+		t.Error("unreachable target accepted")
+	}
+	if _, err := CalibrateSigma(func(s float64) (float64, error) { return 1 / s, nil }, math.NaN()); err == nil {
+		t.Error("NaN target accepted")
+	}
+}
+
+func TestCalibrateSteps(t *testing.T) {
+	lin := func(tt int) (float64, error) { return 0.01 * float64(tt), nil }
+	tests := []struct {
+		target float64
+		max    int
+		want   int
+	}{
+		{1, 1 << 20, 100}, {1.005, 1 << 20, 100}, {0.005, 100, 0}, {1, 60, 60}, {0.01, 5, 1},
+	}
+	for _, tc := range tests {
+		got, err := CalibrateSteps(lin, tc.target, tc.max)
+		if err != nil || got != tc.want {
+			t.Errorf("target %v max %d: %d (%v), want %d", tc.target, tc.max, got, err, tc.want)
+		}
+	}
+	// RDP: the answer is the last step count within the target.
+	T, err := PoissonSteps(3, 1e-5, 0.01, 1.0, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, _ := PoissonEpsilon(0.01, 1.0, T, 1e-5)
+	next, _ := PoissonEpsilon(0.01, 1.0, T+1, 1e-5)
+	t.Logf("PoissonSteps: T=%d eps(T)=%v eps(T+1)=%v", T, at.Epsilon, next.Epsilon)
+	if at.Epsilon > 3 || next.Epsilon <= 3 {
+		t.Errorf("T=%d: eps(T)=%v eps(T+1)=%v around target 3", T, at.Epsilon, next.Epsilon)
+	}
+}
