@@ -1,0 +1,95 @@
+package main
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/datasets"
+)
+
+func TestDataList(t *testing.T) {
+	t.Setenv(datasets.EnvData, "")
+	code, out, stderr := runCLI(t, "data", "list")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(out, "fashion-mnist  embedded  5000   1000   1x28x28") {
+		t.Errorf("list lacks the embedded subset:\n%s", out)
+	}
+	if _, err := os.Stat("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"); err == nil &&
+		!strings.Contains(out, "fashion-mnist  system    60000  10000  1x28x28  /usr/share/datasets/fashion-mnist") {
+		t.Errorf("list lacks Debian's Fashion-MNIST:\n%s", out)
+	}
+	if !strings.Contains(out, "not found (dptrain data fetch cifar10)") {
+		t.Errorf("list does not say cifar10 is missing:\n%s", out)
+	}
+}
+
+func TestDataVerify(t *testing.T) {
+	t.Setenv(datasets.EnvData, "")
+	if testing.Short() {
+		t.Skip("-short: verify hashes and loads the full datasets")
+	}
+	code, out, stderr := runCLI(t, "data", "verify", "fashion-mnist")
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, out)
+	}
+	if !strings.Contains(out, "ok   5000 train + 1000 test, shape 1x28x28") {
+		t.Errorf("verify output:\n%s", out)
+	}
+	// A corrupt file in --data is reported by name with a non-zero exit.
+	dir := t.TempDir()
+	for _, n := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("\x00\x00\x08\x01\x00\x00\x00\x05ab"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr = runCLI(t, "data", "verify", "mnist", "--data", dir)
+	if code != 1 || !strings.Contains(out, "truncated") || !strings.Contains(out, filepath.Join(dir, "train-images-idx3-ubyte")) {
+		t.Errorf("corrupt data: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+func TestDataFetchRejectsBadChecksum(t *testing.T) {
+	// A loopback server that serves wrong bytes for every file: the real
+	// Fashion-MNIST checksums must reject them, leaving no file behind.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte("not the file you are looking for"))
+	}))
+	defer srv.Close()
+	dir := t.TempDir()
+	code, _, stderr := runCLI(t, "data", "fetch", "fashion-mnist", "--to", dir, "--base-url", srv.URL, "--quiet")
+	if code != 1 || !strings.Contains(stderr, "checksum mismatch") || !strings.Contains(stderr, "train-images-idx3-ubyte.gz") {
+		t.Errorf("exit %d, stderr %q", code, stderr)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "fashion-mnist", "*"))
+	if len(left) != 0 {
+		t.Errorf("files left after a rejected download: %v", left)
+	}
+}
+
+func TestDataBadInput(t *testing.T) {
+	t.Setenv(datasets.EnvData, "")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"data"}, "missing subcommand"},
+		{[]string{"data", "frobnicate"}, "unknown subcommand"},
+		{[]string{"data", "fetch"}, "missing dataset name"},
+		{[]string{"data", "fetch", "imagenet", "--to", "x"}, "unknown dataset"},
+		{[]string{"data", "fetch", "mnist"}, "no destination"},
+		{[]string{"data", "verify", "mnist", "cifar10"}, "unexpected argument"},
+		{[]string{"data", "list", "--nope"}, "flag provided but not defined"},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCLI(t, tc.args...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
