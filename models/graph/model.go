@@ -68,6 +68,9 @@ func (m *Model) AccumulateScaled(scales []float32, sum []float32) error {
 // evaluated in chunks.
 func (m *Model) Evaluate(b models.Batch) (float64, int, error) {
 	in, mb := m.net.InputSize(), m.net.MaxBatch()
+	if (b.Y != nil && len(b.Y) < b.N) || (b.T != nil && len(b.T) < b.N) {
+		return 0, 0, fmt.Errorf("graph: batch has %d labels and %d targets for %d examples", len(b.Y), len(b.T), b.N)
+	}
 	var loss float64
 	var correct int
 	for lo := 0; lo < b.N; lo += mb {
