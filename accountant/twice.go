@@ -39,8 +39,8 @@ func (b Block) Validate() error {
 		return invalidf("block dimension must be >= 0, got %d", b.Dim)
 	case !(b.C2 > 0) || math.IsInf(b.C2, 0):
 		return invalidf("block L2 clip c2 must be positive and finite, got %v", b.C2)
-	case !(b.D0 >= 0) || math.IsInf(b.D0, 0):
-		return invalidf("block d0 = (c2/cinf)^2 must be finite and >= 0, got %v", b.D0)
+	case !(b.D0 >= 0 && b.D0 <= 1e12):
+		return invalidf("block d0 = (c2/cinf)^2 must be in [0, 1e12], got %v", b.D0)
 	case !(b.Sigma > 0) || math.IsInf(b.Sigma, 0):
 		return invalidf("block noise sigma must be positive and finite, got %v", b.Sigma)
 	}
