@@ -260,6 +260,14 @@ func (r HiddenStateRun) Qualifies() (ok bool, reason string) {
 	return false, "hidden-state bound does not apply: " + strings.Join(why, "; ")
 }
 
+// MarkTracker records in t whether the "hidden" accountant applies to the
+// run (with the reason when it does not), so the tracker never reports the
+// hidden-state bound as the run's bound for a run that breaks §6 of specs/002.
+func (r HiddenStateRun) MarkTracker(t *Tracker) error {
+	ok, why := r.Qualifies()
+	return t.SetApplicable((*HiddenAccountant)(nil).Name(), ok, why)
+}
+
 // HiddenAccountant composes ProjectedSGD events with the hidden-state bound.
 // Its bounds hold for the replace-one relation (DESIGN decision 6) and only
 // for runs that release the final model alone.

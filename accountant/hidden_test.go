@@ -389,3 +389,73 @@ func TestHiddenStateRunQualifies(t *testing.T) {
 		}
 	}
 }
+
+func TestHiddenStateRunMarkTracker(t *testing.T) {
+	tr, err := NewTracker(NewHidden())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Step(ProjectedSGD{P: 0.001, Sigma: 1, Clip: 2, LR: 0.01, Diameter: 3}); err != nil {
+		t.Fatal(err)
+	}
+	run := HiddenStateRun{ProjectEveryStep: true, Optimizer: "sgd", FinalModelOnly: false, Sampling: "poisson"}
+	if err := run.MarkTracker(tr); err != nil {
+		t.Fatal(err)
+	}
+	b := tr.Bounds(1e-3)[0]
+	if b.Applicable || !strings.Contains(b.Reason, "intermediate") {
+		t.Errorf("tracked bound %+v", b)
+	}
+	if _, err := tr.TightestFor(1e-3, ReplaceOne); err == nil {
+		t.Error("non-applicable hidden bound used as the run's bound")
+	}
+	run.FinalModelOnly = true
+	if err := run.MarkTracker(tr); err != nil {
+		t.Fatal(err)
+	}
+	// One step: ε_1(1e-3) = 0 (TV3 of specs/002).
+	if got, err := tr.TightestFor(1e-3, ReplaceOne); err != nil || got.Epsilon != 0 || got.Accountant != "hidden" {
+		t.Errorf("applicable: %+v %v", got, err)
+	}
+}
+
+// TV7 of specs/002: min-combination with the Poisson-subsampled Gaussian RDP
+// bound (q = 0.001, z = 2, integer orders 2..256, ε = min_α T·RDP + log(1/δ)/(α−1)).
+func TestHiddenTV7MinWithRDP(t *testing.T) {
+	ev := PoissonSampled{Q: 0.001, Event: Gaussian{Sigma: 2}}
+	per := NewTwiceWith(256, TwicePaperLemma23)
+	if err := per.Compose(ev, 1); err != nil {
+		t.Fatal(err)
+	}
+	_, curve := per.Curve()
+	for _, tc := range []struct {
+		alpha int
+		want  float64
+	}{{2, 2.8402537624681173e-07}, {10, 1.4236670882845066e-06}, {32, 4.587314898548215e-06}} {
+		if !papersClose(curve[tc.alpha-2], tc.want, 1e-9) {
+			t.Errorf("per-step RDP(%d) = %.17g want %.17g", tc.alpha, curve[tc.alpha-2], tc.want)
+		}
+	}
+	tests := []struct {
+		T        int
+		rdp, min float64
+		order    float64
+	}{
+		{100, 0.214337, 0.214337, 55}, {10000, 0.295228, 0.295228, 54}, {1000000, 2.702881, 2.702881, 10},
+		{3000000, 4.861994, 4.861994, 6}, {5000000, 6.431860, 6.005649, 5}, {10000000, 9.521680, 6.005649, 4},
+	}
+	for _, tc := range tests {
+		acc := NewTwiceWith(256, TwicePaperLemma23)
+		if err := acc.Compose(ev, tc.T); err != nil {
+			t.Fatal(err)
+		}
+		b, err := acc.Epsilon(1e-5)
+		if err != nil || math.Abs(b.Epsilon-tc.rdp) > 1e-6 || b.Order != tc.order {
+			t.Errorf("T=%d: eps_RDP %.6f (α %v) want %.6f (α %v)", tc.T, b.Epsilon, b.Order, tc.rdp, tc.order)
+		}
+		h := HiddenState{Segments: []HiddenSegment{{Steps: tc.T, P: 0.001, Diameter: 1, LR: 0.5, Clip: 1, Sigma: 1}}}
+		if m := math.Min(b.Epsilon, h.Epsilon(1e-5)); math.Abs(m-tc.min) > 1e-6 {
+			t.Errorf("T=%d: min %.6f want %.6f", tc.T, m, tc.min)
+		}
+	}
+}
