@@ -68,23 +68,45 @@ func dist(a, b []float64) float64 {
 	return math.Sqrt(s)
 }
 
-func clusterSensitivity(name string, b Bounds, l2 float64) (Sensitivity, error) {
-	if b.MaxGoodCluster < 1 {
-		return Sensitivity{}, notAccounted(name, "declare MaxGoodCluster (b_max ≥ 1)")
-	}
-	linf, f := 2*float64(b.MaxGoodCluster), "2·b_max"
+// clusterSensitivity is Δ_∞ of dedup and quantization.
+//
+// [DERIVED, ERRATUM to Proposition 3] The paper's Δ_∞ = 2·b_max assumes the
+// records that change lie in B(z, η), but a replaced record z can sit in the
+// (η, 3η] annulus of several good clusters at once and break all of them
+// (TestProposition3Counterexample: 3 clusters of 5 change 12 > 2·5 records).
+// What does hold: every changed record lies in a cluster with a good centre
+// within 3η of z_1 or z_2, hence within 4η of one of them. So the default is
+// Δ_∞ = 2·m_4η (m_4η under add/remove), m_4η the declared largest number of
+// records of any dataset in 𝓛 within 4η of one of its records
+// (MaxBall4Eta). PaperBound reports Proposition 3's 2·b_max instead.
+func clusterSensitivity(name string, b Bounds, l2 float64, paper bool) (Sensitivity, error) {
+	k := 2.0
 	if b.AddRemove {
-		linf, f = float64(b.MaxGoodCluster), "b_max (add/remove)"
+		k = 1
 	}
-	return Sensitivity{L2: l2, LInf: linf, Formula: "Prop 3: Δ∞ = " + f}, nil
+	if paper {
+		if b.MaxGoodCluster < 1 {
+			return Sensitivity{}, notAccounted(name, "declare MaxGoodCluster (b_max ≥ 1)")
+		}
+		return Sensitivity{L2: l2, LInf: k * float64(b.MaxGoodCluster), Formula: fmt.Sprintf("Prop 3: Δ∞ = %g·b_max", k)}, nil
+	}
+	if b.MaxBall4Eta < 1 {
+		return Sensitivity{}, notAccounted(name, "declare MaxBall4Eta (records within 4η of a record, ≥ 1)")
+	}
+	linf := k * float64(b.MaxBall4Eta)
+	if b.N > 0 {
+		linf = math.Min(linf, float64(b.N))
+	}
+	return Sensitivity{L2: l2, LInf: linf, Formula: fmt.Sprintf("Δ∞ = %g·max|B(x,4η)|", k)}, nil
 }
 
 // Dedup is η-approximate deduplication π^d_η: in every good η-cluster all
 // members but the center are removed (∅). Δ_2 = 1 (the ∅ convention) and
-// Δ_∞ = 2·b_max (b_max under add/remove), Proposition 3. New rows (the test
+// Δ_∞ as in clusterSensitivity (Proposition 3's 2·b_max is not safe). New rows (the test
 // set) pass through unchanged: deduplication is about the training records.
 type Dedup struct {
-	Eta float64
+	Eta        float64
+	PaperBound bool // Proposition 3's Δ_∞ = 2·b_max (not safe, see clusterSensitivity)
 }
 
 // Name implements Step.
@@ -112,18 +134,19 @@ func (s Dedup) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, error
 
 // Sensitivity implements Step.
 func (s Dedup) Sensitivity(b Bounds) (Sensitivity, error) {
-	sens, err := clusterSensitivity("dedup", b, 1)
+	sens, err := clusterSensitivity("dedup", b, 1, s.PaperBound)
 	sens.Removes = true
 	return sens, err
 }
 
 // Quantize is η-quantization π^q_η: every member of a good η-cluster is
 // replaced by the cluster's center record (not the arithmetic mean, which
-// could move a member by up to 2η). Δ_2 = η, Δ_∞ = 2·b_max (Proposition 3).
+// could move a member by up to 2η). Δ_2 = η (Proposition 3), Δ_∞ as for Dedup.
 // New rows within η of a fitted center map to it (good centers are more than
 // 3η apart, so the center is unique).
 type Quantize struct {
-	Eta float64
+	Eta        float64
+	PaperBound bool // Proposition 3's Δ_∞ = 2·b_max (not safe, see clusterSensitivity)
 }
 
 // Name implements Step.
@@ -151,7 +174,7 @@ func (s Quantize) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, er
 
 // Sensitivity implements Step.
 func (s Quantize) Sensitivity(b Bounds) (Sensitivity, error) {
-	return clusterSensitivity("quantize", b, s.Eta)
+	return clusterSensitivity("quantize", b, s.Eta, s.PaperBound)
 }
 
 func checkEta(step string, eta float64, X *mat.Dense, removed []bool) error {

@@ -19,7 +19,7 @@ func randomMatrix(s *rng.Stream, n, d int, r float64) *mat.Dense {
 }
 
 func TestPipelineSensitivityRule(t *testing.T) {
-	b := Bounds{N: 200, D: 3, SigmaMin: 0.5, MaxGoodCluster: 4, EigenGapMin: 0.1, TopGapMin: 0.1}
+	b := Bounds{N: 200, D: 3, SigmaMin: 0.5, MaxBall4Eta: 4, EigenGapMin: 0.1, TopGapMin: 0.1}
 	scaler, _ := StandardScaler{}.Sensitivity(b)
 	dedup, _ := Dedup{Eta: 0.1}.Sensitivity(b)
 	cases := []struct {

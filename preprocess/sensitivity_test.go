@@ -114,6 +114,22 @@ func runBrute(t *testing.T, c bruteCase) (worstRatio float64) {
 	return worstRatio
 }
 
+// naiveMaxBall counts, for every row, the rows within r, and returns the largest count.
+func naiveMaxBall(X *mat.Dense, r float64) int {
+	n, _ := X.Dims()
+	best := 0
+	for i := 0; i < n; i++ {
+		c := 0
+		for j := 0; j < n; j++ {
+			if dist(X.RawRowView(i), X.RawRowView(j)) <= r {
+				c++
+			}
+		}
+		best = max(best, c)
+	}
+	return best
+}
+
 // naiveMaxGoodCluster is an independent b_max: for every point, count the
 // points within η and check none lies in (η, 3η].
 func naiveMaxGoodCluster(X *mat.Dense, eta float64) int {
@@ -179,9 +195,8 @@ func clusteredData(eta float64) func(s *rng.Stream) ([][]float64, []float64, []f
 func TestBruteForceClusterSteps(t *testing.T) {
 	const eta = 0.08
 	declare := func(S1, S2 *mat.Dense) Bounds {
-		b := max(naiveMaxGoodCluster(S1, eta), naiveMaxGoodCluster(S2, eta))
 		n, d := S1.Dims()
-		return Bounds{N: n, D: d, MaxGoodCluster: b}
+		return Bounds{N: n, D: d, MaxBall4Eta: max(naiveMaxBall(S1, 4*eta), naiveMaxBall(S2, 4*eta))}
 	}
 	for _, step := range []Step{Dedup{Eta: eta}, Quantize{Eta: eta}} {
 		t.Run(step.Name(), func(t *testing.T) {
@@ -210,9 +225,47 @@ func TestDedupPathology(t *testing.T) {
 		t.Fatalf("adding the centre changed %d records, want all %d", changed, m)
 	}
 	b := naiveMaxGoodCluster(S2, eta)
-	sens, _ := Dedup{Eta: eta}.Sensitivity(Bounds{MaxGoodCluster: b})
+	sens, _ := Dedup{Eta: eta, PaperBound: true}.Sensitivity(Bounds{MaxGoodCluster: b})
 	if float64(changed) > sens.LInf {
 		t.Fatalf("Δ∞ %v below the %d changed records", sens.LInf, changed)
+	}
+}
+
+// TestProposition3Counterexample: three good clusters of 5 records whose
+// centres lie 2η from z_2 (pairwise 2√3·η > 3η apart). Replacing a far
+// record z_1 by z_2 breaks all three: 12 common records change, more than
+// Proposition 3's 2·b_max = 10. The default bound (2·max|B(x,4η)|) holds.
+func TestProposition3Counterexample(t *testing.T) {
+	const eta = 0.05
+	var rows [][]float64
+	for c := 0; c < 3; c++ {
+		a := 2 * math.Pi * float64(c) / 3
+		cx, cy := 0.1+2*eta*math.Cos(a), 2*eta*math.Sin(a)
+		for k := 0; k < 5; k++ { // centre plus 4 records within η/2
+			b := 2 * math.Pi * float64(k) / 4
+			r := 0.0
+			if k > 0 {
+				r = eta / 2
+			}
+			rows = append(rows, []float64{cx + r*math.Cos(b), cy + r*math.Sin(b)})
+		}
+	}
+	z1, z2 := []float64{-0.9, 0}, []float64{0.1, 0}
+	S1, S2 := neighbours(rows, len(rows), z1, z2)
+	for _, step := range []Step{Dedup{Eta: eta}, Quantize{Eta: eta}} {
+		_, r1, _ := step.FitTransform(S1, nil)
+		_, r2, _ := step.FitTransform(S2, nil)
+		l2, changed := measure(r1, r2, len(rows))
+		bmax := max(naiveMaxGoodCluster(S1, eta), naiveMaxGoodCluster(S2, eta))
+		paper, _ := Dedup{Eta: eta, PaperBound: true}.Sensitivity(Bounds{MaxGoodCluster: bmax})
+		b := Bounds{N: len(rows) + 1, MaxBall4Eta: max(naiveMaxBall(S1, 4*eta), naiveMaxBall(S2, 4*eta))}
+		safe, _ := step.Sensitivity(b)
+		if bmax != 5 || changed != 12 || !(float64(changed) > paper.LInf) {
+			t.Errorf("%s: b_max %d, %d records changed, Prop. 3 Δ∞ %v: counterexample lost", step.Name(), bmax, changed, paper.LInf)
+		}
+		if float64(changed) > safe.LInf || l2 > safe.L2 {
+			t.Errorf("%s: measured (%v, %d) exceeds the default bound (%v, %v)", step.Name(), l2, changed, safe.L2, safe.LInf)
+		}
 	}
 }
 
@@ -491,9 +544,11 @@ func TestSensitivityVectors(t *testing.T) {
 		{"pca dim", PCA{K: 2, Dim: true}, Bounds{N: 101, EigenGapMin: 0.5, TopGapMin: 0.5}, 0.48316831683168315, 101, 48.8},
 		{"mean impute", Impute{Method: ImputeMean, PaperBound: true}, Bounds{N: 1000, D: 5, MaxMissingRecords: 50}, 0.002105263157894737, 50, 0.10526315789473684},
 		{"standard scaling (paper)", StandardScaler{PaperBound: true}, Bounds{N: 200, SigmaMin: 0.5}, 0.1, 200, 20},
-		{"quantization", Quantize{Eta: 0.1}, Bounds{MaxGoodCluster: 5}, 0.1, 10, 1},
-		{"dedup", Dedup{Eta: 0.1}, Bounds{MaxGoodCluster: 5}, 1, 10, 10},
-		{"dedup add/remove", Dedup{Eta: 0.1}, Bounds{MaxGoodCluster: 5, AddRemove: true}, 1, 5, 5},
+		{"quantization", Quantize{Eta: 0.1, PaperBound: true}, Bounds{MaxGoodCluster: 5}, 0.1, 10, 1},
+		{"dedup", Dedup{Eta: 0.1, PaperBound: true}, Bounds{MaxGoodCluster: 5}, 1, 10, 10},
+		{"dedup add/remove", Dedup{Eta: 0.1, PaperBound: true}, Bounds{MaxGoodCluster: 5, AddRemove: true}, 1, 5, 5},
+		{"dedup default", Dedup{Eta: 0.1}, Bounds{N: 1000, MaxBall4Eta: 7}, 1, 14, 14},
+		{"quantization default capped at n", Quantize{Eta: 0.1}, Bounds{N: 10, MaxBall4Eta: 7}, 0.1, 10, 1},
 		{"regression impute", RegressionImpute{Target: 0, Predictors: []int{1}}, Bounds{N: 100, D: 2, MaxMissingRecords: 1, LambdaMin: 10, LambdaMax: 100}, 2 * 1.0900990099009902, 1, 2 * 1.0900990099009902},
 	}
 	for _, c := range cases {

@@ -37,7 +37,8 @@ type Bounds struct {
 	D         int  `json:"d"`          // number of features
 	AddRemove bool `json:"add_remove"` // add/remove-one instead of replace-one neighbours
 
-	MaxGoodCluster int `json:"max_good_cluster,omitempty"` // b_max: largest good η-cluster (dedup, quantization)
+	MaxGoodCluster int `json:"max_good_cluster,omitempty"` // b_max: largest good η-cluster (Prop 3, PaperBound only)
+	MaxBall4Eta    int `json:"max_ball_4eta,omitempty"`    // most records within 4η of one record (dedup, quantization)
 
 	MaxMissingRecords  int     `json:"max_missing_records,omitempty"`  // p: records with ≥ 1 missing entry
 	MaxMissingFeatures int     `json:"max_missing_features,omitempty"` // missing entries per record (0 = D)
