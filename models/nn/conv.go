@@ -22,6 +22,11 @@ import (
 // P_out²·(Cin·K·K + Cout), which is larger for every zoo layer (P_out ≥ Cout
 // in the early layers, where the cost is) and equal at best in ResNet's last
 // stage, so the direct product is used.
+//
+// The norm-only path keeps the per-sample gradients it computes (when
+// MaxBatch·NumParams ≤ CacheLimit), so AccumulateScaled is an axpy per sample
+// instead of a second im2col and GEMM: a DP step then costs what a non-private
+// step costs, for MaxBatch·NumParams values of memory.
 type Conv2d[T Float] struct {
 	Cin, Cout, K, Stride, Pad int
 	Bias                      bool
@@ -33,7 +38,13 @@ type Conv2d[T Float] struct {
 	x, dz        []T
 	out, dx      []T
 	u, du, g     []T // one sample's im2col, its gradient, a weight-gradient scratch
+	cache        []T // per-sample gradients from PerSampleNormsSq, or nil
+	cached       int // samples in cache for the current chunk; −1 none
 }
+
+// CacheLimit bounds the per-layer per-sample gradient cache of Conv2d
+// (MaxBatch·NumParams values); larger layers recompute in AccumulateScaled.
+var CacheLimit = 1 << 24
 
 // NewConv2d returns a convolution from cin to cout channels with k×k kernels.
 func NewConv2d[T Float](cin, cout, k, stride, pad int, bias bool) *Conv2d[T] {
@@ -61,6 +72,10 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	l.u = make([]T, l.ckk*l.p)
 	l.du = make([]T, l.ckk*l.p)
 	l.g = make([]T, l.Cout*l.ckk)
+	l.cache, l.cached = nil, -1
+	if maxBatch*l.NumParams() <= CacheLimit {
+		l.cache = make([]T, maxBatch*l.NumParams())
+	}
 	return l.outShape, nil
 }
 
@@ -144,7 +159,7 @@ func (l *Conv2d[T]) col2im(dx []T) {
 
 func (l *Conv2d[T]) Forward(x []T, n int, _ bool) []T {
 	isz, osz := l.in.Size(), l.outShape.Size()
-	l.x = x[:n*isz]
+	l.x, l.cached = x[:n*isz], -1
 	out := l.out[:n*osz]
 	for i := range n {
 		l.im2col(l.x[i*isz : (i+1)*isz])
@@ -164,7 +179,7 @@ func (l *Conv2d[T]) Forward(x []T, n int, _ bool) []T {
 
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 	isz, osz := l.in.Size(), l.outShape.Size()
-	l.dz = dy[:n*osz]
+	l.dz, l.cached = dy[:n*osz], -1
 	if !needDx {
 		return nil
 	}
@@ -209,6 +224,15 @@ func (l *Conv2d[T]) PerSampleGrads(n int, dst []T, stride int) {
 }
 
 func (l *Conv2d[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
+	if l.cache != nil {
+		np := l.NumParams()
+		l.PerSampleGrads(n, l.cache, np)
+		for i := range n {
+			dst[i*stride] = sumSq(l.cache[i*np : (i+1)*np])
+		}
+		l.cached = n
+		return
+	}
 	for i := range n {
 		l.sampleGrad(i, 1, 0, l.g, nil)
 		v := sumSq(l.g)
@@ -225,6 +249,17 @@ func (l *Conv2d[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
 }
 
 func (l *Conv2d[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
+	if l.cached == n {
+		np := l.NumParams()
+		for i := range n {
+			s := T(1)
+			if scales != nil {
+				s = scales[i*stride]
+			}
+			axpy(s, l.cache[i*np:(i+1)*np], sum[:np])
+		}
+		return
+	}
 	for i := range n {
 		s := T(1)
 		if scales != nil {

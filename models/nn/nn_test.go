@@ -309,3 +309,17 @@ func TestDropout(t *testing.T) {
 		}
 	}
 }
+
+// TestConvWithoutCache repeats the checks with Conv2d's per-sample gradient
+// cache off, so AccumulateScaled takes the recomputing path.
+func TestConvWithoutCache(t *testing.T) {
+	old := CacheLimit
+	CacheLimit = 0
+	defer func() { CacheLimit = old }()
+	for _, name := range []string{"conv", "conv-pool", "resblock-gn"} {
+		t.Run(name, func(t *testing.T) {
+			net := build[float64](t, name, 4, 1)
+			chunkFor(t, name, net, 4, 2).run(t)
+		})
+	}
+}

@@ -1,0 +1,73 @@
+package models
+
+import (
+	"testing"
+)
+
+// benchModel builds a float32 model with MaxBatch = batch and a random batch.
+func benchModel(b *testing.B, name string, batch int) (*Net, Batch) {
+	b.Helper()
+	o := Options{MaxBatch: batch, Seed: 1}
+	var m *Net
+	var err error
+	switch name {
+	case "logreg":
+		m, err = NewLogisticRegression(784, 10, o)
+	case "mlp":
+		m, err = NewMLP(784, []int{256}, 10, "relu", o)
+	case "cnn":
+		m, err = NewMNISTCNN(o)
+	case "resnet20":
+		m, err = NewResNet20GN(10, o)
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, randomBatch(batch, m.InputSize(), 10, 2)
+}
+
+// benchDPStep times one DP-SGD step on a batch: forward, backward,
+// per-sample gradient norms, flat clipping to C = 1, and the scaled sum
+// (noise and the optimizer update are O(D) and excluded, as in DESIGN.md's
+// table).
+func benchDPStep(b *testing.B, name string, batch int) {
+	m, x := benchModel(b, name, batch)
+	ch := NewChunker(m)
+	sum := make([]float32, m.NumParams())
+	losses := make([]float32, batch)
+	rule := FlatClip(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		clear(sum)
+		if err := ch.ClippedSum(x, rule, sum, losses); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+// benchNonDPStep times the ordinary batch gradient of the same model.
+func benchNonDPStep(b *testing.B, name string, batch int) {
+	m, x := benchModel(b, name, batch)
+	sum := make([]float32, m.NumParams())
+	losses := make([]float32, batch)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		clear(sum)
+		if err := m.BatchGrad(x, sum, losses); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+}
+
+func BenchmarkDPStepLogreg(b *testing.B)      { benchDPStep(b, "logreg", 256) }
+func BenchmarkNonDPStepLogreg(b *testing.B)   { benchNonDPStep(b, "logreg", 256) }
+func BenchmarkDPStepMLP(b *testing.B)         { benchDPStep(b, "mlp", 256) }
+func BenchmarkNonDPStepMLP(b *testing.B)      { benchNonDPStep(b, "mlp", 256) }
+func BenchmarkDPStepCNN(b *testing.B)         { benchDPStep(b, "cnn", 64) }
+func BenchmarkNonDPStepCNN(b *testing.B)      { benchNonDPStep(b, "cnn", 64) }
+func BenchmarkDPStepResNet20(b *testing.B)    { benchDPStep(b, "resnet20", 64) }
+func BenchmarkNonDPStepResNet20(b *testing.B) { benchNonDPStep(b, "resnet20", 64) }

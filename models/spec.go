@@ -1,0 +1,72 @@
+package models
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/dptrain/dptrain/models/nn"
+)
+
+// Spec names a zoo architecture and its sizes, for callers that pick a model
+// from configuration (the CLI, config files).
+type Spec struct {
+	// Arch is one of "logreg", "linreg", "mlp", "mnistcnn", "resnet20gn",
+	// "resnet22".
+	Arch string `json:"arch"`
+	// InputSize is the number of features of logreg, linreg and mlp (the
+	// image models fix their input: 1×28×28 and 3×32×32).
+	InputSize int `json:"input_size,omitempty"`
+	// Classes is the number of classes (not linreg; mnistcnn has 10).
+	Classes int `json:"classes,omitempty"`
+	// Widths are the MLP's hidden layer widths.
+	Widths []int `json:"widths,omitempty"`
+	// Activation is the MLP's "relu" (default) or "tanh".
+	Activation string `json:"activation,omitempty"`
+	// Norm is the ResNets' normalisation: "groupnorm" (the default and only
+	// choice). "batchnorm" is refused with an error naming GroupNorm.
+	Norm string `json:"norm,omitempty"`
+}
+
+// New builds the model s describes.
+func New(s Spec, o Options) (*Net, error) {
+	switch s.Norm {
+	case "", "groupnorm", "gn":
+	default:
+		if _, err := nn.NewNorm[float32](s.Norm, 1, 1); err != nil {
+			return nil, fmt.Errorf("model %s: %w", s.Arch, err)
+		}
+		return nil, fmt.Errorf("model %s: normalisation %q not available (use groupnorm)", s.Arch, s.Norm)
+	}
+	switch s.Arch {
+	case "logreg":
+		return NewLogisticRegression(s.InputSize, s.Classes, o)
+	case "linreg":
+		return NewLinearRegression(s.InputSize, o)
+	case "mlp":
+		act := s.Activation
+		if act == "" {
+			act = "relu"
+		}
+		return NewMLP(s.InputSize, s.Widths, s.Classes, act, o)
+	case "mnistcnn", "cnn":
+		if s.Classes != 0 && s.Classes != 10 {
+			return nil, fmt.Errorf("model mnistcnn: has 10 classes, asked for %d", s.Classes)
+		}
+		return NewMNISTCNN(o)
+	case "resnet20gn", "resnet20":
+		return NewResNet20GN(defaultClasses(s.Classes), o)
+	case "resnet22":
+		return NewResNet22(defaultClasses(s.Classes), o)
+	}
+	return nil, fmt.Errorf("unknown model %q (want logreg, linreg, mlp, mnistcnn, resnet20gn or resnet22)", s.Arch)
+}
+
+func defaultClasses(c int) int {
+	if c == 0 {
+		return 10
+	}
+	return c
+}
+
+// IsBatchNorm reports whether err is the refusal of BatchNorm.
+func IsBatchNorm(err error) bool { return errors.Is(err, nn.ErrBatchNorm) }
