@@ -17,7 +17,10 @@
 //     releases (Thms 11, 14, 17), and the λ1(GOE) quantile τ ([GOEQuantile])
 //     with the spec's corrected normalisation (errata §9.1);
 //   - a per-instance RDP diagnostic for DP-SGD from clipped per-example
-//     gradient norms ([PerInstanceRDP]); a guarantee only under a Rényi filter.
+//     gradient norms ([PerInstanceRDP]); a guarantee only under a Rényi filter;
+//   - [Analyze], which runs all of the above on a data set (the engine of
+//     `dptrain report` and scripts/pdp_synthetic.sh), and the synthetic data of
+//     the paper's experiments ([SyntheticLogistic]).
 //
 // What it is not: a general accountant. The report's DP overhead is returned
 // both as (ε, δ) numbers and as accountant.Gaussian events (each release of

@@ -1,0 +1,60 @@
+package pdp
+
+import (
+	"math"
+	"testing"
+
+	"gonum.org/v1/gonum/integrate/quad"
+)
+
+// SampledGaussianRDP against a quadrature of the Rényi divergence between
+// the subsampled mixture (1−q)N(0,σ²) + qN(1,σ²) and N(0,σ²):
+// D_α = log E_{x~N(0,σ²)}[((1−q) + q e^{(2x−1)/(2σ²)})^α]/(α−1).
+func TestSampledGaussianRDPQuadrature(t *testing.T) {
+	for _, c := range []struct {
+		q, sigma float64
+		alpha    int
+	}{{0.01, 1.1, 2}, {0.01, 1.1, 8}, {0.1, 0.8, 4}, {0.3, 2, 16}, {0.05, 1, 32}} {
+		s := c.sigma
+		f := func(x float64) float64 {
+			phi := math.Exp(-x*x/(2*s*s)) / (s * math.Sqrt(2*math.Pi))
+			return phi * math.Pow((1-c.q)+c.q*math.Exp((2*x-1)/(2*s*s)), float64(c.alpha))
+		}
+		lo, hi := -40*s, 40*s+float64(c.alpha)
+		want := math.Log(quad.Fixed(f, lo, hi, 20000, nil, 0)) / float64(c.alpha-1)
+		got := SampledGaussianRDP(c.q, c.sigma, c.alpha)
+		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
+			t.Errorf("q=%v sigma=%v alpha=%d: %.12g, quadrature %.12g", c.q, c.sigma, c.alpha, got, want)
+		}
+	}
+	near(t, "q=1", SampledGaussianRDP(1, 2, 5), 5.0/8, 1e-15)
+}
+
+func TestPerInstanceRDPSubsampled(t *testing.T) {
+	norms := [][]float64{{0.2, 3, 0}, {0.4, 3, 0}, {0.1, 3, 0}}
+	r, err := PerInstanceRDP(norms, 0.02, 1.0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A record always at the clip norm costs the usual sampled-Gaussian RDP.
+	for k, a := range r.Orders {
+		near(t, "clipped record", r.RDP[1][k], 3*SampledGaussianRDP(0.02, 1, int(a)), 1e-12)
+	}
+	if r.Epsilon(2, 1e-5) != math.Log(1e5)/(r.Orders[len(r.Orders)-1]-1) {
+		t.Errorf("a record with zero gradients has eps %g", r.Epsilon(2, 1e-5))
+	}
+	if !(r.Epsilon(0, 1e-5) < r.Epsilon(1, 1e-5)) {
+		t.Error("smaller gradients must cost less")
+	}
+	for _, bad := range []struct {
+		norms          [][]float64
+		q, sigma, clip float64
+	}{
+		{norms, 0, 1, 1}, {norms, 1.5, 1, 1}, {norms, 0.1, 0, 1}, {norms, 0.1, 1, -1},
+		{[][]float64{{1, 2}, {1}}, 0.1, 1, 1}, {[][]float64{{math.NaN()}}, 0.1, 1, 1},
+	} {
+		if _, err := PerInstanceRDP(bad.norms, bad.q, bad.sigma, bad.clip); err == nil {
+			t.Errorf("PerInstanceRDP(q=%v, sigma=%v, clip=%v, %v): want an error", bad.q, bad.sigma, bad.clip, bad.norms)
+		}
+	}
+}
