@@ -8,6 +8,25 @@
 // or replace-one), and a [Tracker] runs several accountants side by side,
 // one event per training step.
 //
+// The core pieces:
+//
+//   - [RDP] (from [NewRDP]) is the Rényi-DP accountant for DP-SGD: the
+//     Poisson-subsampled Gaussian of Mironov, Talwar & Zhang 2019
+//     ([PoissonGaussianRDP]; fractional orders by the proven absolute-value
+//     series, or the signed series of Opacus and TF Privacy) and fixed-size
+//     sampling without replacement (Wang, Balle & Kasiviswanathan 2019,
+//     [WORGaussianRDP], replace-one). It keeps one running sum per order, so
+//     a step and an ε query each cost O(#orders).
+//   - [EpsilonFromRDP] and [DeltaFromRDP] convert any RDP curve to (ε, δ)
+//     with the conversion of Balle et al. 2020; other RDP-based accountants
+//     reuse them.
+//   - [CalibrateSigma] and [CalibrateSteps] invert any accountant by
+//     bisection, returning the conservative end; [PoissonSigma],
+//     [PoissonSteps] and [PoissonEpsilon] are the DP-SGD shortcuts.
+//   - [Tracker] reports each accountant's bound and the tightest valid one
+//     per relation (never a minimum across relations), and serialises to
+//     JSON so that a resumed run continues the account bit for bit.
+//
 // The package does not run mechanisms and does not add noise; the training
 // loop describes what it did and the accountants answer.
 package accountant

@@ -157,6 +157,9 @@ func (a *RDP) Compose(ev Event, count int) error {
 	if err != nil {
 		return err
 	}
+	if count == 0 {
+		return nil
+	}
 	if rel != 0 {
 		a.relation = rel
 	}
@@ -233,6 +236,9 @@ func (a *RDP) addEventRDP(dst []float64, ev Event, mult float64) (Relation, erro
 	case NoOp:
 		return 0, nil
 	case Gaussian:
+		if mult == 0 { // 0·Inf would be NaN for a tiny σ
+			return 0, nil
+		}
 		for i, o := range a.orders {
 			dst[i] += mult * o / (2 * e.Sigma * e.Sigma)
 		}
@@ -287,6 +293,9 @@ func (a *RDP) addEventRDP(dst []float64, ev Event, mult float64) (Relation, erro
 }
 
 func addScaled(dst, v []float64, mult float64) {
+	if mult == 0 {
+		return
+	}
 	for i, x := range v {
 		dst[i] += mult * x
 	}
