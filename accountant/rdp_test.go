@@ -344,6 +344,19 @@ func TestRDPEventsAndRelations(t *testing.T) {
 	if err := fixed.Supports(p); !errors.Is(err, ErrMixedRelations) {
 		t.Errorf("poisson on replace-one account: %v", err)
 	}
+	// Zero-count composition of an extreme event adds nothing (no 0·Inf).
+	z, _ := NewRDP()
+	for _, ev := range []Event{Gaussian{Sigma: 1e-300}, SelfComposed{Event: Gaussian{Sigma: 1e-300}, Count: 0}} {
+		if err := z.Compose(ev, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := z.Compose(SelfComposed{Event: ev, Count: 0}, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if bz, err := z.Epsilon(1e-5); err != nil || bz.Epsilon != 0 {
+		t.Errorf("empty account: %+v %v", bz, err)
+	}
 	// Invalid and unsupported events.
 	for _, ev := range []Event{nil, Gaussian{Sigma: -1}, PoissonSampled{Q: 1.5, Event: g}, PoissonSampled{Q: math.NaN(), Event: g}} {
 		if err := a.Compose(ev, 1); err == nil {
