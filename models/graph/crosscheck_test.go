@@ -310,6 +310,9 @@ func TestZooMatchesOracle(t *testing.T) {
 		{"resnet20-gn", func() (*nn.Network[float64], error) {
 			return models.ResNetGNNet[float64](models.CIFAR, [3]int{3, 3, 3}, 10, 2)
 		}, resnetZooSpec([3]int{3, 3, 3}, 10), 2, true},
+		{"resnet22-gn", func() (*nn.Network[float64], error) {
+			return models.ResNetGNNet[float64](models.CIFAR, [3]int{3, 4, 3}, 10, 2)
+		}, resnetZooSpec([3]int{3, 4, 3}, 10), 2, true},
 	}
 	for ci, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
