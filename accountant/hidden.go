@@ -52,12 +52,12 @@ func Theta(eps, r float64) float64 {
 // PARAMETER space (not the Abadi multiplier: σ = η·z·C/b), and projection
 // after the noise onto a fixed set of Euclidean diameter Diameter.
 type HiddenSegment struct {
-	Steps    int
-	P        float64
-	Diameter float64
-	LR       float64
-	Clip     float64
-	Sigma    float64
+	Steps    int     `json:"steps"`
+	P        float64 `json:"p"`
+	Diameter float64 `json:"diameter"`
+	LR       float64 `json:"lr"`
+	Clip     float64 `json:"clip"`
+	Sigma    float64 `json:"sigma"`
 }
 
 // R is r = (D + 2ηC)/σ, the diameter of the Gaussian kernel's input set in

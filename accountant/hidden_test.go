@@ -343,7 +343,7 @@ func TestHiddenAccountantContract(t *testing.T) {
 	if d1 != d2 {
 		t.Errorf("round trip changed the account: %v vs %v", d1, d2)
 	}
-	if err := back.UnmarshalJSON([]byte(`{"version":1,"segments":[{"Steps":1,"P":2,"Sigma":1}]}`)); err == nil {
+	if err := back.UnmarshalJSON([]byte(`{"version":1,"segments":[{"steps":1,"p":2,"sigma":1}]}`)); err == nil {
 		t.Error("invalid state accepted")
 	}
 	// Unsupported and invalid events leave the account unchanged.
