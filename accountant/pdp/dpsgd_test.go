@@ -58,3 +58,33 @@ func TestPerInstanceRDPSubsampled(t *testing.T) {
 		}
 	}
 }
+
+// Calibration inverses round-trip (spec §8.3.5), and Thm 5's calibration is
+// (ε, δ)-DP also by the derived tail bound of §5.1.
+func TestCalibrationRoundTrip(t *testing.T) {
+	for _, eps := range []float64{0.1, 0.5, 1, 2, 8} {
+		for _, delta := range []float64{1e-3, 1e-5, 1e-8} {
+			for _, sens := range []float64{0.25, 1, 3} {
+				s := GaussianSigmaFor(eps, sens, delta)
+				near(t, "Gaussian round trip", GaussianEpsilon(sens, s, delta), eps, 1e-12*eps)
+				s3 := GaussianSigmaFor(eps, sens/math.Sqrt2, delta)
+				near(t, "Thm 17 round trip", HessianPDP(sens, s3, delta), eps, 1e-12*eps)
+			}
+			lam, sigma, err := CalibrateObjPert(eps, delta, 1, 0.25)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Provably ≤ ε: log(1+ε/2) ≤ ε/2, Φ⁻¹(1−δ/2) ≤ √(2 log(2/δ)), and with
+			// v = 8L/(8L+4ε), L = log(2/δ), the σ terms are ε(√v/2 + (1−v)/8) ≤ ε/2.
+			// (The paper's −log(1−β/λ) form can exceed ε: 0.51 at (0.5, 1e-5).)
+			if d := ObjPertEpsilon(lam, sigma, 1, 0.25, delta, true); d > eps {
+				t.Errorf("Thm 5 at (%g, %g): derived tight bound %g exceeds eps", eps, delta, d)
+			}
+		}
+	}
+	for _, bad := range [][4]float64{{0, 1e-5, 1, 0.25}, {1, 0, 1, 0.25}, {1, 1e-5, math.Inf(1), 1}, {1, 1e-5, 1, -1}} {
+		if _, _, err := CalibrateObjPert(bad[0], bad[1], bad[2], bad[3]); err == nil {
+			t.Errorf("CalibrateObjPert%v: want an error", bad)
+		}
+	}
+}

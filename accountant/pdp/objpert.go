@@ -247,11 +247,12 @@ func ObjPertEpsilon(lambda, sigma, xi, beta, delta float64, tight bool) float64 
 	return c + xi*distuv.UnitNormal.Quantile(1-delta/2)/sigma
 }
 
-// DP returns Alg 1's guarantee at delta (the derived Thm 6 bound above, paper
-// form) for the model's λ and σ and its loss's ξ, β.
+// DP returns Alg 1's guarantee at delta (the derived Thm 6 bound above, in
+// the tight log(1+β/λ) form, which is valid for every λ > 0 and never larger
+// than the paper's form) for the model's λ and σ and its loss's ξ, β.
 func (m *Model) DP(delta float64) ApproxDP {
 	return ApproxDP{
-		Epsilon:  ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, false),
+		Epsilon:  ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, true),
 		Delta:    delta,
 		Relation: "add-remove",
 		Source:   "objective perturbation, spec 004 §5.1 (Thm 6 tail bound)",
