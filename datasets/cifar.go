@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 // CIFAR-10 binary layout: each record is one label byte followed by
@@ -19,7 +20,8 @@ const (
 var CIFAR10Classes = []string{"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"}
 
 // ReadCIFAR10 decodes CIFAR-10 binary records from r and appends them to d
-// (which must have Shape [3,32,32]). On error d is unchanged.
+// (which must have Shape [3,32,32]). An empty stream adds nothing. On
+// error d is unchanged.
 func ReadCIFAR10(r io.Reader, d *Dataset) error {
 	data, err := io.ReadAll(io.LimitReader(r, cifarMaxBytes+1))
 	if err != nil {
@@ -27,9 +29,6 @@ func ReadCIFAR10(r io.Reader, d *Dataset) error {
 	}
 	if len(data) > cifarMaxBytes {
 		return fmt.Errorf("larger than %d bytes", cifarMaxBytes)
-	}
-	if len(data) == 0 {
-		return fmt.Errorf("empty file")
 	}
 	if len(data)%cifarRecord != 0 {
 		return fmt.Errorf("size %d is not a multiple of the %d-byte record (truncated or not CIFAR-10 binary; %d whole records, %d bytes left over)",
@@ -70,6 +69,9 @@ func LoadCIFAR10Files(name string, paths ...string) (*Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cifar10 %s: %w", p, err)
 		}
+	}
+	if d.N() == 0 {
+		return nil, fmt.Errorf("cifar10 %s: no records", strings.Join(paths, ", "))
 	}
 	return d, nil
 }

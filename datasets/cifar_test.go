@@ -35,7 +35,7 @@ func TestCIFAR10Errors(t *testing.T) {
 		in   []byte
 		want string
 	}{
-		{"empty", nil, "empty"},
+		{"empty", nil, "no records"},
 		{"truncated", cifarBytes(1, 2)[:cifarRecord+100], "not a multiple"},
 		{"bad label", cifarBytes(1, 10), "label 10"},
 	}

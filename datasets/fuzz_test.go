@@ -80,7 +80,7 @@ func FuzzReadIDX(f *testing.F) {
 		if err != nil || !slices.Equal(m2.Dims, m.Dims) || !bytes.Equal(m2.Data, m.Data) {
 			t.Fatalf("round trip: %v", err)
 		}
-		if len(m.Dims) == 3 && m.Dims[0] > 0 {
+		if len(m.Dims) == 3 && m.Dims[0] > 0 && m.Dims[0] <= len(m.Data) {
 			lb := &IDX{Dims: []int{m.Dims[0]}, Data: make([]byte, m.Dims[0])}
 			if d, err := NewIDXDataset("f", m, lb, "i", "l", 10); err == nil {
 				if err := d.Validate(); err != nil {

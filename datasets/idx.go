@@ -93,6 +93,9 @@ func readIDXHeader(r io.Reader) ([]int, error) {
 	total := int64(1)
 	for i := range dims {
 		v := binary.BigEndian.Uint32(raw[4*i:])
+		if v == 0 && i > 0 {
+			return nil, fmt.Errorf("dimension %d is 0 (dims must describe non-empty items)", i)
+		}
 		total *= int64(v)
 		if total > maxIDXBytes {
 			return nil, fmt.Errorf("dimensions exceed %d bytes", int64(maxIDXBytes))

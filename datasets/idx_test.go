@@ -34,6 +34,7 @@ func TestReadIDXErrors(t *testing.T) {
 		{"wrong magic", "\x12\x34\x08\x03" + string(good[4:]), "bad magic"},
 		{"float type", "\x00\x00\x0d\x03" + string(good[4:]), "not supported"},
 		{"zero dims", "\x00\x00\x08\x00", "dimensions"},
+		{"empty item", "\x00\x00\x08\x02\x00\x00\x00\x05\x00\x00\x00\x00", "dimension 1 is 0"},
 		{"truncated header", string(good[:9]), "dimensions"},
 		{"truncated data", string(good[:len(good)-1]), "truncated"},
 		{"trailing data", string(good) + "x", "trailing"},

@@ -26,6 +26,9 @@ const dataUsage = `usage:
   dptrain data fetch  NAME [--to DIR] [--base-url URL] [--quiet]
                                                    download with SHA-256 checks (resumable)
   dptrain data verify [NAME] [--data DIR]          check checksums, counts and shapes
+  dptrain data import --from DIR --to DIR [--classes a,b,...]
+                                                   image folder (DIR/{train,test}/<class>/*.jpg|png,
+                                                   32x32) to the CIFAR-10 binary layout in --to
 
 NAME is one of: mnist, fashion-mnist, cifar10.
 Search order: --data DIR, $DPTRAIN_DATA, /usr/share/datasets, the embedded Fashion-MNIST subset.`
@@ -33,7 +36,7 @@ Search order: --data DIR, $DPTRAIN_DATA, /usr/share/datasets, the embedded Fashi
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprintln(stderr, dataUsage)
-		return badInput("missing subcommand (list, fetch or verify)")
+		return badInput("missing subcommand (list, fetch, verify or import)")
 	}
 	switch args[0] {
 	case "list":
@@ -42,12 +45,14 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return dataFetch(ctx, args[1:], stdout, stderr)
 	case "verify":
 		return dataVerify(args[1:], stdout, stderr)
+	case "import":
+		return dataImport(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, dataUsage)
 		return errHelp
 	}
 	fmt.Fprintln(stderr, dataUsage)
-	return badInput("unknown subcommand %q (want list, fetch or verify)", args[0])
+	return badInput("unknown subcommand %q (want list, fetch, verify or import)", args[0])
 }
 
 // parseWithArgs parses flags that may come before or after positional
@@ -188,5 +193,29 @@ func dataVerify(args []string, stdout, stderr io.Writer) error {
 	if failed > 0 {
 		return fmt.Errorf("%d of %d location(s) failed verification", failed, checked)
 	}
+	return nil
+}
+
+func dataImport(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("data import", stderr)
+	from := fs.String("from", "", "image-folder root holding train/<class>/ and test/<class>/")
+	to := fs.String("to", "", "output directory for data_batch_1..5.bin, test_batch.bin, batches.meta.txt")
+	classes := fs.String("classes", "", "comma-separated class order (default: class directories sorted by name)")
+	if _, err := parseWithArgs(fs, args, 0); err != nil {
+		return err
+	}
+	if *from == "" || *to == "" {
+		return badInput("both --from and --to are required")
+	}
+	var order []string
+	if *classes != "" {
+		order = strings.Split(*classes, ",")
+	}
+	rep, err := datasets.ImportCIFAR10(*from, *to, order)
+	if err != nil {
+		return asInput(err)
+	}
+	fmt.Fprintf(stdout, "imported %d train + %d test images, classes %s, into %s (load with --data %s)\n",
+		rep.TrainN, rep.TestN, strings.Join(rep.Classes, ","), *to, *to)
 	return nil
 }

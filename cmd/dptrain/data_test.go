@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"image"
+	"image/png"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -85,11 +88,43 @@ func TestDataBadInput(t *testing.T) {
 		{[]string{"data", "fetch", "mnist"}, "no destination"},
 		{[]string{"data", "verify", "mnist", "cifar10"}, "unexpected argument"},
 		{[]string{"data", "list", "--nope"}, "flag provided but not defined"},
+		{[]string{"data", "import", "--from", "x"}, "both --from and --to"},
+		{[]string{"data", "import", "--from", "/nonexistent", "--to", "y"}, "/nonexistent"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(t, tc.args...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("%v: exit %d, stderr %q, want 2 and %q", tc.args, code, stderr, tc.want)
 		}
+	}
+}
+
+func TestDataImport(t *testing.T) {
+	from, to := t.TempDir(), t.TempDir()
+	img := image.NewNRGBA(image.Rect(0, 0, 32, 32))
+	for i := range img.Pix {
+		img.Pix[i] = uint8(i)
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"train/dog/1.png", "train/cat/1.png", "test/cat/2.png"} {
+		full := filepath.Join(from, p)
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		if err := os.WriteFile(full, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, out, stderr := runCLI(t, "data", "import", "--from", from, "--to", to, "--classes", "dog,cat")
+	if code != 0 || !strings.Contains(out, "imported 2 train + 1 test images, classes dog,cat") {
+		t.Fatalf("exit %d\n%s\n%s", code, out, stderr)
+	}
+	ld, _, err := datasets.Load("cifar10", datasets.Options{Dir: to, NoEnv: true, NoSystem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ld.Train.N() != 2 || ld.Train.Y[0] != 0 || ld.Test.Y[0] != 1 || ld.Train.X[5] != float32(20)/255 {
+		t.Errorf("imported train %d Y %v test Y %v X[5] %v", ld.Train.N(), ld.Train.Y, ld.Test.Y, ld.Train.X[5]*255)
 	}
 }

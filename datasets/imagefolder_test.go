@@ -1,0 +1,171 @@
+package datasets
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// pngImage returns a w×h RGB image whose pixel (x, y) has
+// R = seed+x, G = seed+y, B = seed+x+y.
+func pngImage(t *testing.T, w, h, seed int) []byte {
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			img.SetNRGBA(x, y, color.NRGBA{uint8(seed + x), uint8(seed + y), uint8(seed + x + y), 255})
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// tinyTree writes root/{train,test}/{cat,ant}/ images of size n×n; the
+// seeds identify the images.
+func tinyTree(t *testing.T, root string, n int) {
+	for _, f := range []struct {
+		path string
+		seed int
+	}{
+		{"train/cat/b.png", 10}, {"train/cat/a.png", 20}, {"train/ant/z.png", 30},
+		{"test/cat/x.png", 40}, {"test/ant/y.png", 50},
+	} {
+		writeFile(t, filepath.Join(root, f.path), pngImage(t, n, n, f.seed))
+	}
+	writeFile(t, filepath.Join(root, "train/cat/notes.txt"), []byte("ignored"))
+}
+
+func TestLoadImageFolder(t *testing.T) {
+	root := t.TempDir()
+	tinyTree(t, root, 4)
+	d, err := LoadImageFolder(root, "train", ImageFolderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Classes sorted (ant, cat); files by name within a class (a before b).
+	if !slices.Equal(d.ClassNames, []string{"ant", "cat"}) || !slices.Equal(d.Y, []int{0, 1, 1}) || !slices.Equal(d.Shape, []int{3, 4, 4}) {
+		t.Fatalf("classes %v Y %v shape %v", d.ClassNames, d.Y, d.Shape)
+	}
+	for i, seed := range []int{30, 20, 10} {
+		row := d.Row(i)
+		for _, p := range []struct{ c, x, y, want int }{{0, 3, 0, seed + 3}, {1, 0, 2, seed + 2}, {2, 3, 3, seed + 6}} {
+			if got := row[p.c*16+p.y*4+p.x]; got != float32(p.want)/255 {
+				t.Errorf("image %d channel %d (%d,%d) = %v, want %d/255", i, p.c, p.x, p.y, got*255, p.want)
+			}
+		}
+	}
+	// Given classes fix the order.
+	d, err = LoadImageFolder(root, "train", ImageFolderOptions{Classes: []string{"cat", "ant"}})
+	if err != nil || !slices.Equal(d.Y, []int{0, 0, 1}) {
+		t.Errorf("given classes: %v %v", err, d.Y)
+	}
+}
+
+func TestImageFolderBadImages(t *testing.T) {
+	root := t.TempDir()
+	tinyTree(t, root, 4)
+	bad := filepath.Join(root, "train/ant/broken.jpg")
+	writeFile(t, bad, []byte("\xff\xd8\xff not really a jpeg"))
+	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), bad) {
+		t.Errorf("broken image: %v", err)
+	}
+	os.Remove(bad)
+	big := filepath.Join(root, "train/cat/c.png")
+	writeFile(t, big, pngImage(t, 5, 4, 0))
+	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "5×4") {
+		t.Errorf("wrong size: %v", err)
+	}
+	if _, err := LoadImageFolder(root, "validation", ImageFolderOptions{}); err == nil {
+		t.Error("missing split accepted")
+	}
+}
+
+func TestImportCIFAR10(t *testing.T) {
+	root, out := t.TempDir(), t.TempDir()
+	tinyTree(t, root, 32)
+	// One JPEG too: decoded with loss, so only approximately equal.
+	img := image.NewRGBA(image.Rect(0, 0, 32, 32))
+	for i := range img.Pix {
+		img.Pix[i] = 128
+	}
+	var jb bytes.Buffer
+	jpeg.Encode(&jb, img, &jpeg.Options{Quality: 95})
+	writeFile(t, filepath.Join(root, "test/cat/z.jpg"), jb.Bytes())
+
+	rep, err := ImportCIFAR10(root, out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TrainN != 3 || rep.TestN != 3 || !slices.Equal(rep.Classes, []string{"ant", "cat"}) {
+		t.Errorf("report %+v", rep)
+	}
+	ld, src, err := Load("cifar10", Options{Dir: out, NoEnv: true, NoSystem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src.Path != out || ld.Train.N() != 3 || ld.Test.N() != 3 {
+		t.Fatalf("loaded %v: %d/%d", src, ld.Train.N(), ld.Test.N())
+	}
+	want, _ := LoadImageFolder(root, "train", ImageFolderOptions{})
+	if !slices.Equal(ld.Train.X, want.X) || !slices.Equal(ld.Train.Y, want.Y) {
+		t.Error("imported training set differs from the image folder")
+	}
+	if !slices.Equal(ld.Test.Y, []int{0, 1, 1}) {
+		t.Errorf("test labels %v", ld.Test.Y)
+	}
+	for _, v := range ld.Test.Row(2) {
+		if v < 120.0/255 || v > 136.0/255 {
+			t.Fatalf("JPEG grey 128 decoded as %v", v*255)
+		}
+	}
+	meta, _ := os.ReadFile(filepath.Join(out, "batches.meta.txt"))
+	if string(meta) != "ant\ncat\n" {
+		t.Errorf("batches.meta.txt = %q", meta)
+	}
+	assertNoPart(t, out)
+	// Images that are not 32×32 are refused.
+	small := t.TempDir()
+	tinyTree(t, small, 4)
+	if _, err := ImportCIFAR10(small, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "want 32×32") {
+		t.Errorf("4×4 images: %v", err)
+	}
+}
+
+// TestImportRealCIFAR10JPEG converts the shared CIFAR-10 JPEG tree when it
+// has been unpacked to $DPTRAIN_CIFAR_JPEG (opt-in: it decodes 60,000 images).
+func TestImportRealCIFAR10JPEG(t *testing.T) {
+	src := os.Getenv("DPTRAIN_CIFAR_JPEG")
+	if src == "" {
+		t.Skip("set DPTRAIN_CIFAR_JPEG to an unpacked cifar10-jpeg tree to run")
+	}
+	out := t.TempDir()
+	rep, err := ImportCIFAR10(src, out, CIFAR10Classes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.TrainN != 50000 || rep.TestN != 10000 {
+		t.Errorf("imported %d + %d, want 50000 + 10000", rep.TrainN, rep.TestN)
+	}
+	ld, _, err := Load("cifar10", Options{Dir: out, NoEnv: true, NoSystem: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int, 10)
+	for _, y := range ld.Test.Y {
+		counts[y]++
+	}
+	for c, k := range counts {
+		if k != 1000 {
+			t.Errorf("test class %s has %d images, want 1000", CIFAR10Classes[c], k)
+		}
+	}
+}
