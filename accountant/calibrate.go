@@ -62,6 +62,7 @@ func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, op
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, invalidf("target epsilon must be positive and finite, got %v", target)
 	}
+	eps = nanChecked(eps)
 	// Bracket: ε(lo) > target ≥ ε(hi).
 	hi := 1.0
 	eHi, err := eps(hi)
@@ -107,6 +108,18 @@ func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, op
 	return hi, nil
 }
 
+// nanChecked turns a NaN ε into an error: NaN compares false both ways and
+// would end a bisection at a wrong σ.
+func nanChecked(eps func(float64) (float64, error)) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		e, err := eps(x)
+		if err == nil && math.IsNaN(e) {
+			err = fmt.Errorf("epsilon is NaN")
+		}
+		return e, err
+	}
+}
+
 // CalibrateSteps returns the largest number of steps T ≤ maxSteps with
 // eps(T) ≤ target, for any accountant whose eps(T) is non-decreasing in T.
 // It returns 0 when even one step exceeds the target.
@@ -119,6 +132,9 @@ func CalibrateSteps(eps func(steps int) (float64, error), target float64, maxSte
 	}
 	ok := func(t int) (bool, error) {
 		e, err := eps(t)
+		if err == nil && math.IsNaN(e) {
+			err = fmt.Errorf("epsilon is NaN")
+		}
 		if err != nil {
 			return false, fmt.Errorf("calibrate steps at %d: %w", t, err)
 		}

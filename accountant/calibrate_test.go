@@ -63,6 +63,12 @@ func TestCalibrateSigmaGeneric(t *testing.T) {
 	if _, err := CalibrateSigma(func(float64) (float64, error) { return 1, nil }, 0.5); err == nil {
 		t.Error("unreachable target accepted")
 	}
+	if _, err := CalibrateSigma(func(float64) (float64, error) { return math.NaN(), nil }, 1); err == nil {
+		t.Error("NaN epsilon accepted")
+	}
+	if _, err := CalibrateSteps(func(int) (float64, error) { return math.NaN(), nil }, 1, 10); err == nil {
+		t.Error("NaN epsilon accepted by CalibrateSteps")
+	}
 	if _, err := CalibrateSigma(func(s float64) (float64, error) { return 1 / s, nil }, math.NaN()); err == nil {
 		t.Error("NaN target accepted")
 	}
