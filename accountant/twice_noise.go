@@ -251,3 +251,42 @@ func OptimizeHybridNoise(p HybridProblem) (sigma []float64, total float64, err e
 	}
 	return sigma, NoiseTotalVariance(p.Blocks, sigma), nil
 }
+
+// ResidualD0 is DESIGN decision 2's default d0 = (c2/c∞)² of the residual
+// block (c∞ = 0.1·c2, paper 003's experiments).
+const ResidualD0 = 100
+
+// HybridBlocks builds the accountant's blocks for hybrid subspace clipping as
+// DESIGN decision 2 reads paper 003: cumRanks are NESTED cumulative ranks of
+// the principal subspaces (paper: {250, 500, 1000, 1500} gives principal
+// blocks of 250, 250, 500 and 500 coordinates), and the residual is one block
+// in natural coordinates of R^d (Dim = d, so the accountant counts k extra
+// noise dimensions). c2 has one L2 clip per block, residual last. Principal
+// blocks get no extra L∞ bound (D0 = 0) and the residual D0 = ResidualD0.
+// sigma, if non-nil, gives each block's noise std (same order); otherwise
+// Sigma is left 0 for [OptimalNoise] / [CalibrateHybridNoise] to fill.
+func HybridBlocks(cumRanks []int, d int, c2, sigma []float64) ([]Block, error) {
+	m := len(cumRanks) + 1
+	if len(c2) != m || (sigma != nil && len(sigma) != m) {
+		return nil, invalidf("hybrid blocks: %d ranks need %d clip norms (and sigmas), got %d and %d", len(cumRanks), m, len(c2), len(sigma))
+	}
+	prev := 0
+	blocks := make([]Block, 0, m)
+	for i, r := range cumRanks {
+		if r <= prev || r > d {
+			return nil, invalidf("hybrid blocks: cumulative ranks must increase within (0, d=%d], got %v", d, cumRanks)
+		}
+		blocks = append(blocks, Block{Dim: r - prev, C2: c2[i]})
+		prev = r
+	}
+	blocks = append(blocks, Block{Dim: d, C2: c2[m-1], D0: ResidualD0})
+	for i := range blocks {
+		if sigma != nil {
+			blocks[i].Sigma = sigma[i]
+		}
+		if !(blocks[i].C2 > 0) || math.IsInf(blocks[i].C2, 0) {
+			return nil, invalidf("hybrid blocks: clip norm %d must be positive and finite, got %v", i, blocks[i].C2)
+		}
+	}
+	return blocks, nil
+}

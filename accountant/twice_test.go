@@ -495,3 +495,28 @@ func TestTwiceAccountantContract(t *testing.T) {
 		t.Errorf("projected sgd: %v", err)
 	}
 }
+
+func TestHybridBlocksNestedRanks(t *testing.T) {
+	bs, err := HybridBlocks([]int{250, 500, 1000, 1500}, 291034, []float64{1, 1, 1, 1, 1}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantDims := []int{250, 250, 500, 500, 291034}
+	wantD0 := []float64{0, 0, 0, 0, 100}
+	for i, b := range bs {
+		if b.Dim != wantDims[i] || b.D0 != wantD0[i] {
+			t.Errorf("block %d = %+v, want dim %d d0 %v", i, b, wantDims[i], wantD0[i])
+		}
+	}
+	if _, err := HybridBlocks([]int{500, 250}, 1000, []float64{1, 1, 1}, nil); err == nil {
+		t.Error("decreasing ranks accepted")
+	}
+	if _, err := HybridBlocks([]int{10}, 100, []float64{1}, nil); err == nil {
+		t.Error("missing clip norm accepted")
+	}
+	// With sigmas the blocks form a valid twice-sampling event.
+	bs, _ = HybridBlocks([]int{10}, 100, []float64{1, 0.5}, []float64{2, 1})
+	if err := (TwiceSampled{Q1: 0.1, Q2: 0.5, Blocks: bs}).Validate(); err != nil {
+		t.Error(err)
+	}
+}
