@@ -6,6 +6,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 	"gonum.org/v1/gonum/mat"
 )
@@ -202,4 +203,21 @@ func FuzzParseFittedPipeline(f *testing.F) {
 			t.Fatalf("round trip: %v", err)
 		}
 	})
+}
+
+func TestSensitivityPreprocessedEvent(t *testing.T) {
+	ev := accountant.Gaussian{Sigma: 1}
+	s, _ := Dedup{Eta: 0.1}.Sensitivity(Bounds{MaxBall4Eta: 3})
+	p := s.Preprocessed(ev, 0.25)
+	if p.Delta2 != 1 || p.DeltaInf != 6 || p.Mu != 1 || p.Event != ev {
+		t.Errorf("dedup: %+v, want Δ2 1, Δ∞ 6, Mu raised to 1", p)
+	}
+	s, _ = StandardScaler{}.Sensitivity(Bounds{N: 100, SigmaMin: 0.5})
+	p = s.Preprocessed(ev, 0.25)
+	if p.Delta2 != s.L2 || p.DeltaInf != 100 || p.Mu != 0.25 {
+		t.Errorf("scaler: %+v", p)
+	}
+	if err := p.Validate(); err != nil {
+		t.Error(err)
+	}
 }

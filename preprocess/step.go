@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dptrain/dptrain/accountant"
+
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -157,4 +159,17 @@ func projectBall(v []float64) {
 			v[i] *= f
 		}
 	}
+}
+
+// Preprocessed wraps ev, the training mechanism run on the preprocessed
+// data, with these sensitivities for the accountant's Smooth-RDP track. mu is
+// accountant.Preprocessed.Mu (0 = unknown: the 2C cap per moved record). For
+// steps that remove records mu is raised to 1: an ∅ record at ∅-distance 1
+// moves its clipped contribution by up to C (μ_eff = max(μ, C), specs/000
+// §7.2(3)).
+func (s Sensitivity) Preprocessed(ev accountant.Event, mu float64) accountant.Preprocessed {
+	if s.Removes && mu > 0 && mu < 1 {
+		mu = 1
+	}
+	return accountant.Preprocessed{Delta2: s.L2, DeltaInf: s.LInf, Mu: mu, Event: ev}
 }
