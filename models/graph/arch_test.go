@@ -106,6 +106,15 @@ func archs() []arch {
 			return b.Add(h, b.Tanh(b.Conv2d("conv2", h, 4, 3, 1, 1, false)))
 		}), 3},
 		{"resnet-gn", resnetSpec(), 3},
+		// Reshapes of values that a backward pass needs (tanh outputs), then
+		// elementwise ops: wrong with Gorgonia's aliasing Reshape.
+		{"flatten-after-tanh", graph.Spec{Input: []int{2, 4, 4}, Loss: graph.SoftmaxCrossEntropy, Build: func(b *graph.Builder, x *G.Node) *G.Node {
+			h := b.Tanh(b.Flatten(b.Tanh(b.Conv2d("conv", x, 2, 3, 1, 0, true))))
+			return b.Linear("fc", h, 3, true)
+		}}, 3},
+		{"layernorm-after-tanh", graph.Spec{Input: []int{5}, Loss: graph.SoftmaxCrossEntropy, Build: func(b *graph.Builder, x *G.Node) *G.Node {
+			return b.Linear("fc2", b.LayerNorm("ln", b.Tanh(b.Linear("fc1", x, 6, true)), 1e-5), 3, true)
+		}}, 3},
 		{"avgpool-layernorm", avgPoolSpec(), 3},
 	}
 }
