@@ -199,6 +199,22 @@ func TestSRDPTable2Grid(t *testing.T) {
 	if got, _ := Table2(T2Gaussian, T2MeanImputation, unit, false); !papersClose(got, 5.25, 1e-12) {
 		t.Errorf("Fig 2(b): %v", got)
 	}
+	// Fig. 2(b) at n = 53, p = 50: 1167.7 vs group 1300.5.
+	unit = Table2Params{Alpha: 1, Eps: 1, N: 53, P: 50}
+	if got, _ := Table2(T2Gaussian, T2MeanImputation, unit, false); !papersClose(got, 1167.7, 1e-4) || GroupPrivacyGaussian(1, 1, 51) != 1300.5 {
+		t.Errorf("Fig 2(b) n=53: %v", got)
+	}
+	// Fig. 2(c) at n = 500, δ_min = 0.07: exact τ 31064.66, 12.2-form 31895.34, group 125500.5.
+	tau := PCARankTau(500, 0.07)
+	if got := 1.05 * (1 + tau*tau); !papersClose(got, 31064.66, 1e-6) {
+		t.Errorf("Fig 2(c) exact τ: %v", got)
+	}
+	if got, _ := Table2(T2Gaussian, T2PCARank, Table2Params{Alpha: 1, Eps: 1, DeltaMin: 0.07}, false); !papersClose(got, 31895.34, 1e-6) {
+		t.Errorf("Fig 2(c) 12.2 form: %v", got)
+	}
+	if GroupPrivacyGaussian(1, 1, 501) != 125500.5 {
+		t.Error("Fig 2(c) group")
+	}
 }
 
 // TV11: RDP → DP for Gaussian + PCA (τ = 24.4, ε = 0.1, δ = 1e-5).

@@ -163,6 +163,8 @@ func TestTwiceFig45Points(t *testing.T) {
 		{4, 64, 1.0, 8.82943e-5, 5.04006e-5, [3]float64{5.75467e-5, 5.34744e-5, 5.21294e-5}},
 		{8, 16, 0.5, 9.94478, 4.58706e-4, [3]float64{1.51699, 6.46165e-4, 5.52338e-4}},
 		{8, 256, 1.0, 1.88634e-4, 1.00207e-4, [3]float64{1.15965e-4, 1.07136e-4, 1.04206e-4}},
+		{4, 256, 2.0, 1.42453e-5, 1.25062e-5, [3]float64{1.29207e-5, 1.26915e-5, 1.26119e-5}},
+		{8, 64, 0.5, 9.94478, 4.13578e-4, [3]float64{1.91897e-3, 5.58948e-4, 4.89987e-4}},
 	}
 	const q = 0.005
 	for _, tc := range single {
@@ -186,7 +188,11 @@ func TestTwiceFig45Points(t *testing.T) {
 		order     float64
 	}{
 		{16, 0.5, 0, 24.9035, 2}, {16, 0.5, 1, 5.7317, 5}, {16, 0.5, 0.5, 8.2457, 4},
-		{64, 0.8, 1.0 / 3, 3.4047, 8}, {256, 1.2, 0.25, 2.1223, 12}, {256, 1.2, 0, 2.6056, 10},
+		{16, 0.5, 1.0 / 3, 6.6760, 5}, {16, 0.5, 0.25, 6.2247, 5},
+		{64, 0.8, 0, 5.6704, 5}, {64, 0.8, 1, 3.2201, 9}, {64, 0.8, 0.5, 3.6471, 8},
+		{64, 0.8, 1.0 / 3, 3.4047, 8}, {64, 0.8, 0.25, 3.3284, 8},
+		{256, 1.2, 0, 2.6056, 10}, {256, 1.2, 1, 2.0896, 13}, {256, 1.2, 0.5, 2.2089, 12},
+		{256, 1.2, 1.0 / 3, 2.1444, 12}, {256, 1.2, 0.25, 2.1223, 12},
 	}
 	for _, tc := range multi {
 		var ev TwiceSampled
@@ -518,5 +524,82 @@ func TestHybridBlocksNestedRanks(t *testing.T) {
 	bs, _ = HybridBlocks([]int{10}, 100, []float64{1, 0.5}, []float64{2, 1})
 	if err := (TwiceSampled{Q1: 0.1, Q2: 0.5, Blocks: bs}).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// §6.5 Fig. 5 (derived values): σ at which twice sampling reaches ε = 8 at
+// T = 1e4, δ = 1e-5 (Lemma 2.3), and the input-wise ε (q = 0.005) at that σ.
+func TestTwiceFig5Calibration(t *testing.T) {
+	tests := []struct {
+		d0, q1, q2, sigma, inputWise float64
+	}{
+		{64, 0.01, 0.5, 0.4876, 28.0}, {64, 0.015, 1.0 / 3, 0.4258, 73.3},
+		{256, 0.01, 0.5, 0.4826, 29.6}, {256, 0.015, 1.0 / 3, 0.4194, 84.7},
+	}
+	for _, tc := range tests {
+		s, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, tc.d0) }, 10000, 8, 1e-5, 128, TwicePaperLemma23)
+		if err != nil || math.Abs(s-tc.sigma) > 6e-5 {
+			t.Errorf("d0=%v (%v, %.3g): σ = %.5f want %.4f %v", tc.d0, tc.q1, tc.q2, s, tc.sigma, err)
+		}
+		e, _, _ := TwiceEpsilon(sgm(0.005, s), 10000, 1e-5, 128, TwicePaperLemma23)
+		if math.Abs(e-tc.inputWise) > 0.06 {
+			t.Errorf("d0=%v (%v, %.3g): input-wise ε = %.2f want %.1f", tc.d0, tc.q1, tc.q2, e, tc.inputWise)
+		}
+	}
+}
+
+// simpsonDivergence integrates D_α(P‖Q) = log ∫ p^α q^{1−α} / (α−1) for 1-D
+// densities on [lo, hi] with n (even) Simpson panels, in log space.
+func simpsonDivergence(alpha float64, logP, logQ func(x float64) float64, lo, hi float64, n int) float64 {
+	h := (hi - lo) / float64(n)
+	sum := 0.0
+	for i := 0; i <= n; i++ {
+		x := lo + float64(i)*h
+		w := 2.0
+		if i == 0 || i == n {
+			w = 1
+		} else if i%2 == 1 {
+			w = 4
+		}
+		sum += w * math.Exp(alpha*logP(x)+(1-alpha)*logQ(x))
+	}
+	return math.Log(sum*h/3) / (alpha - 1)
+}
+
+// §7.1 by independent numeric integration: the closed form is the forward
+// divergence D_α(mixture‖N), and the reverse direction is smaller.
+func TestTwiceClosedFormSimpson(t *testing.T) {
+	tests := []struct {
+		alpha   int
+		q, c, s float64
+		reverse float64 // 0 = not given
+	}{
+		{2, 0.01, 1, 1.0, 0}, {4, 0.05, 1, 0.8, 9.4724e-3}, {8, 0.1, 1, 2.0, 9.2402e-3}, {16, 0.01, 1, 1.5, 0},
+	}
+	for _, tc := range tests {
+		logN := func(mu float64) func(float64) float64 {
+			return func(x float64) float64 {
+				d := (x - mu) / tc.s
+				return -d*d/2 - math.Log(tc.s*math.Sqrt(2*math.Pi))
+			}
+		}
+		n0, n1 := logN(0), logN(tc.c)
+		mix := func(x float64) float64 {
+			a, b := math.Log(1-tc.q)+n0(x), math.Log(tc.q)+n1(x)
+			m := math.Max(a, b)
+			return m + math.Log(math.Exp(a-m)+math.Exp(b-m))
+		}
+		lo, hi := -40*tc.s, tc.c+40*tc.s
+		fwd := simpsonDivergence(float64(tc.alpha), mix, n0, lo, hi, 200000)
+		closed := sgm(tc.q, tc.s/tc.c).RDP(tc.alpha)
+		if !papersClose(closed, fwd, 1e-7) {
+			t.Errorf("α=%d q=%v: closed %.12g, Simpson %.12g", tc.alpha, tc.q, closed, fwd)
+		}
+		if tc.reverse != 0 {
+			rev := simpsonDivergence(float64(tc.alpha), n0, mix, lo, hi, 200000)
+			if !papersClose(rev, tc.reverse, 1e-4) || !(rev < closed) {
+				t.Errorf("α=%d: reverse %.5g want %.5g (< %.5g)", tc.alpha, rev, tc.reverse, closed)
+			}
+		}
 	}
 }
