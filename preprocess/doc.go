@@ -20,6 +20,15 @@
 // more than one data-dependent step is refused unless the user declares the
 // chain's sensitivity (specs/000 §8 Q1). Fitted pipelines serialise to JSON.
 //
+// Where the paper's sensitivities are not safe, the default is a derived
+// safe bound and the paper's value is an option (PaperBound), each pinned by
+// a test: Proposition 3's Δ_∞ = 2·b_max for dedup/quantization (one record
+// can break several good clusters; the default counts records within 4η),
+// Corollary 4's mean-imputation Δ_2 when records miss different features,
+// and Proposition 6's standard-scaling variance step. Min-max scaling (no
+// bound in the paper) and replace-one regression imputation use derived
+// bounds; PCA keeps the conservative min{δ^k, δ^1}.
+//
 // Private feature centering, DPSGD-F (specs/001, Sun, Suresh, Menon):
 // Algorithm 3 (the experiments' variant, the default: normalise features to
 // C_F, Gaussian mean with budget ε_F, centre) and Algorithm 2 (the theory

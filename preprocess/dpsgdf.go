@@ -101,12 +101,18 @@ func (c DPSGDF) Fit(X *mat.Dense, s *rng.Stream) (*FeatureResult, error) {
 		if !finitePositive(c.R) {
 			return nil, fmt.Errorf("dpsgdf: feature bound R must be positive and finite, got %v", c.R)
 		}
+		k := 100 / c.Epsilon * math.Log(float64(n))
+		if float64(n) <= k {
+			// Alg. 2 aims τ at the (100/ε)·ln n-th largest distance; with fewer
+			// records it would clip every feature vector (specs/001 §2.2.2).
+			return nil, fmt.Errorf("dpsgdf: theory variant needs n > (100/ε)·ln n = %.0f records, got %d", k, n)
+		}
 		am := AdaptiveMean{R: c.R, Rho: b.Rho}
 		mu, evMean, err := am.Estimate(X, s.Child("dpsgdf/mean"))
 		if err != nil {
 			return nil, err
 		}
-		pq := PrivQuantile{R: c.R, Rho: b.Rho, K: 100 / c.Epsilon * math.Log(float64(n))}
+		pq := PrivQuantile{R: c.R, Rho: b.Rho, K: k}
 		tau, evQ, err := pq.Estimate(X, mu, s.Child("dpsgdf/quantile"))
 		if err != nil {
 			return nil, err
