@@ -38,13 +38,14 @@ func benchDPStep(b *testing.B, name string, batch int) {
 	rule := FlatClip(1)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuSeconds()
 	for range b.N {
 		clear(sum)
 		if err := ch.ClippedSum(x, rule, sum, losses); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	report(b, batch, cpu)
 }
 
 // benchNonDPStep times the ordinary batch gradient of the same model.
@@ -54,13 +55,14 @@ func benchNonDPStep(b *testing.B, name string, batch int) {
 	losses := make([]float32, batch)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu := cpuSeconds()
 	for range b.N {
 		clear(sum)
 		if err := m.BatchGrad(x, sum, losses); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	report(b, batch, cpu)
 }
 
 func BenchmarkDPStepLogreg(b *testing.B)      { benchDPStep(b, "logreg", 256) }
@@ -71,3 +73,12 @@ func BenchmarkDPStepCNN(b *testing.B)         { benchDPStep(b, "cnn", 64) }
 func BenchmarkNonDPStepCNN(b *testing.B)      { benchNonDPStep(b, "cnn", 64) }
 func BenchmarkDPStepResNet20(b *testing.B)    { benchDPStep(b, "resnet20", 64) }
 func BenchmarkNonDPStepResNet20(b *testing.B) { benchNonDPStep(b, "resnet20", 64) }
+
+// report adds samples/s (wall clock) and samples/cpu-s (process CPU time:
+// all cores' work, undistorted by other processes on a shared machine).
+func report(b *testing.B, batch int, cpu0 float64) {
+	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
+	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+		b.ReportMetric(float64(batch*b.N)/cpu, "samples/cpu-s")
+	}
+}
