@@ -142,7 +142,9 @@ func TestDPSGDFPractical(t *testing.T) {
 		t.Error("centering JSON round trip changes the test transform")
 	}
 	// Bad configurations are errors, not panics.
-	for _, bad := range []DPSGDF{{EpsF: 0, Delta: 1e-5, CF: 1}, {EpsF: 1, Delta: 1e-5, CF: 0}, {Variant: Theory, Epsilon: 1, Delta: 1e-5}, {Variant: 7}} {
+	for _, bad := range []DPSGDF{{EpsF: 0, Delta: 1e-5, CF: 1}, {EpsF: 1, Delta: 1e-5, CF: 0}, {Variant: Theory, Epsilon: 1, Delta: 1e-5}, {Variant: 7},
+		{Variant: Theory, Epsilon: 1, Delta: 1e-5, R: 10}, // n = 200 ≤ 100·ln 200
+	} {
 		if _, err := bad.Fit(X, s); err == nil {
 			t.Errorf("accepted %+v", bad)
 		}

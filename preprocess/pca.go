@@ -52,15 +52,15 @@ func PCASpectrum(X *mat.Dense, removed []bool) ([]float64, [][]float64, error) {
 	for j := range mu {
 		mu[j] /= float64(len(kept))
 	}
-	C := mat.NewSymDense(d, nil)
-	c := make([]float64, d)
-	for _, i := range kept {
-		row := X.RawRowView(i)
+	Xc := mat.NewDense(len(kept), d, nil)
+	for k, i := range kept {
+		row, c := X.RawRowView(i), Xc.RawRowView(k)
 		for j := range c {
 			c[j] = row[j] - mu[j]
 		}
-		C.SymRankOne(C, 1/float64(len(kept)), mat.NewVecDense(d, c))
 	}
+	C := mat.NewSymDense(d, nil)
+	C.SymOuterK(1/float64(len(kept)), Xc.T()) // (1/n)·Xcᵀ·Xc through BLAS syrk
 	var es mat.EigenSym
 	if !es.Factorize(C, true) {
 		return nil, nil, fmt.Errorf("pca: eigendecomposition failed")

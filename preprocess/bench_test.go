@@ -1,0 +1,35 @@
+package preprocess
+
+import (
+	"testing"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+func BenchmarkPCAFit(b *testing.B) {
+	X := randomMatrix(rng.NewSeeded(1), 2000, 100, 1)
+	b.ResetTimer()
+	for range b.N {
+		if _, _, err := (PCA{K: 10}).FitTransform(X, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGoodClusters(b *testing.B) {
+	X := randomMatrix(rng.NewSeeded(1), 1000, 10, 1)
+	b.ResetTimer()
+	for range b.N {
+		GoodClusters(X, nil, 0.05)
+	}
+}
+
+func BenchmarkAdaptiveMean(b *testing.B) {
+	X := randomMatrix(rng.NewSeeded(1), 10000, 20, 1)
+	s := rng.NewSeeded(2)
+	for range b.N {
+		if _, _, err := (AdaptiveMean{R: 1, Rho: 0.01}).Estimate(X, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
