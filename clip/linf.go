@@ -82,12 +82,39 @@ func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []floa
 			st.NonFinite++
 			continue
 		}
-		if clampInto(row, row, c) {
+		if clampAdd(sum, row, 1, c, maskAt(masks, i)) {
 			st.Clipped++
 		}
-		addRow(sum, row, maskAt(masks, i))
 	}
 	return st
+}
+
+// clampAdd scales row by s, clamps it to [−c, c] and adds it to sum in one
+// pass; with a mask it writes the clipped row in place and adds the masked
+// coordinates. It reports whether any coordinate was clamped.
+func clampAdd(sum, row []float32, s, c float32, m *sampler.Mask) bool {
+	hit := false
+	if m != nil {
+		if s != 1 {
+			for j, v := range row {
+				row[j] = s * v
+			}
+		}
+		hit = clampInto(row, row, c)
+		m.AddMaskedTo(sum, row)
+		return hit
+	}
+	sum = sum[:len(row)]
+	for j, v := range row {
+		v = float32(s * v)
+		if v > c {
+			v, hit = c, true
+		} else if v < -c {
+			v, hit = -c, true
+		}
+		sum[j] += v
+	}
+	return hit
 }
 
 func addRow(sum, row []float32, m *sampler.Mask) {
@@ -155,12 +182,10 @@ func (h *L2LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []fl
 			st.NonFinite++
 			continue
 		}
-		scaleInto(row, row, s)
-		hit := clampInto(row, row, c)
+		hit := clampAdd(sum, row, s, c, maskAt(masks, i))
 		if s < 1 || hit {
 			st.Clipped++
 		}
-		addRow(sum, row, maskAt(masks, i))
 	}
 	return st
 }
