@@ -174,6 +174,11 @@ func (s *imageSet) decodeInto(i int, path string) error {
 	return nil
 }
 
+// ImportMarker is the file ImportCIFAR10 writes beside the batches to record
+// their provenance; Verify then skips the canonical checksums (which an
+// import from re-encoded images cannot match) and checks only the shapes.
+const ImportMarker = "dptrain-import.txt"
+
 // ImportReport says what ImportCIFAR10 wrote.
 type ImportReport struct {
 	TrainN, TestN int
@@ -225,7 +230,15 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	if err := writeAtomic(meta, []byte(strings.Join(train.classes, "\n")+"\n")); err != nil {
 		return rep, err
 	}
-	rep.Files = append(rep.Files, p, meta)
+	// The marker tells Verify that the canonical checksums do not apply.
+	absFrom, _ := filepath.Abs(from)
+	mark := filepath.Join(to, ImportMarker)
+	note := fmt.Sprintf("imported by dptrain data import from the image folder %s\n%d train + %d test images; classes %s\n",
+		absFrom, n, len(test.labels), strings.Join(train.classes, ","))
+	if err := writeAtomic(mark, []byte(note)); err != nil {
+		return rep, err
+	}
+	rep.Files = append(rep.Files, p, meta, mark)
 	rep.TrainN, rep.TestN, rep.Classes = n, len(test.labels), train.classes
 	return rep, nil
 }

@@ -132,6 +132,14 @@ func TestImportCIFAR10(t *testing.T) {
 		t.Errorf("batches.meta.txt = %q", meta)
 	}
 	assertNoPart(t, out)
+	// Verify knows the batches are an import and checks only the shapes
+	// (the fixture's 3 + 3 images are not CIFAR-10's 50,000 + 10,000).
+	locs, _ := Locate("cifar10", Options{Dir: out, NoEnv: true, NoSystem: true})
+	r := Verify(locs[0])
+	if len(r.Files) != 6 || r.Files[0].Err != nil || !strings.Contains(r.Files[0].Status, "dptrain data import") ||
+		r.Err == nil || !strings.Contains(r.Err.Error(), "3 train + 3 test examples, want 50000 + 10000") {
+		t.Errorf("verify of an import: %+v", r)
+	}
 	// Images that are not 32×32 are refused.
 	small := t.TempDir()
 	tinyTree(t, small, 4)

@@ -113,7 +113,13 @@ func Verify(loc Location) Report {
 			r.Err = fmt.Errorf("incomplete, missing %v", loc.Missing)
 			return r
 		}
+		_, err := os.Stat(filepath.Join(loc.layout.dir, ImportMarker))
+		imported := err == nil
 		for _, p := range slices.Concat(loc.layout.train, loc.layout.test) {
+			if imported {
+				r.Files = append(r.Files, FileCheck{Path: p, Status: "unverified: converted by dptrain data import (see " + ImportMarker + ")"})
+				continue
+			}
 			r.Files = append(r.Files, CheckFile(p, remoteFor(spec, filepath.Base(p))))
 		}
 	}
