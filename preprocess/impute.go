@@ -128,14 +128,14 @@ func (s Impute) Sensitivity(b Bounds) (Sensitivity, error) {
 			sens.L2, sens.Formula = math.Sqrt(4+2*bb)/float64(b.N-p), "√(4+2·min(2k,d))/(n−p)"
 		}
 	case ImputeMedian:
-		if !(b.MedianShift >= 0) || math.IsInf(b.MedianShift, 0) {
-			return Sensitivity{}, notAccounted(name, "declare MedianShift ≥ 0")
+		if p > 0 && !finitePositive(b.MedianShift) { // 0 is what a forgotten declaration looks like
+			return Sensitivity{}, notAccounted(name, "declare MedianShift > 0")
 		}
 		sens.L2, sens.Formula = math.Sqrt(float64(k))*b.MedianShift, "√k·(x^max_((n+1)/2) − x^min_(n/2))"
 	case ImputeTrimmedMean:
 		den := b.N - 2*s.Trim - p
-		if den < 1 || !(b.TrimmedRange >= 0) || math.IsInf(b.TrimmedRange, 0) {
-			return Sensitivity{}, notAccounted(name, "declare TrimmedRange ≥ 0 with n − 2m − p ≥ 1 (got %d)", den)
+		if den < 1 || (p > 0 && !finitePositive(b.TrimmedRange)) {
+			return Sensitivity{}, notAccounted(name, "declare TrimmedRange > 0 with n − 2m − p ≥ 1 (got %d)", den)
 		}
 		sens.L2, sens.Formula = math.Sqrt(float64(k))*b.TrimmedRange/float64(den), "√k·(x^max_(n−m) − x^min_(m))/(n−2m−p)"
 	default:

@@ -43,8 +43,12 @@ func (s Normalize) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, e
 }
 
 // Kind implements Fitted.
-func (*Normalize) Kind() string     { return "normalize" }
-func (*Normalize) InDim() int       { return -1 }
+func (*Normalize) Kind() string { return "normalize" }
+
+// InDim implements Fitted: any width.
+func (*Normalize) InDim() int { return -1 }
+
+// OutDim implements Fitted.
 func (*Normalize) OutDim(d int) int { return d }
 func (s *Normalize) validate() error {
 	if !finitePositive(s.C) {
@@ -102,8 +106,12 @@ func (s ProjectBall) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result,
 }
 
 // Kind implements Fitted.
-func (*ProjectBall) Kind() string     { return "project_ball" }
-func (*ProjectBall) InDim() int       { return -1 }
+func (*ProjectBall) Kind() string { return "project_ball" }
+
+// InDim implements Fitted: any width.
+func (*ProjectBall) InDim() int { return -1 }
+
+// OutDim implements Fitted.
 func (*ProjectBall) OutDim(d int) int { return d }
 func (s *ProjectBall) validate() error {
 	if !finitePositive(s.Radius) {

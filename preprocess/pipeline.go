@@ -80,6 +80,9 @@ func (p Pipeline) Fit(X *mat.Dense) (*FittedPipeline, Result, error) {
 		if err != nil {
 			return nil, Result{}, fmt.Errorf("pipeline step %d: %w", i, err)
 		}
+		if f == nil {
+			return nil, Result{}, fmt.Errorf("pipeline step %d (%s) returned no fitted step", i, s.Name())
+		}
 		fp.Steps = append(fp.Steps, f)
 		res = r
 	}

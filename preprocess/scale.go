@@ -107,8 +107,8 @@ func (MinMaxScaler) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, 
 
 // Sensitivity implements Step.
 func (MinMaxScaler) Sensitivity(b Bounds) (Sensitivity, error) {
-	if b.N < 1 || b.D < 1 || !finitePositive(b.RangeMin) || !(b.ExtremeGap >= 0) || math.IsInf(b.ExtremeGap, 0) {
-		return Sensitivity{}, notAccounted("minmax_scaler", "the paper gives no Δ_2; declare N, D, RangeMin > 0 and ExtremeGap ≥ 0")
+	if b.N < 1 || b.D < 1 || !finitePositive(b.RangeMin) || !finitePositive(b.ExtremeGap) {
+		return Sensitivity{}, notAccounted("minmax_scaler", "the paper gives no Δ_2; declare N, D, RangeMin > 0 and ExtremeGap > 0")
 	}
 	return Sensitivity{L2: math.Sqrt(float64(b.D)) * 3 * b.ExtremeGap / b.RangeMin, LInf: float64(b.N), Formula: "√d·3g/r_min"}, nil
 }

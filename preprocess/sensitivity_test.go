@@ -351,8 +351,9 @@ func TestBruteForceImputation(t *testing.T) {
 		p1, k1 := countMissing(S1)
 		p2, k2 := countMissing(S2)
 		return Bounds{N: n, D: d, MaxMissingRecords: max(p1, p2), MaxMissingFeatures: max(k1, k2),
-			MedianShift:  orderStatSpan(S1, S2, func(m int) int { return (m - 1) / 2 }, func(m int) int { return m / 2 }),
-			TrimmedRange: orderStatSpan(S1, S2, func(int) int { return trim }, func(m int) int { return m - 1 - trim }),
+			// +1e-12: a declared 0 is refused as a forgotten declaration.
+			MedianShift:  1e-12 + orderStatSpan(S1, S2, func(m int) int { return (m - 1) / 2 }, func(m int) int { return m / 2 }),
+			TrimmedRange: 1e-12 + orderStatSpan(S1, S2, func(int) int { return trim }, func(m int) int { return m - 1 - trim }),
 		}
 	}
 	for _, step := range []Step{Impute{Method: ImputeMean}, Impute{Method: ImputeMedian}, Impute{Method: ImputeTrimmedMean, Trim: trim}} {
@@ -432,7 +433,7 @@ func TestBruteForceScaling(t *testing.T) {
 		for j := range lo1 {
 			g = math.Max(g, math.Max(math.Abs(lo1[j]-lo2[j]), math.Abs(hi1[j]-hi2[j])))
 		}
-		return Bounds{N: n, D: d, SigmaMin: math.Min(s1, s2), RangeMin: math.Min(r1, r2), ExtremeGap: g}
+		return Bounds{N: n, D: d, SigmaMin: math.Min(s1, s2), RangeMin: math.Min(r1, r2), ExtremeGap: g + 1e-12}
 	}
 	for _, step := range []Step{StandardScaler{}, MinMaxScaler{}} {
 		t.Run(step.Name(), func(t *testing.T) {
@@ -567,8 +568,9 @@ func TestSensitivityVectors(t *testing.T) {
 		t.Errorf("scaling τ %v above the Table-2 surrogate 32", s.Tau())
 	}
 	// Missing declarations are refused, never guessed.
-	for _, st := range []Step{Dedup{Eta: 1}, PCA{K: 2}, StandardScaler{}, MinMaxScaler{}, Impute{Method: ImputeMedian, Trim: 0}} {
-		b := Bounds{N: 10, D: 2, MedianShift: math.NaN()}
+	for _, st := range []Step{Dedup{Eta: 1}, Quantize{Eta: 1, PaperBound: true}, PCA{K: 2}, StandardScaler{}, MinMaxScaler{},
+		Impute{Method: ImputeMedian}, Impute{Method: ImputeTrimmedMean, Trim: 1}, RegressionImpute{Target: 0, Predictors: []int{1}}} {
+		b := Bounds{N: 10, D: 2, MaxMissingRecords: 1, RangeMin: 0.5}
 		if _, err := st.Sensitivity(b); !errors.Is(err, ErrNotAccounted) {
 			t.Errorf("%s with missing bounds: err = %v, want ErrNotAccounted", st.Name(), err)
 		}

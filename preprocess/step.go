@@ -98,6 +98,8 @@ type RecordLocal interface {
 }
 
 // Fitted is a fitted step: it applies the training statistics to any rows.
+// The set of fitted kinds is closed to this package so that a fitted
+// pipeline can always be read back from JSON.
 type Fitted interface {
 	// Kind names the step in the JSON form.
 	Kind() string
