@@ -127,6 +127,12 @@ func (f *fetcher) file(dest string, rf RemoteFile) error {
 		if got == rf.SHA256 {
 			break
 		}
+		// A mirror may serve a recompressed copy; its content can still match.
+		if rf.ContentSHA256 != "" {
+			if c, err := contentSHA256(part); err == nil && c == rf.ContentSHA256 {
+				break
+			}
+		}
 		os.Remove(part)
 		// A resumed file may be bad only because its first part was; retry
 		// once from scratch before giving up.
@@ -342,6 +348,25 @@ func sha256File(p string) (string, error) {
 	defer f.Close()
 	h := sha256.New()
 	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// contentSHA256 returns the hex SHA-256 of a file's content, decompressed
+// when the file is gzip.
+func contentSHA256(p string) (string, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	r, err := maybeGunzip(f)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", p, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, r); err != nil {
 		return "", fmt.Errorf("%s: %w", p, err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil

@@ -298,3 +298,62 @@ func TestCatalogChecksums(t *testing.T) {
 		}
 	}
 }
+
+func TestFetchAcceptsRecompressedCopyByContent(t *testing.T) {
+	raw := idxBytes([]int{3}, []byte{1, 2, 3})
+	upstream := gzBytes(t, raw)
+	var b bytes.Buffer // the same content, recompressed with a file name in the header
+	zw, _ := gzip.NewWriterLevel(&b, gzip.BestSpeed)
+	zw.Name = "other"
+	zw.Write(raw)
+	zw.Close()
+	recompressed := b.Bytes()
+	if bytes.Equal(upstream, recompressed) {
+		t.Fatal("fixture: recompression produced identical bytes")
+	}
+	srv := httptest.NewServer(&fileServer{files: map[string][]byte{"l.gz": recompressed}})
+	defer srv.Close()
+	spec := &Spec{Name: "r", Files: []RemoteFile{{Name: "l.gz", SHA256: sha(upstream), ContentSHA256: sha(raw)}}}
+	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: t.TempDir(), BaseURL: srv.URL}); err != nil {
+		t.Errorf("recompressed copy with matching content rejected: %v", err)
+	}
+	spec.Files[0].ContentSHA256 = sha([]byte("other content"))
+	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: t.TempDir(), BaseURL: srv.URL}); !errors.Is(err, ErrChecksum) {
+		t.Errorf("recompressed copy with other content: %v", err)
+	}
+}
+
+func TestCheckFile(t *testing.T) {
+	raw := idxBytes([]int{2}, []byte{4, 5})
+	gz := gzBytes(t, raw)
+	dir := t.TempDir()
+	gzPath, rawPath := filepath.Join(dir, "l.gz"), filepath.Join(dir, "l")
+	writeFile(t, gzPath, gz)
+	writeFile(t, rawPath, raw)
+	tests := []struct {
+		name   string
+		path   string
+		rf     RemoteFile
+		status string // "" means an ErrChecksum is expected
+	}{
+		{"upstream gz", gzPath, RemoteFile{Name: "l.gz", SHA256: sha(gz)}, "sha256 ok"},
+		{"content of gz", gzPath, RemoteFile{Name: "l.gz", SHA256: sha([]byte("x")), ContentSHA256: sha(raw)}, "content sha256 ok"},
+		{"content of raw copy", rawPath, RemoteFile{Name: "l.gz", SHA256: sha(gz), ContentSHA256: sha(raw)}, "content sha256 ok"},
+		{"wrong gz", gzPath, RemoteFile{Name: "l.gz", SHA256: sha([]byte("x"))}, ""},
+		{"wrong content", gzPath, RemoteFile{Name: "l.gz", SHA256: sha([]byte("x")), ContentSHA256: sha([]byte("y"))}, ""},
+		{"no checksum", gzPath, RemoteFile{Name: "l.gz"}, "unverified: no known checksum"},
+		{"raw copy, gz sum only", rawPath, RemoteFile{Name: "l.gz", SHA256: sha(gz)}, "unverified: uncompressed copy, only the .gz checksum is known"},
+	}
+	for _, tc := range tests {
+		c := CheckFile(tc.path, tc.rf)
+		if tc.status == "" {
+			if !errors.Is(c.Err, ErrChecksum) {
+				t.Errorf("%s: %+v, want a checksum error", tc.name, c)
+			}
+			continue
+		}
+		if c.Err != nil || c.Status != tc.status {
+			t.Errorf("%s: status %q err %v, want %q", tc.name, c.Status, c.Err, tc.status)
+		}
+	}
+}

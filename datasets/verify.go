@@ -1,10 +1,7 @@
 package datasets
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -37,20 +34,9 @@ func CheckFile(p string, rf RemoteFile) FileCheck {
 		return c
 	}
 	if rf.ContentSHA256 != "" {
-		f, err := os.Open(p)
+		c.Got, err = contentSHA256(p)
 		if err != nil {
 			c.Err = err
-			return c
-		}
-		defer f.Close()
-		r, err := maybeGunzip(f)
-		if err == nil {
-			h := sha256.New()
-			_, err = io.Copy(h, r)
-			c.Got = hex.EncodeToString(h.Sum(nil))
-		}
-		if err != nil {
-			c.Err = fmt.Errorf("%s: %w", p, err)
 			return c
 		}
 		if c.Got == rf.ContentSHA256 {

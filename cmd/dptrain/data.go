@@ -173,6 +173,8 @@ func dataVerify(args []string, stdout, stderr io.Writer) error {
 			for _, f := range r.Files {
 				if f.Err != nil {
 					fmt.Fprintf(stdout, "  FAIL %v\n", f.Err)
+				} else if strings.HasPrefix(f.Status, "unverified") {
+					fmt.Fprintf(stdout, "  --   %s: %s\n", f.Path, f.Status)
 				} else {
 					fmt.Fprintf(stdout, "  ok   %s: %s\n", f.Path, f.Status)
 				}
