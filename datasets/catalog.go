@@ -50,7 +50,7 @@ type Spec struct {
 	ClassNames    []string
 }
 
-// The checksums below were checked as follows (see also datasets/README.md):
+// The checksums below come from these sources:
 //   - MNIST .gz SHA-256: the published sums used by torchvision-style
 //     loaders and TFDS (many independent copies agree). MNIST's decompressed
 //     sums are not known here: no copy of MNIST exists on this machine.

@@ -8,8 +8,9 @@
 // privacy cost must be declared, so they belong to package preprocess).
 //
 // Readers: IDX (MNIST, Fashion-MNIST; gzip or raw, detected from the first
-// bytes), the CIFAR-10 binary batches, and CSV for tabular data with missing
-// values. Every reader returns an error naming the file and the problem for
+// bytes), the CIFAR-10 binary batches, CSV for tabular data with missing
+// values, and image folders (root/split/class/*.png|jpg), which
+// [ImportCIFAR10] converts once to the CIFAR-10 binary layout. Every reader returns an error naming the file and the problem for
 // truncated or corrupt input; none panics on bad data.
 //
 // Discovery ([Load], [List]) looks for a named dataset in an explicit
@@ -17,6 +18,11 @@
 // real Fashion-MNIST subset embedded in the binary ([Embedded]), and says
 // where it found it. [Fetch] downloads the canonical files with SHA-256
 // verification, resume and atomic renames; [Verify] re-checks them.
+//
+// Synthetic generators ([GaussianMixture], [DPSGDFCounterexample],
+// [LogisticSynthetic], [SeparableBall], [LowRankClassification],
+// [MissingTabular]) follow the definitions in the specs and are seeded
+// through internal/rng.
 //
 // The package does not batch, shuffle or sample (package sampler does), and
 // it does not augment images.
