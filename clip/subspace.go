@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
@@ -126,9 +127,18 @@ type Subspace struct {
 	c2, cinf []float64 // per block; the last is the residual
 	sizes    []int
 
-	g64, coef, res []float64 // scratch
-	out            []float32
+	// u32 stacks every block's rows (K × d, float32) for the batched
+	// GEMM path; coefC (chunk × K) and resC (chunk × d) are its scratch.
+	u32         []float32
+	coefC, resC []float32
+	out         []float32
+	// float64 scratch for Decode.
+	g64, coef, res []float64
 }
+
+// subspaceChunk is how many examples one GEMM processes: the scratch is
+// subspaceChunk × d float32s.
+const subspaceChunk = 16
 
 // DefaultD0 is DESIGN decision 2's default: no extra L∞ bound on the m−1
 // principal blocks (d0 = 0) and d0 = 100 on the residual.
@@ -168,6 +178,14 @@ func NewSubspace(b *Basis, c2, d0 []float64) (*Subspace, error) {
 	s.coef = make([]float64, b.k)
 	s.res = make([]float64, b.d)
 	s.out = make([]float32, b.k+b.d)
+	s.u32 = make([]float32, 0, b.k*b.d)
+	for _, u := range b.blocks {
+		for _, v := range u.RawMatrix().Data {
+			s.u32 = append(s.u32, float32(v))
+		}
+	}
+	s.coefC = make([]float32, subspaceChunk*b.k)
+	s.resC = make([]float32, subspaceChunk*b.d)
 	return s, nil
 }
 
@@ -196,21 +214,14 @@ func (s *Subspace) Sensitivity() Sensitivity {
 	return Sensitivity{L2: math.Sqrt(ss), LInf: mx, Blocks: bl}
 }
 
-// clipBlock clips v in L2 to c2 then clamps to cinf, writing float32s into
-// out; it reports whether anything was clipped.
-func clipBlock(out []float32, v []float64, c2, cinf float64) bool {
-	var ss float64
-	for _, x := range v {
-		ss += x * x
-	}
-	sc := 1.0
-	if ss > c2*c2 {
-		sc = c2 / math.Sqrt(ss)
-	}
+// clipBlock clips v in L2 to c2 then clamps to cinf, writing into out
+// (which may alias v); it reports whether anything was clipped.
+func clipBlock(out, v []float32, c2, cinf float64) bool {
+	s := l2Scale(SumSquares(v), c2)
 	cb := clampBound(cinf)
-	hit := sc < 1
+	hit := s < 1
 	for i, x := range v {
-		f := float32(x * sc)
+		f := s * x
 		if f > cb {
 			f, hit = cb, true
 		} else if f < -cb {
@@ -221,55 +232,78 @@ func clipBlock(out []float32, v []float64, c2, cinf float64) bool {
 	return hit
 }
 
-// clip writes the released clipped form of g into out; it reports
-// (clipped, finite).
-func (s *Subspace) clip(out, g []float32) (bool, bool) {
-	if len(g) != s.basis.d || len(out) != s.OutDim() {
-		panic("clip: Subspace.Clip length mismatch")
+// encodeChunk computes, for the n rows of g (n × d), the block coefficients
+// into s.coefC (n × K) and the residuals into s.resC (n × d) with two
+// float32 GEMMs: C = G·Uᵀ, R = G − C·U.
+func (s *Subspace) encodeChunk(g []float32, n int) {
+	d, k := s.basis.d, s.basis.k
+	copy(s.resC[:n*d], g[:n*d])
+	if k == 0 {
+		return
 	}
-	if !allFinite(g) {
-		clear(out)
-		return false, false
-	}
-	for i, v := range g {
-		s.g64[i] = float64(v)
-	}
-	s.basis.Encode(s.coef, s.res, s.g64)
+	gm := blas32.General{Rows: n, Cols: d, Stride: d, Data: g[:n*d]}
+	um := blas32.General{Rows: k, Cols: d, Stride: d, Data: s.u32}
+	cm := blas32.General{Rows: n, Cols: k, Stride: k, Data: s.coefC[:n*k]}
+	rm := blas32.General{Rows: n, Cols: d, Stride: d, Data: s.resC[:n*d]}
+	blas32.Gemm(blas.NoTrans, blas.Trans, 1, gm, um, 0, cm)
+	blas32.Gemm(blas.NoTrans, blas.NoTrans, -1, cm, um, 1, rm)
+}
+
+// clipEncoded clips row i of the last encodeChunk into out (length K + d);
+// it reports whether anything was clipped.
+func (s *Subspace) clipEncoded(out []float32, i int) bool {
+	d, k := s.basis.d, s.basis.k
+	coef := s.coefC[i*k : (i+1)*k]
 	hit := false
 	off := 0
 	for j, n := range s.sizes[:len(s.sizes)-1] {
-		if clipBlock(out[off:off+n], s.coef[off:off+n], s.c2[j], s.cinf[j]) {
+		if clipBlock(out[off:off+n], coef[off:off+n], s.c2[j], s.cinf[j]) {
 			hit = true
 		}
 		off += n
 	}
 	m := len(s.sizes) - 1
-	if clipBlock(out[off:], s.res, s.c2[m], s.cinf[m]) {
+	if clipBlock(out[k:], s.resC[i*d:(i+1)*d], s.c2[m], s.cinf[m]) {
 		hit = true
 	}
-	return hit, true
+	return hit
 }
 
 // Clip writes the released clipped form of g (length d) into out (length
 // K + d). A non-finite g yields zeros.
-func (s *Subspace) Clip(out, g []float32) { s.clip(out, g) }
+func (s *Subspace) Clip(out, g []float32) {
+	if len(g) != s.basis.d || len(out) != s.OutDim() {
+		panic("clip: Subspace.Clip length mismatch")
+	}
+	if !allFinite(g) {
+		clear(out)
+		return
+	}
+	s.encodeChunk(g, 1)
+	s.clipEncoded(out, 0)
+}
 
 // ClipSum clips each of the b rows of grads (left unchanged) and adds the
 // released vectors, masked when masks is non-nil, to sum (length K + d).
+// The basis change runs as float32 GEMMs over chunks of examples.
 func (s *Subspace) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
 	d := s.basis.d
 	checkRows(grads, b, d, masks, sum, s.OutDim())
 	var st Stats
-	for i := 0; i < b; i++ {
-		hit, ok := s.clip(s.out, grads[i*d:(i+1)*d])
-		if !ok {
-			st.NonFinite++
-			continue
+	for start := 0; start < b; start += subspaceChunk {
+		n := min(subspaceChunk, b-start)
+		g := grads[start*d : (start+n)*d]
+		s.encodeChunk(g, n) // rows are independent: a NaN stays in its row
+		for i := 0; i < n; i++ {
+			if !allFinite(g[i*d : (i+1)*d]) {
+				st.NonFinite++
+				continue
+			}
+			if s.clipEncoded(s.out, i) {
+				st.Clipped++
+			}
+			addRow(sum, s.out, maskAt(masks, start+i))
 		}
-		if hit {
-			st.Clipped++
-		}
-		addRow(sum, s.out, maskAt(masks, i))
 	}
 	return st
 }

@@ -163,6 +163,19 @@ func TestTwiceRatesAndMasks(t *testing.T) {
 	}
 }
 
+func TestTwiceRealisedRate(t *testing.T) {
+	s := rng.NewSeeded(9)
+	for _, tc := range []struct{ q2, want float64 }{
+		{0.5, 0.5}, {1, 1}, {0.25, 0.25}, {0.01, 0.01},
+		{0.3, math.Floor(0.3*(1<<32)) / (1 << 32)}, // threshold draw: ⌊q2·2³²⌋/2³²
+	} {
+		tw, _ := NewTwice(10, 10, 0.5, tc.q2, s)
+		if got := tw.Params().Q2; got != tc.want || got > tc.q2 {
+			t.Errorf("q2 = %v: realised rate %v, want %v", tc.q2, got, tc.want)
+		}
+	}
+}
+
 func TestMaskOps(t *testing.T) {
 	tw, _ := NewTwice(10, 70, 0.5, 0.5, rng.NewSeeded(4))
 	m := NewMask(70)

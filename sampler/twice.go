@@ -24,8 +24,8 @@ type Twice struct {
 }
 
 // TwiceParams is the sampling part of a twice-sampling privacy event
-// (accountant twice-sampling RDP, paper 003 Theorem 5.4/5.6). The
-// accountant package has no TwiceSampled event yet; the trainer builds it
+// (accountant twice-sampling RDP, paper 003 Theorem 5.4/5.6). Q2 is the
+// exact realised coordinate rate (see FillMask). The accountant package has no TwiceSampled event yet; the trainer builds it
 // from these fields together with the clipper's per-block sensitivities.
 type TwiceParams struct {
 	Q1, Q2 float64
@@ -47,6 +47,9 @@ func NewTwice(n, dim int, q1, q2 float64, s *rng.Stream) (*Twice, error) {
 	}
 	if s == nil {
 		return nil, fmt.Errorf("sampler: twice: nil random stream")
+	}
+	if q2 < 1 && q2 != 0.5 && q2 >= geomBelow {
+		q2 = math.Floor(q2*(1<<32)) / (1 << 32) // the exact rate of the threshold draw
 	}
 	return &Twice{n: n, dim: dim, q1: q1, q2: q2,
 		idx: s.Child("twice/examples"), mask: s.Child("twice/coords")}, nil
@@ -72,9 +75,16 @@ func (t *Twice) ExpectedBatch() float64 { return t.q1 * float64(t.n) }
 // ExpectedBatch, as the optimizer's expected batch size.
 func (t *Twice) ExpectedCoordBatch() float64 { return t.q1 * t.q2 * float64(t.n) }
 
+// geomBelow is the rate under which masks are drawn by geometric skips
+// (O(q2·dim) logarithms); at or above it, by 32-bit threshold comparisons
+// (dim/2 random words), which is cheaper there.
+const geomBelow = 1.0 / 16
+
 // FillMask draws one example's fresh Bernoulli(q2) coordinate mask into m
-// (which must have Len() == dim). It costs O(1 + q2·dim) draws by geometric
-// skips; q2 = 1/2 uses raw random bits.
+// (which must have Len() == dim). q2 = 1/2 uses raw random bits; q2 < 1/16
+// geometric skips, O(1 + q2·dim) draws; otherwise one 32-bit uniform per
+// coordinate compared with ⌊q2·2³²⌋, so the realised rate is q2 rounded
+// down to a multiple of 2⁻³² — Params reports that exact rate.
 func (t *Twice) FillMask(m *Mask) {
 	if m.n != t.dim {
 		panic(fmt.Sprintf("sampler: mask over %d coordinates, sampler has dim %d", m.n, t.dim))
@@ -85,6 +95,24 @@ func (t *Twice) FillMask(m *Mask) {
 	case t.q2 == 0.5:
 		for i := range m.words {
 			m.words[i] = t.mask.Uint64()
+		}
+		m.trim()
+	case t.q2 >= geomBelow:
+		// Two 32-bit uniforms per random word, compared with ⌊q2·2³²⌋:
+		// the realised rate is exactly t.q2 (quantised in NewTwice).
+		thr := uint64(t.q2 * (1 << 32))
+		for wi := range m.words {
+			var w uint64
+			for b := 0; b < 64; b += 2 {
+				r := t.mask.Uint64()
+				if r&0xffffffff < thr {
+					w |= 1 << uint(b)
+				}
+				if r>>32 < thr {
+					w |= 2 << uint(b)
+				}
+			}
+			m.words[wi] = w
 		}
 		m.trim()
 	default:
