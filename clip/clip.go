@@ -9,19 +9,17 @@ import (
 )
 
 // Block is one block of a clipped vector's sensitivity, in released
-// coordinates: at most Dim nonzero coordinates, L2 norm ≤ C2, every
-// coordinate in [−CInf, CInf]. CInf ≤ C2 always (CInf = C2 when there is
-// no separate L∞ clip). D0 = C2²/CInf² is the paper 003 d0 of the block.
+// coordinates: Dim coordinates, L2 norm ≤ C2, every coordinate in
+// [−CInf, CInf], with CInf = C2/√D0 ≤ C2. D0 is paper 003's d0, kept exactly
+// as configured (1 when there is no separate L∞ clip) so the accountant sees
+// the same number.
 type Block struct {
 	Name string
 	Dim  int
 	C2   float64
 	CInf float64
+	D0   float64
 }
-
-// D0 is C2²/CInf², the number of coordinates at the L∞ bound that exhaust
-// the L2 budget (may be non-integer; capped at Dim).
-func (b Block) D0() float64 { return math.Min(b.C2*b.C2/(b.CInf*b.CInf), float64(b.Dim)) }
 
 // Sensitivity describes what one example can add to the clipped sum.
 type Sensitivity struct {

@@ -181,12 +181,12 @@ func TestSensitivities(t *testing.T) {
 		{"L2", l2.Sensitivity(), 2, 2, 1, 1},
 		{"LInf", li.Sensitivity(), 1, 0.1, 100, 1},
 		{"L2LInf d0=100", h.Sensitivity(), 2, 0.2, 100, 1},
-		{"L2LInf d0=400", h2.Sensitivity(), 1, 0.1, 100, 1}, // d0 capped at Dim
+		{"L2LInf d0=400", h2.Sensitivity(), 1, 0.1, 400, 1}, // d0 > Dim: L2 sensitivity √D·c∞
 	} {
 		if math.Abs(tc.got.L2-tc.l2) > 1e-12 || math.Abs(tc.got.LInf-tc.linf) > 1e-12 {
 			t.Errorf("%s: L2 %v L∞ %v, want %v %v", tc.name, tc.got.L2, tc.got.LInf, tc.l2, tc.linf)
 		}
-		if len(tc.got.Blocks) != tc.blockCount || math.Abs(tc.got.Blocks[0].D0()-tc.blockD0) > 1e-9 {
+		if len(tc.got.Blocks) != tc.blockCount || tc.got.Blocks[0].D0 != tc.blockD0 {
 			t.Errorf("%s: blocks %+v, want d0 %v", tc.name, tc.got.Blocks, tc.blockD0)
 		}
 	}

@@ -35,7 +35,7 @@ func (l *L2) OutDim() int { return l.d }
 
 // Sensitivity: L2 = C; each coordinate is bounded by C as well.
 func (l *L2) Sensitivity() Sensitivity {
-	return Sensitivity{L2: l.c, LInf: l.c, Blocks: []Block{{Name: "all", Dim: l.d, C2: l.c, CInf: l.c}}}
+	return Sensitivity{L2: l.c, LInf: l.c, Blocks: []Block{{Name: "all", Dim: l.d, C2: l.c, CInf: l.c, D0: 1}}}
 }
 
 // Clip writes g·min(1, C/‖g‖) into out.
@@ -213,7 +213,7 @@ func (p *PerLayer) Sensitivity() Sensitivity {
 	for i, g := range p.groups {
 		ss += p.c[i] * p.c[i]
 		mx = math.Max(mx, p.c[i])
-		bl[i] = Block{Name: g.Name, Dim: g.Len, C2: p.c[i], CInf: p.c[i]}
+		bl[i] = Block{Name: g.Name, Dim: g.Len, C2: p.c[i], CInf: p.c[i], D0: 1}
 	}
 	return Sensitivity{L2: math.Sqrt(ss), LInf: mx, Blocks: bl}
 }

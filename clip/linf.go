@@ -29,7 +29,7 @@ func (l *LInf) OutDim() int { return l.d }
 // Sensitivity: L2 = √D·c∞, L∞ = c∞.
 func (l *LInf) Sensitivity() Sensitivity {
 	c2 := math.Sqrt(float64(l.d)) * l.cinf
-	return Sensitivity{L2: c2, LInf: l.cinf, Blocks: []Block{{Name: "all", Dim: l.d, C2: c2, CInf: l.cinf}}}
+	return Sensitivity{L2: c2, LInf: l.cinf, Blocks: []Block{{Name: "all", Dim: l.d, C2: c2, CInf: l.cinf, D0: float64(l.d)}}}
 }
 
 // clampInto writes g clamped to [−c, c] into out and reports whether any
@@ -131,8 +131,8 @@ func addRow(sum, row []float32, m *sampler.Mask) {
 // every coordinate to c∞ = c2/√d0. Both bounds hold afterwards (the clamp
 // only shrinks the norm).
 type L2LInf struct {
-	c2, cinf float64
-	d        int
+	c2, cinf, d0 float64
+	d            int
 }
 
 // NewL2LInf clips to L2 norm c2 and then to c∞ = c2/√d0 (d0 ≥ 1).
@@ -146,7 +146,7 @@ func NewL2LInf(c2, d0 float64, d int) (*L2LInf, error) {
 	if _, err := groupsOrWhole(nil, d); err != nil {
 		return nil, err
 	}
-	return &L2LInf{c2: c2, cinf: c2 / math.Sqrt(d0), d: d}, nil
+	return &L2LInf{c2: c2, cinf: c2 / math.Sqrt(d0), d0: d0, d: d}, nil
 }
 
 // CInf is the L∞ bound c2/√d0.
@@ -158,7 +158,7 @@ func (h *L2LInf) OutDim() int { return h.d }
 // Sensitivity: L2 = min(c2, √D·c∞), L∞ = c∞; one block (D, c2, c∞).
 func (h *L2LInf) Sensitivity() Sensitivity {
 	l2 := math.Min(h.c2, math.Sqrt(float64(h.d))*h.cinf)
-	return Sensitivity{L2: l2, LInf: h.cinf, Blocks: []Block{{Name: "all", Dim: h.d, C2: h.c2, CInf: h.cinf}}}
+	return Sensitivity{L2: l2, LInf: h.cinf, Blocks: []Block{{Name: "all", Dim: h.d, C2: h.c2, CInf: h.cinf, D0: h.d0}}}
 }
 
 // Clip writes the L2-then-L∞ clipped g into out.

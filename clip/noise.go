@@ -90,30 +90,3 @@ func (g *Gaussian) Add(sum []float32, s *rng.Stream) {
 		off += n
 	}
 }
-
-// HybridNoiseStd is paper 003 Theorem 4.6's optimal noise for hybrid
-// clipping (block j of rank r_j clipped to L2 norm c2_j) at scale b0:
-// σ_j = b0·√(c2_j·S/√r_j) with S = Σ_l c2_l·√r_l. The total variance is
-// b0²·S², and the per-step RDP is that of a Gaussian with z_eff = b0
-// (Σ_j c2_j²/σ_j² = 1/b0²). With twice sampling the exact optimum of
-// problem (9) is the accountant's; this ratio is its near-optimal start.
-func HybridNoiseStd(c2 []float64, ranks []int, b0 float64) ([]float64, error) {
-	if len(c2) == 0 || len(c2) != len(ranks) {
-		return nil, fmt.Errorf("clip: hybrid noise needs one rank per clip norm, got %d and %d", len(ranks), len(c2))
-	}
-	var S float64
-	for j, c := range c2 {
-		if err := checkPositive(fmt.Sprintf("clip norm of block %d", j), c); err != nil {
-			return nil, err
-		}
-		if ranks[j] < 1 {
-			return nil, fmt.Errorf("clip: rank of block %d must be >= 1, got %d", j, ranks[j])
-		}
-		S += c * math.Sqrt(float64(ranks[j]))
-	}
-	std := make([]float64, len(c2))
-	for j, c := range c2 {
-		std[j] = b0 * math.Sqrt(c*S/math.Sqrt(float64(ranks[j])))
-	}
-	return std, nil
-}

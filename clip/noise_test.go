@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -73,47 +74,55 @@ func TestIsotropicFor(t *testing.T) {
 	}
 }
 
-// Theorem 4.6 against the paper's Section 6 example and its own identities.
-func TestHybridNoiseStd(t *testing.T) {
-	// d = 291,898; r1 = 1000 with c = 2.5; residual 290,898 with c = 1.
-	// Isotropic / optimal variance = d·Σc²/(Σ c_j√r_j)² = 5.5338 (spec §4.4).
-	c2 := []float64{2.5, 1}
-	r := []int{1000, 290898}
-	const b0 = 0.8
-	std, err := HybridNoiseStd(c2, r, b0)
+// Per-block noise from the accountant's Theorem 4.6 allocation, laid out on
+// a Subspace clipper's blocks: the accountant sees the clipper's blocks
+// (r_j, c2_j, d0_j) with the residual as r_m = d, and the noise covers the
+// released coordinates with the requested per-block variances.
+func TestBlockNoiseForSubspace(t *testing.T) {
+	const d = 2000
+	sub, err := NewSubspace(spreadBasis(d, []int{100, 50}), []float64{2.5, 1.5, 1}, []float64{0, 4, 100})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var opt, inv float64
-	for j := range c2 {
-		opt += float64(r[j]) * std[j] * std[j]
-		inv += c2[j] * c2[j] / (std[j] * std[j])
+	blocks, err := sub.Sensitivity().AccountantBlocks([]float64{1})
+	if err != nil {
+		t.Fatal(err)
 	}
-	iso := 291898 * b0 * b0 * (2.5*2.5 + 1) // σ0 = b0·max‖s‖, max‖s‖² = Σc²
-	ratio := iso / opt
-	t.Logf("isotropic/optimal variance ratio %.4f (paper: 5.5×, spec: 5.5338)", ratio)
-	if math.Abs(ratio-5.5338) > 5e-4 {
-		t.Errorf("ratio %.5f, want 5.5338", ratio)
+	want := []accountant.Block{{Dim: 100, C2: 2.5, D0: 1, Sigma: 1}, {Dim: 50, C2: 1.5, D0: 4, Sigma: 1}, {Dim: d, C2: 1, D0: 100, Sigma: 1}}
+	for j := range want {
+		if b := blocks[j]; b.Dim != want[j].Dim || b.C2 != want[j].C2 || math.Abs(b.D0-want[j].D0) > 1e-12 || b.Sigma != 1 {
+			t.Errorf("block %d: %+v, want %+v", j, b, want[j])
+		}
 	}
-	// Same RDP as isotropic noise at b0: Σ c_j²/σ_j² = 1/b0².
+	const b0 = 0.8
+	std, err := accountant.OptimalNoise(blocks, b0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := make([]float64, len(std))
+	for j, s := range std {
+		vars[j] = s * s
+	}
+	g, err := BlockNoiseFor(sub, vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Len() != sub.OutDim() || g.Len() != 150+d {
+		t.Fatalf("noise over %d coordinates, released vector has %d", g.Len(), sub.OutDim())
+	}
+	got := g.Std()
+	var inv float64
+	for j := range std {
+		if math.Abs(got[j]-std[j]) > 1e-15 {
+			t.Errorf("block %d std %v, want %v", j, got[j], std[j])
+		}
+		inv += want[j].C2 * want[j].C2 / vars[j]
+	}
+	// Theorem 4.6 keeps the RDP of a Gaussian with multiplier b0.
 	if math.Abs(inv-1/(b0*b0)) > 1e-12 {
 		t.Errorf("Σ c²/σ² = %v, want 1/b0² = %v", inv, 1/(b0*b0))
 	}
-	// Optimality: any other allocation with the same Σ c²/σ² costs more.
-	s := rng.NewSeeded(3)
-	for it := 0; it < 200; it++ {
-		p := []float64{std[0] * math.Exp(s.NormFloat64()*0.3), std[1] * math.Exp(s.NormFloat64()*0.3)}
-		var pinv, pt float64
-		for j := range p {
-			pinv += c2[j] * c2[j] / (p[j] * p[j])
-		}
-		k := math.Sqrt(pinv * b0 * b0) // rescale to the same RDP
-		for j := range p {
-			p[j] *= k
-			pt += float64(r[j]) * p[j] * p[j]
-		}
-		if pt < opt*(1-1e-12) {
-			t.Fatalf("allocation %v beats Theorem 4.6: %v < %v", p, pt, opt)
-		}
+	if _, err := BlockNoiseFor(sub, vars[:2]); err == nil {
+		t.Error("too few variances accepted")
 	}
 }

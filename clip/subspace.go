@@ -123,9 +123,9 @@ func (b *Basis) decodeInto(out, coef, res []float64) {
 // and noised, is [coefficients | residual] (length K + d); Decode maps a
 // noisy sum back to parameter space.
 type Subspace struct {
-	basis    *Basis
-	c2, cinf []float64 // per block; the last is the residual
-	sizes    []int
+	basis        *Basis
+	c2, cinf, d0 []float64 // per block; the last is the residual
+	sizes        []int
 
 	// u32 stacks every block's rows (K × d, float32) for the batched
 	// GEMM path; coefC (chunk × K) and resC (chunk × d) are its scratch.
@@ -159,7 +159,7 @@ func NewSubspace(b *Basis, c2, d0 []float64) (*Subspace, error) {
 	if len(c2) != m || len(d0) != m {
 		return nil, fmt.Errorf("clip: subspace clipping needs %d c2 and d0 values (blocks + residual), got %d and %d", m, len(c2), len(d0))
 	}
-	s := &Subspace{basis: b, c2: append([]float64(nil), c2...), cinf: make([]float64, m),
+	s := &Subspace{basis: b, c2: append([]float64(nil), c2...), cinf: make([]float64, m), d0: make([]float64, m),
 		sizes: append(b.Ranks(), b.d)}
 	for j := range c2 {
 		if err := checkPositive(fmt.Sprintf("c2 of block %d", j), c2[j]); err != nil {
@@ -167,9 +167,9 @@ func NewSubspace(b *Basis, c2, d0 []float64) (*Subspace, error) {
 		}
 		switch {
 		case d0[j] == 0:
-			s.cinf[j] = c2[j]
+			s.cinf[j], s.d0[j] = c2[j], 1
 		case d0[j] >= 1 && !math.IsInf(d0[j], 0):
-			s.cinf[j] = c2[j] / math.Sqrt(d0[j])
+			s.cinf[j], s.d0[j] = c2[j]/math.Sqrt(d0[j]), d0[j]
 		default:
 			return nil, fmt.Errorf("clip: d0 of block %d must be 0 (no L∞ bound) or a finite value >= 1, got %v", j, d0[j])
 		}
@@ -206,7 +206,7 @@ func (s *Subspace) Sensitivity() Sensitivity {
 		if j == len(s.sizes)-1 {
 			name = "residual"
 		}
-		bl[j] = Block{Name: name, Dim: n, C2: s.c2[j], CInf: s.cinf[j]}
+		bl[j] = Block{Name: name, Dim: n, C2: s.c2[j], CInf: s.cinf[j], D0: s.d0[j]}
 		e := math.Min(s.c2[j], math.Sqrt(float64(n))*s.cinf[j])
 		ss += e * e
 		mx = math.Max(mx, s.cinf[j])

@@ -9,7 +9,8 @@
 //     accountant.PoissonSampled (add/remove-one).
 //   - Twice: Poisson(q1) over examples, then an independent Bernoulli(q2)
 //     mask per (selected example, released coordinate) (paper 003,
-//     Algorithm 2). Masks are bitsets drawn by geometric skips.
+//     Algorithm 2). Masks are bitsets (geometric skips or threshold draws);
+//     accounted as accountant.TwiceSampled.
 //   - WithoutReplacement: a fresh uniform subset of exactly B of the n
 //     examples each step; accounted as accountant.SampledWithoutReplacement
 //     (replace-one).

@@ -289,6 +289,17 @@ func TestEvents(t *testing.T) {
 	if got := tw.Params(); got != (TwiceParams{Q1: 0.1, Q2: 0.5, N: 100, Dim: 50}) {
 		t.Errorf("twice params %+v", got)
 	}
+	blocks := []accountant.Block{{Dim: 50, C2: 1, D0: 100, Sigma: 0.7}}
+	ev := tw.Event(blocks)
+	if ev.Q1 != 0.1 || ev.Q2 != 0.5 || len(ev.Blocks) != 1 || ev.Blocks[0] != blocks[0] {
+		t.Errorf("twice event %+v", ev)
+	}
+	if err := ev.Validate(); err != nil {
+		t.Errorf("twice event: %v", err)
+	}
+	if k := accountant.Kind(ev); k != "twice_sampled" {
+		t.Errorf("twice event kind %q", k)
+	}
 }
 
 func TestBadParameters(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -58,6 +59,14 @@ func NewTwice(n, dim int, q1, q2 float64, s *rng.Stream) (*Twice, error) {
 // Params returns the sampling parameters for the accountant.
 func (t *Twice) Params() TwiceParams {
 	return TwiceParams{Q1: t.q1, Q2: t.q2, N: t.n, Dim: t.dim}
+}
+
+// Event is the step's privacy event: accountant.TwiceSampled with this
+// sampler's Q1 and realised Q2, and the clipper's blocks with their noise
+// (clip.Sensitivity.AccountantBlocks). Twice sampling is never reported as
+// PoissonSampled.
+func (t *Twice) Event(blocks []accountant.Block) accountant.TwiceSampled {
+	return accountant.TwiceSampled{Q1: t.q1, Q2: t.q2, Blocks: append([]accountant.Block(nil), blocks...)}
 }
 
 // Next returns the examples selected this step (Poisson(q1)), in increasing
