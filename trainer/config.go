@@ -56,6 +56,9 @@ type Config struct {
 	WeightDecay float64 `json:"weight_decay"`
 	Schedule    string  `json:"schedule"` // "constant", "cosine"
 	Radius      float64 `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off)
+	// FinalOnly declares that only the final model is released: metrics
+	// and checkpoints are private state. Required for the hidden-state bound.
+	FinalOnly bool `json:"final_only"`
 
 	// Engine.
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients

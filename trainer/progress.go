@@ -19,6 +19,9 @@ const (
 	ProgressQuiet
 	// ProgressJSON prints every metrics record as one JSON line.
 	ProgressJSON
+	// ProgressLines prints one plain line per evaluation (for logs and
+	// pipes, where a redrawn bar would be noise).
+	ProgressLines
 )
 
 // reporter shows progress in the selected mode.
@@ -54,6 +57,11 @@ func (r *reporter) step(rec *Record) {
 	case ProgressJSON:
 		if b, err := json.Marshal(rec); err == nil {
 			fmt.Fprintf(r.w, "%s\n", b)
+		}
+	case ProgressLines:
+		if rec.TestAcc != nil && r.w != nil {
+			fmt.Fprintf(r.w, "step %d  loss %.4f  test acc %.4f  ε %.4f (%s)  %.0fs\n",
+				rec.Step, rec.Loss, *rec.TestAcc, rec.EpsilonBest, rec.BestAccountant, rec.Elapsed)
 		}
 	case ProgressBar:
 		if r.bar == nil {

@@ -1,0 +1,208 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/dptrain/dptrain/trainer"
+)
+
+func init() {
+	register(&command{
+		name:    "train",
+		summary: "train a model with DP-SGD (no flags: the MNIST CNN on the embedded Fashion-MNIST subset, ε = 3)",
+		run:     runTrain,
+	})
+}
+
+// intList is a comma-separated list of ints flag (MLP widths).
+type intList struct{ v *[]int }
+
+func (l intList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	s := make([]string, len(*l.v))
+	for i, x := range *l.v {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+func (l intList) Set(s string) error {
+	*l.v = (*l.v)[:0]
+	for _, f := range strings.Split(s, ",") {
+		x, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil {
+			return fmt.Errorf("not a list of integers: %q", s)
+		}
+		*l.v = append(*l.v, x)
+	}
+	return nil
+}
+
+// trainFlags binds every Config field to a flag on fs.
+func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
+	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic")
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
+	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
+	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
+	fs.StringVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
+	fs.StringVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22")
+	fs.Var(intList{&c.Hidden}, "hidden", "MLP hidden widths, comma-separated")
+	fs.BoolVar(&c.DPSGDF, "dpsgdf", c.DPSGDF, "DPSGD-F: private feature centring before DP-SGD (paper 001)")
+	fs.Float64Var(&c.FeatureEps, "feature-epsilon", c.FeatureEps, "ε_F spent on DPSGD-F's private mean")
+	fs.Float64Var(&c.FeatureCF, "feature-clip", c.FeatureCF, "DPSGD-F feature norm bound C_F")
+	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "poisson | twice | shuffle")
+	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson) or fixed (shuffle) batch size")
+	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate for --sampler twice")
+	fs.StringVar(&c.Clip, "clip", c.Clip, "flat | per-layer | linf | hybrid")
+	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "L2 clip norm C")
+	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0")
+	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (0: calibrate to --epsilon)")
+	fs.Float64Var(&c.Epsilon, "epsilon", c.Epsilon, "target ε (calibrates σ when --sigma is 0; else stops at the budget)")
+	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
+	fs.Float64Var(&c.Epochs, "epochs", c.Epochs, "epochs (when --steps is 0)")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "steps (0: from --epochs)")
+	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, "sgd | momentum | adam")
+	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate")
+	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "momentum (with --optimizer momentum)")
+	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
+	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
+	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step (0 = off)")
+	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "only the final model is released (metrics and checkpoints are private)")
+	fs.IntVar(&c.MaxPhysicalBatch, "max-physical-batch", c.MaxPhysicalBatch, "largest chunk of per-sample gradients in memory")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed for initialisation and sampling (and noise with --seeded)")
+	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "seed the DP noise from --seed (reproducible) instead of crypto/rand")
+	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
+	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: metrics.jsonl, summary.json, model.bin, plots, checkpoint")
+	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only on interrupt)")
+	fs.BoolVar(&c.Plots, "plots", c.Plots, "write training and ε plots (PNG and SVG) to --out")
+}
+
+func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	// The config file is read first so that flags override it.
+	cfg := trainer.Default()
+	cfg.OutDir = "runs/latest"
+	if path, ok, err := scanFlagValue(args, "config"); err != nil {
+		return asInput(err)
+	} else if ok {
+		if cfg, err = trainer.LoadConfig(path, cfg); err != nil {
+			return asInput(err)
+		}
+	}
+	fs := newFlagSet("train", stderr)
+	fs.String("config", "", "JSON config file (flags override it); see configs/")
+	trainFlags(fs, &cfg)
+	resume := fs.Bool("resume", false, "continue from --out/checkpoint.json")
+	quiet := fs.Bool("quiet", false, "no progress bar")
+	jsonOut := fs.Bool("json", false, "print every step's record and the summary as JSON lines")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := cfg.Validate(); err != nil {
+		return asInput(err)
+	}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume}
+	if !isTerminal(stderr) {
+		opts.Progress = trainer.ProgressLines
+	}
+	switch {
+	case *jsonOut:
+		opts.Progress, opts.Out, opts.Log = trainer.ProgressJSON, stdout, nil
+	case *quiet:
+		opts.Progress, opts.Out = trainer.ProgressQuiet, nil
+	}
+	sum, err := trainer.Run(ctx, cfg, opts)
+	if sum != nil {
+		if *jsonOut {
+			b, _ := json.Marshal(sum)
+			fmt.Fprintf(stdout, "%s\n", b)
+		} else {
+			printSummary(stdout, sum)
+		}
+	}
+	if err != nil {
+		if errors.Is(err, trainer.ErrInvalidConfig) {
+			return asInput(err)
+		}
+		return err
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, s *trainer.Summary) {
+	fmt.Fprintf(w, "data      %s (%s): %d train, %d test\n", s.Dataset, s.Source, s.TrainN, s.TestN)
+	fmt.Fprintf(w, "model     %s, %d parameters\n", s.Model, s.Params)
+	fmt.Fprintf(w, "training  %d of %d steps, q = %.5f, σ = %.4f%s, %.1f s\n", s.Steps, s.PlannedStep, s.Q, s.Sigma,
+		map[bool]string{true: " (calibrated)", false: ""}[s.Calibrated], s.Seconds)
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "note      %s\n", n)
+	}
+	if s.Stopped != "" {
+		fmt.Fprintf(w, "stopped   %s\n", s.Stopped)
+	}
+	fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
+	for _, b := range s.Bounds {
+		switch {
+		case b.Err != nil:
+			fmt.Fprintf(w, "privacy   %-7s no bound: %v\n", b.Name, b.Err)
+		case !b.Applicable:
+			fmt.Fprintf(w, "privacy   %-7s ε = %.4f (δ = %g, %s) NOT valid for this run: %s\n", b.Name, b.Epsilon, b.Delta, b.Relation, b.Reason)
+		default:
+			order := ""
+			if b.Order > 0 {
+				order = fmt.Sprintf(", order %g", b.Order)
+			}
+			fmt.Fprintf(w, "privacy   %-7s ε = %.4f (δ = %g, %s%s)\n", b.Name, b.Epsilon, b.Delta, b.Relation, order)
+		}
+	}
+	if s.Best.Accountant != "" {
+		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s), test accuracy %.2f%%\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, 100*s.TestAcc)
+	}
+	if s.OutDir != "" {
+		fmt.Fprintf(w, "outputs   %s (metrics.jsonl, summary.json, model.bin, training.png, epsilon.png)\n", s.OutDir)
+	}
+	if s.Private {
+		fmt.Fprintln(w, "warning   only the final model may be released: metrics and checkpoints are private state")
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal), where a
+// redrawn progress bar makes sense.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// scanFlagValue finds "-name V", "--name V", "-name=V" or "--name=V" in args.
+func scanFlagValue(args []string, name string) (string, bool, error) {
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
+		for _, p := range []string{"-" + name, "--" + name} {
+			if a == p {
+				if i+1 >= len(args) {
+					return "", false, fmt.Errorf("flag needs an argument: %s", p)
+				}
+				return args[i+1], true, nil
+			}
+			if v, ok := strings.CutPrefix(a, p+"="); ok {
+				return v, true, nil
+			}
+		}
+	}
+	return "", false, nil
+}

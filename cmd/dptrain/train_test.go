@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestTrainEmbeddedLogreg(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI(t, "train", "--model", "logreg", "--epochs", "1", "--epsilon", "2",
+		"--eval-every", "5", "--quiet", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"embedded Fashion-MNIST subset", "privacy   rdp     ε = 1.99", "result    (ε = 1.99"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	var sum struct {
+		TestAcc float64 `json:"test_acc"`
+		Best    struct{ Epsilon float64 }
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.TestAcc < 0.6 || sum.Best.Epsilon > 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, f := range []string{"metrics.jsonl", "model.bin", "training.png", "epsilon.svg"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("missing output %s", f)
+		}
+	}
+}
+
+func TestTrainConfigFileAndJSON(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "c.json")
+	os.WriteFile(cfg, []byte(`{"model":"logreg","steps":5,"sigma":1.5,"epsilon":0,"eval_every":0}`), 0o644)
+	code, stdout, stderr := runCLI(t, "train", "--config", cfg, "--json", "--out", filepath.Join(dir, "o"), "--lr", "0.5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 6 { // 5 step records and the summary
+		t.Fatalf("%d JSON lines, want 6:\n%s", len(lines), stdout)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Fatalf("invalid JSON line %q", l)
+		}
+	}
+	if !strings.Contains(lines[5], `"sigma":1.5`) {
+		t.Fatalf("summary %s", lines[5])
+	}
+}
+
+func TestTrainBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--delta", "1.5"}, "delta must be in (0,1), got 1.5"},
+		{[]string{"--sigma", "NaN"}, "sigma must be finite"},
+		{[]string{"--model", "batchnorm-cnn"}, `model "batchnorm-cnn"`},
+		{[]string{"--batch", "0", "--lr", "-1"}, "batch_size must be >= 1, got 0; lr must be > 0, got -1"},
+		{[]string{"--config", "/nonexistent.json"}, "nonexistent.json"},
+		{[]string{"--hidden", "a,b"}, "not a list of integers"},
+		{[]string{"stray"}, `unexpected argument "stray"`},
+	}
+	for _, tc := range tests {
+		code, _, stderr := runCLI(t, append([]string{"train", "--quiet", "--out", t.TempDir()}, tc.args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, stderr)
+		}
+		if !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 && !strings.Contains(stderr, "Usage") {
+			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package trainer
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+)
+
+const checkpointVersion = 1
+
+// checkpoint is everything a run needs to continue exactly where it was:
+// parameters, optimizer, sampler and noise streams, and the accountants.
+type checkpoint struct {
+	Version    int             `json:"version"`
+	ConfigHash string          `json:"config_hash"`
+	Config     Config          `json:"config"`
+	Step       int             `json:"step"`
+	Sigma      float64         `json:"sigma"` // the noise multiplier in use (after calibration)
+	Params     []byte          `json:"params"`
+	Optimizer  []byte          `json:"optimizer"`
+	Sampler    []byte          `json:"sampler"`
+	Noise      []byte          `json:"noise"`
+	Tracker    json.RawMessage `json:"tracker"`
+	// Private marks a checkpoint of a hidden-state run: the intermediate
+	// iterate it holds must never be released, or the hidden-state bound
+	// no longer applies.
+	Private bool   `json:"private"`
+	Warning string `json:"warning,omitempty"`
+}
+
+// ErrNoCheckpoint is returned by loadCheckpoint when none exists.
+var ErrNoCheckpoint = errors.New("no checkpoint")
+
+func saveCheckpoint(path string, c *checkpoint) error {
+	c.Version = checkpointVersion
+	b, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return writeFileAtomic(path, b)
+}
+
+func loadCheckpoint(path string) (*checkpoint, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, ErrNoCheckpoint)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	var c checkpoint
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("checkpoint %s: corrupt: %w", path, err)
+	}
+	if c.Version != checkpointVersion {
+		return nil, fmt.Errorf("checkpoint %s: version %d, want %d", path, c.Version, checkpointVersion)
+	}
+	return &c, nil
+}
+
+// float32Bytes encodes v exactly (little-endian IEEE 754).
+func float32Bytes(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// setFloat32s decodes b into dst, which must have the matching length.
+func setFloat32s(dst []float32, b []byte) error {
+	if len(b) != 4*len(dst) {
+		return fmt.Errorf("parameter vector has %d bytes, model needs %d", len(b), 4*len(dst))
+	}
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return nil
+}

@@ -1,0 +1,668 @@
+package trainer
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/sampler"
+)
+
+// Options control how a run reports and whether it resumes; they do not
+// change what is trained.
+type Options struct {
+	Progress Progress
+	// Out receives the progress bar or JSON lines (nil: nothing).
+	Out io.Writer
+	// Log receives one-line human messages (nil: nothing).
+	Log io.Writer
+	// Resume continues from OutDir/checkpoint.json when it exists.
+	Resume bool
+	// StopAfter, when > 0, ends the run after that many steps as if
+	// interrupted (checkpoint written): for tests of resumption.
+	StopAfter int
+}
+
+// Summary is what a finished (or interrupted) run reports.
+type Summary struct {
+	Dataset     string                    `json:"dataset"`
+	Source      string                    `json:"source"`
+	Model       string                    `json:"model"`
+	Params      int                       `json:"params"`
+	TrainN      int                       `json:"train_n"`
+	TestN       int                       `json:"test_n"`
+	Steps       int                       `json:"steps"`         // steps completed
+	PlannedStep int                       `json:"planned_steps"` // steps the run set out to take
+	Sigma       float64                   `json:"sigma"`         // noise multiplier used
+	Calibrated  bool                      `json:"calibrated"`    // σ was calibrated to the target ε
+	Q           float64                   `json:"q"`
+	Delta       float64                   `json:"delta"`
+	TestAcc     float64                   `json:"test_acc"`
+	TestLoss    float64                   `json:"test_loss"`
+	Epsilon     map[string]float64        `json:"epsilon"`
+	Best        accountant.Bound          `json:"best"`
+	Bounds      []accountant.TrackedBound `json:"-"`
+	Notes       []string                  `json:"notes,omitempty"`
+	Stopped     string                    `json:"stopped,omitempty"` // why the run ended early
+	Seconds     float64                   `json:"seconds"`
+	OutDir      string                    `json:"out_dir,omitempty"`
+	Private     bool                      `json:"private"` // outputs other than the final model are private state
+}
+
+// ErrInterrupted is wrapped by Run's error when the context was cancelled;
+// the run's checkpoint holds its state.
+var ErrInterrupted = errors.New("training interrupted")
+
+// state is one run in progress.
+type state struct {
+	cfg  Config
+	opts Options
+	data *prepared
+
+	model    *models.Net
+	samp     sampler.Sampler
+	twice    *sampler.Twice
+	clipper  clip.Clipper
+	norm     clip.NormClipper // nil: materialised path
+	noise    *clip.Gaussian
+	noiseRNG *rng.Stream
+	opt      optim.Optimizer
+	acct     *accounting
+	tracker  *accountant.Tracker
+	sigma    float64
+	steps    int
+	lrAt     func(step int) float64
+
+	// buffers, sized once
+	idx     []int
+	x       []float32
+	y       []int
+	normsSq []float64
+	scales  []float32
+	losses  []float32
+	grads   []float32
+	masks   []*sampler.Mask
+	sum     []float32
+
+	metrics *metricsLog
+	notes   []string
+}
+
+// Run trains cfg and returns its summary. Cancelling ctx stops the run at
+// the end of the current step, writes a checkpoint (when OutDir is set) and
+// returns an error wrapping ErrInterrupted.
+func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	s := &state{cfg: cfg, opts: opts}
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	first := 1
+	if opts.Resume && cfg.OutDir != "" {
+		ck, err := loadCheckpoint(s.checkpointPath())
+		switch {
+		case errors.Is(err, ErrNoCheckpoint):
+			s.logf("no checkpoint in %s; starting afresh", cfg.OutDir)
+		case err != nil:
+			return nil, err
+		default:
+			if err := s.restore(ck); err != nil {
+				return nil, err
+			}
+			first = ck.Step + 1
+			s.logf("resumed from step %d of %d", ck.Step, s.steps)
+		}
+	}
+	if cfg.OutDir != "" {
+		if err := s.openMetrics(first > 1, first-1); err != nil {
+			return nil, err
+		}
+		defer s.metrics.close()
+	}
+	sum, err := s.loop(ctx, first, start)
+	if sum != nil {
+		sum.Seconds = time.Since(start).Seconds()
+		if cfg.OutDir != "" {
+			if werr := s.writeOutputs(sum); werr != nil && err == nil {
+				err = werr
+			}
+		}
+	}
+	return sum, err
+}
+
+func (s *state) logf(format string, args ...any) {
+	if s.opts.Log != nil {
+		fmt.Fprintf(s.opts.Log, format+"\n", args...)
+	}
+}
+
+func (s *state) checkpointPath() string { return filepath.Join(s.cfg.OutDir, "checkpoint.json") }
+
+// setup loads data, builds every component and fixes σ and the number of steps.
+func (s *state) setup() error {
+	cfg := &s.cfg
+	data, err := loadData(cfg)
+	if err != nil {
+		return err
+	}
+	s.data = data
+	s.notes = append(s.notes, data.notes...)
+	n := data.train.N()
+	if s.model, err = buildModel(cfg, data.train); err != nil {
+		return err
+	}
+	d := s.model.NumParams()
+	root, err := rng.New(cfg.Seed, cfg.Seeded)
+	if err != nil {
+		return err
+	}
+	// The sampler always follows the seed, so a seeded run is reproducible;
+	// the noise is crypto-seeded unless the run asks for reproducibility.
+	var expected float64
+	if s.samp, expected, err = buildSampler(cfg, n, d, rng.NewSeeded(cfg.Seed).Child("sampler")); err != nil {
+		return fmt.Errorf("sampler: %w", err)
+	}
+	if !cfg.Seeded {
+		if s.samp, expected, err = buildSampler(cfg, n, d, root.Child("sampler")); err != nil {
+			return fmt.Errorf("sampler: %w", err)
+		}
+	}
+	s.twice, _ = s.samp.(*sampler.Twice)
+	s.noiseRNG = root.Child("noise")
+	var d0 float64
+	if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
+		return fmt.Errorf("clip: %w", err)
+	}
+	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil {
+		s.norm = nc
+	}
+	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix}
+
+	s.steps = cfg.Steps
+	if s.steps == 0 {
+		s.steps = int(math.Ceil(cfg.Epochs * float64(n) / float64(cfg.BatchSize)))
+	}
+	s.sigma = cfg.Sigma
+	if s.sigma == 0 {
+		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
+			return err
+		}
+		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps", s.sigma, cfg.Epsilon, cfg.Delta, s.steps))
+	} else if cfg.Epsilon > 0 {
+		k, err := s.acct.budgetSteps(s.sigma, s.steps)
+		if err != nil {
+			return fmt.Errorf("budget: %w", err)
+		}
+		if k < s.steps {
+			s.notes = append(s.notes, fmt.Sprintf("budget: ε = %g is reached after %d of %d steps at σ = %g; the run stops there", cfg.Epsilon, k, s.steps, s.sigma))
+			s.steps = k
+		}
+	}
+	if s.steps < 1 {
+		return fmt.Errorf("budget: not even one step fits in ε = %g at σ = %g", cfg.Epsilon, s.sigma)
+	}
+	if s.noise, err = clip.IsotropicFor(s.clipper, s.sigma); err != nil {
+		return fmt.Errorf("noise: %w", err)
+	}
+	var proj optim.Projector
+	if cfg.Radius > 0 {
+		if proj, err = optim.NewL2Ball(nil, cfg.Radius); err != nil {
+			return err
+		}
+		if pj := proj.(*optim.L2Ball); pj != nil {
+			pj.Project(s.model.Params()) // start inside the set
+		}
+	}
+	if s.opt, err = buildOptimizer(cfg, s.steps, proj); err != nil {
+		return fmt.Errorf("optimizer: %w", err)
+	}
+	s.lrAt = func(step int) float64 {
+		if cfg.Schedule == "cosine" {
+			return optim.Cosine{Base: cfg.LR, Total: s.steps}.LR(step - 1)
+		}
+		return cfg.LR
+	}
+	var tnotes []string
+	if s.tracker, tnotes, err = s.acct.newTracker(); err != nil {
+		return err
+	}
+	s.notes = append(s.notes, tnotes...)
+	s.allocate()
+	return nil
+}
+
+func (s *state) allocate() {
+	mb, d, in := s.model.MaxBatch(), s.model.NumParams(), s.model.InputSize()
+	k := len(s.model.Groups())
+	s.x = make([]float32, mb*in)
+	s.y = make([]int, mb)
+	s.losses = make([]float32, mb)
+	s.sum = make([]float32, s.clipper.OutDim())
+	if s.norm != nil {
+		s.normsSq = make([]float64, mb*k)
+		s.scales = make([]float32, mb*k)
+	} else {
+		s.grads = make([]float32, mb*d)
+	}
+	if s.twice != nil {
+		s.masks = make([]*sampler.Mask, mb)
+		for i := range s.masks {
+			s.masks[i] = sampler.NewMask(d)
+		}
+	}
+}
+
+// stepStats are the (non-private) diagnostics of one step.
+type stepStats struct {
+	lossSum    float64
+	n          int
+	normSum    float64
+	normMax    float64
+	clipped    int
+	nonFinite  int
+	normsCount int
+}
+
+// step runs one DP-SGD step and returns its diagnostics.
+func (s *state) step() (stepStats, error) {
+	var st stepStats
+	s.idx = s.samp.Next(s.idx)
+	clear(s.sum)
+	mb, in := s.model.MaxBatch(), s.model.InputSize()
+	k := len(s.model.Groups())
+	for off := 0; off < len(s.idx); off += mb {
+		chunk := s.idx[off:min(off+mb, len(s.idx))]
+		b := len(chunk)
+		s.data.train.Gather(chunk, s.x[:b*in], s.y[:b])
+		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
+		if s.cfg.Model == "linreg" {
+			batch.T = s.targets(b)
+		}
+		if s.norm != nil {
+			if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
+				return st, err
+			}
+			cs := s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
+			st.clipped += cs.Clipped
+			st.nonFinite += cs.NonFinite
+			for i := 0; i < b; i++ {
+				var sq float64
+				for _, v := range s.normsSq[i*k : (i+1)*k] {
+					sq += v
+				}
+				st.addNorm(math.Sqrt(sq))
+			}
+			if err := s.model.AccumulateScaled(s.scales[:b*k], s.sum); err != nil {
+				return st, err
+			}
+		} else {
+			d := s.model.NumParams()
+			g := s.grads[:b*d]
+			if err := s.model.PerSampleGrads(batch, g, s.losses[:b]); err != nil {
+				return st, err
+			}
+			for i := 0; i < b; i++ {
+				st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
+			}
+			var masks []*sampler.Mask
+			if s.twice != nil {
+				masks = s.masks[:b]
+				for _, m := range masks {
+					s.twice.FillMask(m)
+				}
+			}
+			cs := s.clipper.ClipSum(g, b, masks, s.sum)
+			st.clipped += cs.Clipped
+			st.nonFinite += cs.NonFinite
+		}
+		for _, l := range s.losses[:b] {
+			st.lossSum += float64(l)
+		}
+		st.n += b
+	}
+	s.noise.Add(s.sum, s.noiseRNG)
+	if err := s.opt.Step(s.model.Params(), s.sum, s.acct.expected); err != nil {
+		return st, err
+	}
+	return st, nil
+}
+
+func (st *stepStats) addNorm(v float64) {
+	st.normSum += v
+	st.normMax = max(st.normMax, v)
+	st.normsCount++
+}
+
+var targetBuf []float32
+
+// targets converts the gathered labels into regression targets.
+func (s *state) targets(b int) []float32 {
+	if cap(targetBuf) < b {
+		targetBuf = make([]float32, b)
+	}
+	t := targetBuf[:b]
+	for i, y := range s.y[:b] {
+		t[i] = float32(y)
+	}
+	return t
+}
+
+// evaluate returns accuracy and mean loss on ds (dropout off).
+func (s *state) evaluate(ds *datasets.Dataset) (acc, loss float64, err error) {
+	s.model.SetTraining(false)
+	defer s.model.SetTraining(true)
+	mb, in := s.model.MaxBatch(), s.model.InputSize()
+	var lossSum float64
+	correct := 0
+	idx := make([]int, 0, mb)
+	for off := 0; off < ds.N(); off += mb {
+		idx = idx[:0]
+		for i := off; i < min(off+mb, ds.N()); i++ {
+			idx = append(idx, i)
+		}
+		b := len(idx)
+		ds.Gather(idx, s.x[:b*in], s.y[:b])
+		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
+		if s.cfg.Model == "linreg" {
+			batch.T = s.targets(b)
+		}
+		l, c, err := s.model.Evaluate(batch)
+		if err != nil {
+			return 0, 0, err
+		}
+		lossSum += l
+		correct += c
+	}
+	n := float64(max(ds.N(), 1))
+	return float64(correct) / n, lossSum / n, nil
+}
+
+// loop runs steps first..s.steps.
+func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary, error) {
+	cfg := &s.cfg
+	rep := newReporter(s.opts.Progress, s.opts.Out, s.steps, first-1)
+	defer rep.finish()
+	n := s.data.train.N()
+	var (
+		stopped string
+		runErr  error
+		done    = first - 1
+	)
+	for step := first; step <= s.steps; step++ {
+		if err := ctx.Err(); err != nil {
+			stopped, runErr = "interrupted", fmt.Errorf("%w at step %d: %v", ErrInterrupted, done, err)
+			break
+		}
+		if s.opts.StopAfter > 0 && step > s.opts.StopAfter {
+			stopped, runErr = "stopped after the requested number of steps", fmt.Errorf("%w at step %d (StopAfter)", ErrInterrupted, done)
+			break
+		}
+		st, err := s.step()
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", step, err)
+		}
+		if err := s.acct.step(s.tracker, s.acct.stepEvent(s.sigma), s.sigma, s.lrAt(step)); err != nil {
+			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
+		}
+		done = step
+		rec := &Record{Step: step, Epoch: float64(step) * float64(cfg.BatchSize) / float64(n),
+			BatchSize: st.n, LR: s.lrAt(step), Elapsed: time.Since(start).Seconds()}
+		if st.n > 0 {
+			rec.Loss = st.lossSum / float64(st.n)
+			rec.GradNormMean = st.normSum / float64(st.normsCount)
+			rec.GradNormMax = st.normMax
+			rec.ClippedFrac = float64(st.clipped) / float64(st.n)
+		}
+		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
+			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
+		}
+		s.account(rec)
+		if cfg.EvalEvery > 0 && (step%cfg.EvalEvery == 0 || step == s.steps) {
+			acc, loss, err := s.evaluate(s.data.test)
+			if err != nil {
+				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
+			}
+			rec.TestAcc, rec.TestLoss = &acc, &loss
+		}
+		if s.metrics != nil {
+			if err := s.metrics.write(rec); err != nil {
+				return nil, err
+			}
+		}
+		rep.step(rec)
+		if cfg.OutDir != "" && cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
+			if err := s.checkpoint(step); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.OutDir != "" && stopped != "" {
+		if err := s.checkpoint(done); err != nil {
+			return nil, err
+		}
+		s.logf("checkpoint written at step %d; continue with --resume", done)
+	}
+	sum, err := s.summary(done, stopped)
+	if err != nil {
+		return nil, err
+	}
+	return sum, runErr
+}
+
+func finiteVec(v []float32) bool {
+	for _, x := range v {
+		if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// account fills the record's privacy fields from the tracker.
+func (s *state) account(rec *Record) {
+	rec.Epsilon = map[string]float64{}
+	for _, tb := range s.tracker.Bounds(s.cfg.Delta) {
+		if tb.Err != nil {
+			continue
+		}
+		rec.Epsilon[tb.Name] = tb.Epsilon
+		if !tb.Applicable {
+			if rec.NotApplicable == nil {
+				rec.NotApplicable = map[string]string{}
+			}
+			rec.NotApplicable[tb.Name] = tb.Reason
+		}
+	}
+	if b, ok := s.best(); ok {
+		rec.EpsilonBest, rec.BestAccountant, rec.Relation = b.Epsilon, b.Accountant, b.Relation.String()
+	}
+}
+
+// best is the tightest valid bound for the run's own relation: the primary
+// accountant's relation (add/remove-one for Poisson and twice sampling);
+// bounds of other relations are never compared with it.
+func (s *state) best() (accountant.Bound, bool) {
+	bs := s.tracker.Bounds(s.cfg.Delta)
+	var rel accountant.Relation
+	for _, tb := range bs {
+		if tb.Name == s.acct.primary && tb.Err == nil {
+			rel = tb.Relation
+		}
+	}
+	if rel == 0 {
+		return accountant.Bound{}, false
+	}
+	b, err := s.tracker.TightestFor(s.cfg.Delta, rel)
+	return b, err == nil
+}
+
+func (s *state) summary(done int, stopped string) (*Summary, error) {
+	acc, loss, err := s.evaluate(s.data.test)
+	if err != nil {
+		return nil, fmt.Errorf("final evaluation: %w", err)
+	}
+	sum := &Summary{
+		Dataset: s.cfg.Dataset, Source: s.data.source, Model: s.cfg.Model, Params: s.model.NumParams(),
+		TrainN: s.data.train.N(), TestN: s.data.test.N(), Steps: done, PlannedStep: s.steps,
+		Sigma: s.sigma, Calibrated: s.cfg.Sigma == 0, Q: s.acct.q, Delta: s.cfg.Delta,
+		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
+		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly,
+	}
+	sum.Bounds = s.tracker.Bounds(s.cfg.Delta)
+	for _, tb := range sum.Bounds {
+		if tb.Err == nil {
+			sum.Epsilon[tb.Name] = tb.Epsilon
+		}
+	}
+	if b, ok := s.best(); ok {
+		sum.Best = b
+	}
+	return sum, nil
+}
+
+func (s *state) openMetrics(resumed bool, upTo int) error {
+	if err := os.MkdirAll(s.cfg.OutDir, 0o755); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	path := filepath.Join(s.cfg.OutDir, "metrics.jsonl")
+	if resumed {
+		// Keep exactly the records of the steps the checkpoint covers.
+		recs, err := ReadMetrics(path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		var buf bytes.Buffer
+		for i := range recs {
+			if recs[i].Step <= upTo {
+				b, _ := json.Marshal(&recs[i])
+				buf.Write(b)
+				buf.WriteByte('\n')
+			}
+		}
+		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+			return err
+		}
+	}
+	m, err := openMetrics(path, resumed)
+	if err != nil {
+		return err
+	}
+	s.metrics = m
+	return nil
+}
+
+func (s *state) checkpoint(step int) error {
+	if err := os.MkdirAll(s.cfg.OutDir, 0o755); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma,
+		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly}
+	var err error
+	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint optimizer: %w", err)
+	}
+	if ck.Sampler, err = s.samp.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint sampler: %w", err)
+	}
+	if ck.Noise, err = s.noiseRNG.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint noise: %w", err)
+	}
+	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
+		return fmt.Errorf("checkpoint tracker: %w", err)
+	}
+	if s.cfg.FinalOnly {
+		ck.Warning = "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound"
+	}
+	return saveCheckpoint(s.checkpointPath(), ck)
+}
+
+func (s *state) restore(ck *checkpoint) error {
+	if ck.ConfigHash != s.cfg.Hash() {
+		return fmt.Errorf("checkpoint %s was written by a different configuration (hash %s, this run %s); use a new out_dir or the same settings", s.checkpointPath(), ck.ConfigHash, s.cfg.Hash())
+	}
+	if ck.Step > s.steps {
+		return fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d steps", s.checkpointPath(), ck.Step, s.steps)
+	}
+	if err := setFloat32s(s.model.Params(), ck.Params); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", s.checkpointPath(), err)
+	}
+	if err := s.opt.UnmarshalBinary(ck.Optimizer); err != nil {
+		return fmt.Errorf("checkpoint %s optimizer: %w", s.checkpointPath(), err)
+	}
+	if err := s.samp.UnmarshalBinary(ck.Sampler); err != nil {
+		return fmt.Errorf("checkpoint %s sampler: %w", s.checkpointPath(), err)
+	}
+	if err := s.noiseRNG.UnmarshalBinary(ck.Noise); err != nil {
+		return fmt.Errorf("checkpoint %s noise: %w", s.checkpointPath(), err)
+	}
+	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
+		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
+	}
+	s.sigma = ck.Sigma
+	return nil
+}
+
+// writeOutputs writes the final model, summary and plots.
+func (s *state) writeOutputs(sum *Summary) error {
+	var buf bytes.Buffer
+	if err := s.model.Save(&buf); err != nil {
+		return fmt.Errorf("save model: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "model.bin"), buf.Bytes()); err != nil {
+		return err
+	}
+	type boundOut struct {
+		Name       string  `json:"name"`
+		Epsilon    float64 `json:"epsilon"`
+		Order      float64 `json:"order,omitempty"`
+		Relation   string  `json:"relation"`
+		Applicable bool    `json:"applicable"`
+		Reason     string  `json:"reason,omitempty"`
+	}
+	out := struct {
+		*Summary
+		Config Config     `json:"config"`
+		All    []boundOut `json:"bounds"`
+	}{Summary: sum, Config: s.cfg}
+	for _, tb := range sum.Bounds {
+		if tb.Err != nil {
+			out.All = append(out.All, boundOut{Name: tb.Name, Reason: tb.Err.Error()})
+			continue
+		}
+		out.All = append(out.All, boundOut{tb.Name, tb.Epsilon, tb.Order, tb.Relation.String(), tb.Applicable, tb.Reason})
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "summary.json"), b); err != nil {
+		return err
+	}
+	if s.cfg.Plots {
+		recs, err := ReadMetrics(filepath.Join(s.cfg.OutDir, "metrics.jsonl"))
+		if err != nil {
+			return err
+		}
+		if err := WritePlots(s.cfg.OutDir, recs); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package trainer
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/accountant"
+)
+
+// small is a fast configuration on the synthetic Gaussian mixture.
+func small(t *testing.T) Config {
+	c := Default()
+	c.Dataset, c.Model, c.Hidden = "synthetic", "mlp", []int{16}
+	c.BatchSize, c.Steps, c.Epsilon, c.Sigma = 200, 30, 0, 1.0
+	c.Optimizer, c.LR, c.Momentum = "momentum", 1, 0.5
+	c.EvalEvery, c.CheckpointEvery, c.Plots = 10, 7, false
+	c.OutDir = t.TempDir()
+	return c
+}
+
+func run(t *testing.T, c Config, o Options) *Summary {
+	t.Helper()
+	s, err := Run(context.Background(), c, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// A run interrupted and resumed from its checkpoint ends bit for bit where
+// an uninterrupted run with the same seed ends: model, metrics and ε.
+func TestResumeIsBitIdentical(t *testing.T) {
+	for _, sampler := range []string{"poisson", "twice", "shuffle"} {
+		t.Run(sampler, func(t *testing.T) {
+			c := small(t)
+			c.Sampler = sampler
+			if sampler == "twice" {
+				c.Q2, c.Clip, c.D0 = 0.5, "hybrid", 4
+			}
+			full := run(t, c, Options{})
+
+			c2 := c
+			c2.OutDir = t.TempDir()
+			_, err := Run(context.Background(), c2, Options{StopAfter: 12})
+			if !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("stop: %v", err)
+			}
+			resumed := run(t, c2, Options{Resume: true})
+
+			if full.Epsilon[full.Best.Accountant] != resumed.Epsilon[resumed.Best.Accountant] || full.TestLoss != resumed.TestLoss {
+				t.Fatalf("resumed run differs: ε %v vs %v, loss %v vs %v", full.Epsilon, resumed.Epsilon, full.TestLoss, resumed.TestLoss)
+			}
+			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+				t.Fatal("final models differ")
+			}
+			a, b := mustMetrics(t, c.OutDir), mustMetrics(t, c2.OutDir)
+			if len(a) != c.Steps || len(b) != c.Steps {
+				t.Fatalf("metrics have %d and %d records, want %d", len(a), len(b), c.Steps)
+			}
+			for i := range a {
+				if a[i].Loss != b[i].Loss || a[i].EpsilonBest != b[i].EpsilonBest || a[i].BatchSize != b[i].BatchSize {
+					t.Fatalf("step %d differs: %+v vs %+v", i+1, a[i], b[i])
+				}
+			}
+		})
+	}
+}
+
+func mustMetrics(t *testing.T, dir string) []Record {
+	t.Helper()
+	r, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// The reported ε equals an independent composition of the same events.
+func TestEpsilonMatchesIndependentAccount(t *testing.T) {
+	c := small(t)
+	c.Steps = 80
+	s := run(t, c, Options{})
+	want, err := accountant.PoissonEpsilon(float64(c.BatchSize)/float64(s.TrainN), c.Sigma, c.Steps, c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Epsilon["rdp"]; math.Abs(got-want.Epsilon) > 1e-12 {
+		t.Fatalf("ε %v, independent %v", got, want.Epsilon)
+	}
+	if s.Best.Accountant != "rdp" || s.Best.Relation != accountant.AddRemove {
+		t.Fatalf("best %+v", s.Best)
+	}
+	if s.TestAcc < 0.6 {
+		t.Fatalf("test accuracy %v: the MLP did not learn the mixture", s.TestAcc)
+	}
+}
+
+// With a target ε, calibration meets it; with σ fixed, the run stops
+// before the step that would exceed it.
+func TestBudget(t *testing.T) {
+	c := small(t)
+	c.Sigma, c.Epsilon = 0, 2
+	s := run(t, c, Options{})
+	if e := s.Best.Epsilon; e > 2 || e < 2-0.01 {
+		t.Fatalf("calibrated ε %v, want just below 2", e)
+	}
+	if !s.Calibrated {
+		t.Fatal("not marked calibrated")
+	}
+
+	c = small(t)
+	c.Sigma, c.Epsilon, c.Steps = 1.2, 2, 500
+	s = run(t, c, Options{})
+	if s.Steps >= 500 || s.Best.Epsilon > 2 {
+		t.Fatalf("ran %d steps to ε %v", s.Steps, s.Best.Epsilon)
+	}
+	q := float64(c.BatchSize) / float64(s.TrainN)
+	next, err := accountant.PoissonEpsilon(q, c.Sigma, s.Steps+1, c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Epsilon <= 2 {
+		t.Fatalf("stopped at %d steps but %d would still fit (ε %v)", s.Steps, s.Steps+1, next.Epsilon)
+	}
+}
+
+// A projected plain-SGD run releasing only its final model gets the
+// hidden-state bound beside RDP; a run with momentum is told why not.
+func TestHiddenStateApplicability(t *testing.T) {
+	c := small(t)
+	// r = (D + 2ηC)/σ_param with σ_param = η·σ·C/E[B] is about 1 only
+	// for small batches and large noise multipliers.
+	c.Optimizer, c.Momentum, c.Radius, c.FinalOnly = "sgd", 0, 0.1, true
+	c.BatchSize, c.Sigma, c.LR, c.Steps = 5, 10, 1, 20
+	s := run(t, c, Options{})
+	var hidden *accountant.TrackedBound
+	for i := range s.Bounds {
+		if s.Bounds[i].Name == "hidden" {
+			hidden = &s.Bounds[i]
+		}
+	}
+	if hidden == nil || !hidden.Applicable || hidden.Relation != accountant.ReplaceOne {
+		t.Fatalf("hidden bound missing or not applicable: %+v", hidden)
+	}
+	if s.Best.Accountant != "rdp" {
+		t.Fatalf("best bound %+v mixes relations", s.Best)
+	}
+	ck := readFile(t, filepath.Join(c.OutDir, "checkpoint.json"))
+	if !bytes.Contains(ck, []byte(`"private":true`)) {
+		t.Fatal("hidden-state checkpoint not marked private")
+	}
+
+	c = small(t)
+	c.Radius = 5
+	s = run(t, c, Options{})
+	for _, b := range s.Bounds {
+		if b.Name == "hidden" && (b.Applicable || b.Reason == "") {
+			t.Fatalf("hidden bound applicable with momentum: %+v", b)
+		}
+	}
+}
+
+func TestDPSGDFComposesFeatureBudget(t *testing.T) {
+	c := small(t)
+	c.Model, c.DPSGDF, c.FeatureEps, c.FeatureCF = "logreg", true, 0.1, 10
+	s := run(t, c, Options{})
+	plain := small(t)
+	plain.Model = "logreg"
+	p := run(t, plain, Options{})
+	if !(s.Epsilon["rdp"] > p.Epsilon["rdp"]) {
+		t.Fatalf("DPSGD-F ε %v not above plain %v: the feature mean was not accounted", s.Epsilon["rdp"], p.Epsilon["rdp"])
+	}
+}
+
+func TestRunRefusesBadSetups(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"cnn on vectors", func(c *Config) { c.Model = "cnn" }, "needs 1×28×28"},
+		{"batch too big", func(c *Config) { c.BatchSize = 100000 }, "exceeds"},
+		{"invalid", func(c *Config) { c.Delta = 2 }, "delta"},
+		{"no step fits", func(c *Config) { c.Sigma, c.Epsilon = 0.3, 0.01 }, "not even one step"},
+	}
+	for _, tc := range tests {
+		c := small(t)
+		tc.edit(&c)
+		_, err := Run(context.Background(), c, Options{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
+
+func TestResumeRefusesOtherConfig(t *testing.T) {
+	c := small(t)
+	if _, err := Run(context.Background(), c, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
+		t.Fatal(err)
+	}
+	c.LR = 0.1
+	if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "different configuration") {
+		t.Fatalf("resume with another lr: %v", err)
+	}
+}
+
+func TestCancelWritesCheckpoint(t *testing.T) {
+	c := small(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := Run(ctx, c, Options{})
+	if !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.OutDir, "checkpoint.json")); err != nil {
+		t.Fatal("no checkpoint after cancel")
+	}
+}

@@ -1,0 +1,260 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/sampler"
+)
+
+// buildModel picks the zoo model for cfg and checks it fits the data.
+func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
+	spec := models.Spec{InputSize: train.Dim(), Classes: train.NumClasses}
+	switch cfg.Model {
+	case "logreg":
+		spec.Arch = "logreg"
+	case "linreg":
+		spec.Arch, spec.Classes = "linreg", 0
+	case "mlp":
+		spec.Arch, spec.Widths = "mlp", cfg.Hidden
+		if len(spec.Widths) == 0 {
+			spec.Widths = []int{256}
+		}
+	case "cnn":
+		spec.Arch = "mnistcnn"
+		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
+			return nil, fmt.Errorf("model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes", train.Name, train.Shape, train.NumClasses)
+		}
+	case "resnet20", "resnet22":
+		spec.Arch = map[string]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
+		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
+			return nil, fmt.Errorf("model %s needs 3×32×32 images; dataset %s has shape %v", cfg.Model, train.Name, train.Shape)
+		}
+	default:
+		return nil, fmt.Errorf("unknown model %q", cfg.Model)
+	}
+	m, err := models.New(spec, models.Options{MaxBatch: cfg.MaxPhysicalBatch, Seed: cfg.Seed})
+	if err != nil {
+		return nil, fmt.Errorf("model %s: %w", cfg.Model, err)
+	}
+	return m, nil
+}
+
+// buildSampler returns the sampler and the divisor of the noisy sum (the
+// expected, never the realised, batch size).
+func buildSampler(cfg *Config, n, dim int, s *rng.Stream) (sampler.Sampler, float64, error) {
+	if cfg.BatchSize > n {
+		return nil, 0, fmt.Errorf("batch_size %d exceeds the %d training examples", cfg.BatchSize, n)
+	}
+	q := float64(cfg.BatchSize) / float64(n)
+	switch cfg.Sampler {
+	case "poisson":
+		p, err := sampler.NewPoisson(n, q, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		return p, p.ExpectedBatch(), nil
+	case "twice":
+		t, err := sampler.NewTwice(n, dim, q, cfg.Q2, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		return t, t.ExpectedCoordBatch(), nil
+	case "shuffle":
+		sh, err := sampler.NewShuffle(n, cfg.BatchSize, s)
+		if err != nil {
+			return nil, 0, err
+		}
+		return sh, sh.ExpectedBatch(), nil
+	}
+	return nil, 0, fmt.Errorf("unknown sampler %q", cfg.Sampler)
+}
+
+// buildClipper returns the clipping rule and the d0 it implies for the
+// twice-sampling accountant (1: no extra L∞ bound).
+func buildClipper(cfg *Config, m models.PerSampleModel) (clip.Clipper, float64, error) {
+	d, groups := m.NumParams(), m.Groups()
+	switch cfg.Clip {
+	case "flat":
+		c, err := clip.NewL2(cfg.ClipNorm, d, groups)
+		return c, 1, err
+	case "per-layer":
+		c, err := clip.NewPerLayer(cfg.ClipNorm, d, groups, clip.GroupSizeWeights(groups))
+		return c, 1, err
+	case "linf":
+		// clip_norm is the L2 sensitivity: every coordinate is clamped to
+		// C/√D, so the L2 norm of a clipped vector is at most C.
+		c, err := clip.NewLInf(cfg.ClipNorm/math.Sqrt(float64(d)), d)
+		return c, float64(d), err
+	case "hybrid":
+		c, err := clip.NewL2LInf(cfg.ClipNorm, cfg.D0, d)
+		return c, cfg.D0, err
+	}
+	return nil, 0, fmt.Errorf("unknown clip %q", cfg.Clip)
+}
+
+func buildOptimizer(cfg *Config, steps int, proj optim.Projector) (optim.Optimizer, error) {
+	var lr optim.Schedule = optim.Constant(cfg.LR)
+	if cfg.Schedule == "cosine" {
+		lr = optim.Cosine{Base: cfg.LR, Min: 0, Total: steps}
+	}
+	switch cfg.Optimizer {
+	case "sgd":
+		return optim.NewSGD(optim.SGDConfig{LR: lr, WeightDecay: cfg.WeightDecay, Project: proj})
+	case "momentum":
+		return optim.NewSGD(optim.SGDConfig{LR: lr, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay, Project: proj})
+	case "adam":
+		return optim.NewAdam(optim.AdamConfig{LR: lr, WeightDecay: cfg.WeightDecay, Project: proj})
+	}
+	return nil, fmt.Errorf("unknown optimizer %q", cfg.Optimizer)
+}
+
+// accounting knows how to describe one step of this run to each accountant.
+type accounting struct {
+	cfg      *Config
+	n        int
+	q        float64 // sampling rate (q1 for twice sampling)
+	expected float64 // optimizer divisor
+	d0       float64
+	prefix   []accountant.Event
+	hidden   bool // the hidden-state accountant runs beside the primary one
+	primary  string
+}
+
+// newPrimary returns a fresh accountant of the run's primary kind.
+func (a *accounting) newPrimary() (accountant.Accountant, error) {
+	switch a.cfg.Sampler {
+	case "twice":
+		return accountant.NewTwice(), nil
+	default:
+		return accountant.NewRDP()
+	}
+}
+
+// stepEvent describes one step with noise multiplier sigma to the primary
+// accountant.
+func (a *accounting) stepEvent(sigma float64) accountant.Event {
+	g := accountant.Gaussian{Sigma: sigma}
+	switch a.cfg.Sampler {
+	case "twice":
+		return accountant.NewTwiceSampled(a.q, a.cfg.Q2, sigma, a.d0)
+	case "shuffle":
+		// Shuffling gives no amplification the events can express: each step
+		// is charged as the full-data Gaussian (conservative, add/remove-one).
+		return g
+	default:
+		return accountant.PoissonSampled{Q: a.q, Event: g}
+	}
+}
+
+// hiddenEvent describes one step to the hidden-state accountant: plain
+// SGD, noise std in parameter space η·σ·C/E[B], projection diameter 2R.
+func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
+	return accountant.ProjectedSGD{P: a.q, Sigma: lr * sigma * a.cfg.ClipNorm / a.expected,
+		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius}
+}
+
+// epsilonAfter is the primary accountant's ε after the prefix events and k
+// steps at noise multiplier sigma.
+func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
+	acc, err := a.newPrimary()
+	if err != nil {
+		return 0, err
+	}
+	for _, ev := range a.prefix {
+		if err := acc.Compose(ev, 1); err != nil {
+			return 0, err
+		}
+	}
+	if err := acc.Compose(a.stepEvent(sigma), k); err != nil {
+		return 0, err
+	}
+	b, err := acc.Epsilon(a.cfg.Delta)
+	if err != nil {
+		return 0, err
+	}
+	return b.Epsilon, nil
+}
+
+// calibrate returns σ meeting the target ε over steps.
+func (a *accounting) calibrate(steps int) (float64, error) {
+	sigma, err := accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+	if err != nil {
+		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
+	}
+	return sigma, nil
+}
+
+// budgetSteps is the largest number of steps ≤ steps that keeps ε within
+// the target at noise multiplier sigma.
+func (a *accounting) budgetSteps(sigma float64, steps int) (int, error) {
+	return accountant.CalibrateSteps(func(k int) (float64, error) { return a.epsilonAfter(sigma, k) }, a.cfg.Epsilon, steps)
+}
+
+// newTracker builds the run's tracker, composes the prefix, and decides
+// whether the hidden-state bound applies.
+func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
+	prim, err := a.newPrimary()
+	if err != nil {
+		return nil, nil, err
+	}
+	a.primary = prim.Name()
+	t, err := accountant.NewTracker(prim)
+	if err != nil {
+		return nil, nil, err
+	}
+	var notes []string
+	if a.cfg.Radius > 0 {
+		if len(a.prefix) > 0 {
+			notes = append(notes, "hidden-state bound not computed: private feature preprocessing is not a projected SGD step")
+		} else {
+			a.hidden = true
+			if err := t.Add(accountant.NewHidden()); err != nil {
+				return nil, nil, err
+			}
+			run := accountant.HiddenStateRun{
+				ProjectEveryStep: true,
+				Optimizer:        a.cfg.Optimizer,
+				Momentum:         a.cfg.Momentum,
+				FinalModelOnly:   a.cfg.FinalOnly,
+				Sampling:         map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
+			}
+			if a.cfg.Optimizer != "momentum" {
+				run.Momentum = 0
+			}
+			if err := run.MarkTracker(t); err != nil {
+				return nil, nil, err
+			}
+			if ok, why := run.Qualifies(); !ok {
+				notes = append(notes, "hidden-state bound shown but not valid for this run: "+why)
+			}
+		}
+	}
+	for _, ev := range a.prefix {
+		if err := a.step(t, ev, 0, 0); err != nil {
+			return nil, nil, err
+		}
+	}
+	return t, notes, nil
+}
+
+// step composes one event into the tracker: ev for the primary accountant
+// and, when the hidden-state accountant runs, its own description of the
+// same step (a NoOp for prefix events, which never reach it).
+func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr float64) error {
+	if !a.hidden {
+		return t.Step(ev)
+	}
+	var h accountant.Event = accountant.NoOp{}
+	if sigma > 0 {
+		h = a.hiddenEvent(sigma, lr)
+	}
+	return t.StepEach(map[string]accountant.Event{a.primary: ev, "hidden": h})
+}
