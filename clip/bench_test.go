@@ -159,3 +159,52 @@ func BenchmarkNoise(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEngineMNISTCNN compares, on the real engine's MNIST CNN, one
+// B = 256 step's gradient work: materialised (PerSampleGrads + ClipSum)
+// against norm-only (PerSampleNormsSq + Scales + AccumulateScaled), flat L2.
+func BenchmarkEngineMNISTCNN(b *testing.B) {
+	m, err := models.NewMNISTCNN(models.Options{Seed: 1})
+	if err != nil {
+		b.Skipf("model zoo unavailable: %v", err)
+	}
+	chunk := m.MaxBatch()
+	d, k := m.NumParams(), len(m.Groups())
+	s := rng.NewSeeded(2)
+	batch := models.Batch{N: chunk, X: make([]float32, chunk*m.InputSize()), Y: make([]int, chunk)}
+	s.FillNormal(batch.X, 1)
+	for i := range batch.Y {
+		batch.Y[i] = s.IntN(10)
+	}
+	l2, _ := NewL2(1, d, m.Groups())
+	grads := make([]float32, chunk*d)
+	losses := make([]float32, chunk)
+	normsSq := make([]float64, chunk*k)
+	scales := make([]float32, chunk*k)
+	sum := make([]float32, d)
+	b.Run(fmt.Sprintf("materialised/D=%d", d), func(b *testing.B) {
+		for it := 0; it < b.N; it++ {
+			for c := 0; c < benchB/chunk; c++ {
+				if err := m.PerSampleGrads(batch, grads, losses); err != nil {
+					b.Fatal(err)
+				}
+				l2.ClipSum(grads, chunk, nil, sum)
+			}
+		}
+		b.ReportMetric(float64(b.N*benchB)/b.Elapsed().Seconds(), "samples/s")
+	})
+	b.Run(fmt.Sprintf("norm-only/D=%d", d), func(b *testing.B) {
+		for it := 0; it < b.N; it++ {
+			for c := 0; c < benchB/chunk; c++ {
+				if err := m.PerSampleNormsSq(batch, normsSq, losses); err != nil {
+					b.Fatal(err)
+				}
+				l2.Scales(normsSq, chunk, scales)
+				if err := m.AccumulateScaled(scales, sum); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.ReportMetric(float64(b.N*benchB)/b.Elapsed().Seconds(), "samples/s")
+	})
+}

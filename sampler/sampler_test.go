@@ -416,3 +416,22 @@ func FuzzUnmarshal(f *testing.F) {
 		}
 	})
 }
+
+func TestHotPathsDoNotAllocate(t *testing.T) {
+	p, _ := NewPoisson(5000, 0.02, rng.NewSeeded(1))
+	tw, _ := NewTwice(5000, 1000, 0.02, 0.3, rng.NewSeeded(1))
+	w, _ := NewWithoutReplacement(5000, 64, rng.NewSeeded(1))
+	sh, _ := NewShuffle(5000, 64, rng.NewSeeded(1))
+	m := NewMask(1000)
+	dst := make([]int, 0, 5000)
+	for name, f := range map[string]func(){
+		"poisson": func() { dst = p.Next(dst) },
+		"twice":   func() { dst = tw.Next(dst); tw.FillMask(m) },
+		"wor":     func() { dst = w.Next(dst) },
+		"shuffle": func() { dst = sh.Next(dst) },
+	} {
+		if a := testing.AllocsPerRun(50, f); a != 0 {
+			t.Errorf("%s: %v allocations per step", name, a)
+		}
+	}
+}
