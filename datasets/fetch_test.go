@@ -357,3 +357,28 @@ func TestCheckFile(t *testing.T) {
 		}
 	}
 }
+
+func TestFetchCompletePartIsRenamed(t *testing.T) {
+	// A download that finished but was interrupted before its rename: the
+	// server answers the Range request with 416 and the part is verified.
+	spec, files := fixtureSpec(t)
+	fs := &fileServer{files: files}
+	srv := httptest.NewServer(fs)
+	defer srv.Close()
+	root := t.TempDir()
+	dir := filepath.Join(root, "fixture")
+	writeFile(t, filepath.Join(dir, "imgs.gz.part"), files["imgs.gz"])
+	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: root, BaseURL: srv.URL}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(filepath.Join(dir, "imgs.gz"))
+	if !bytes.Equal(got, files["imgs.gz"]) {
+		t.Error("file differs")
+	}
+	if r := fs.reqs()[0]; r != "imgs.gz bytes="+itoa(len(files["imgs.gz"]))+"-" {
+		t.Errorf("first request %q", r)
+	}
+	if n := len(fs.reqs()); n != 2 {
+		t.Errorf("%d requests, want 2 (one 416 for imgs.gz, one for lbls.gz)", n)
+	}
+}
