@@ -45,7 +45,9 @@ func (w *WithoutReplacement) Next(dst []int) []int {
 func (w *WithoutReplacement) ExpectedBatch() float64 { return float64(w.b) }
 
 // Event wraps the step's mechanism: SampledWithoutReplacement{N, B, inner}
-// (replace-one relation).
+// (replace-one relation: inner's noise multiplier must be relative to the
+// replace-one sensitivity, 2·C for a sum clipped to C; GaussianEvent does
+// that).
 func (w *WithoutReplacement) Event(inner accountant.Event) accountant.Event {
 	return accountant.SampledWithoutReplacement{N: w.n, B: w.b, Event: inner}
 }
@@ -167,6 +169,8 @@ func (sh *Shuffle) BatchesPerEpoch() int { return sh.n / sh.b }
 func (sh *Shuffle) ExpectedBatch() float64 { return float64(sh.b) }
 
 // Event returns inner unchanged: no amplification is claimed (see Shuffle).
+// The relation is replace-one, so inner's noise multiplier must be relative
+// to 2·C for a sum clipped to C; GaussianEvent does that.
 func (sh *Shuffle) Event(inner accountant.Event) accountant.Event { return inner }
 
 // MarshalBinary saves parameters, the epoch's permutation, the position in

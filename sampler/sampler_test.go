@@ -302,6 +302,26 @@ func TestEvents(t *testing.T) {
 	}
 }
 
+func TestGaussianEvents(t *testing.T) {
+	s := rng.NewSeeded(7)
+	p, _ := NewPoisson(100, 0.02, s)
+	w, _ := NewWithoutReplacement(100, 5, s)
+	sh, _ := NewShuffle(100, 5, s)
+	// std 3 on a sum of contributions of norm ≤ 1.5: multiplier 2 under
+	// add/remove-one, 1 under replace-one (sensitivity 2·1.5).
+	for _, tc := range []struct {
+		got, want accountant.Event
+	}{
+		{p.GaussianEvent(3, 1.5), accountant.PoissonSampled{Q: 0.02, Event: accountant.Gaussian{Sigma: 2}}},
+		{w.GaussianEvent(3, 1.5), accountant.SampledWithoutReplacement{N: 100, B: 5, Event: accountant.Gaussian{Sigma: 1}}},
+		{sh.GaussianEvent(3, 1.5), accountant.Gaussian{Sigma: 1}},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("event %#v, want %#v", tc.got, tc.want)
+		}
+	}
+}
+
 func TestBadParameters(t *testing.T) {
 	s := rng.NewSeeded(8)
 	for name, err := range map[string]error{
