@@ -1,0 +1,302 @@
+package gemm
+
+import (
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// Sgemm computes C = alpha·op(A)·op(B) + beta·C for row-major float32
+// matrices, where op(X) is X, or Xᵀ when the matching trans flag is set;
+// op(A) is m×k, op(B) is k×n and C is m×n. lda, ldb and ldc are the row
+// strides of A, B and C as stored (A is k×m when transA). As in BLAS, when
+// beta is zero C is not read, so NaNs in it are overwritten, and A and B are
+// not read when alpha or k is zero.
+//
+// Sgemm panics on negative sizes, strides shorter than a row, or slices too
+// short for their shape: these are programmer errors. It is safe for
+// concurrent use with distinct C.
+func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	sgemm(best, 0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+}
+
+// parallelWork is the m·n·k from which a product is split across workers:
+// about 20 µs of one core's work, well above the cost of waking a worker.
+const parallelWork = 1 << 20
+
+// sgemm is Sgemm with an explicit kernel and worker count (0: GOMAXPROCS
+// for products of at least parallelWork, else 1), so tests can cover every
+// kernel and the tiled path.
+func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	checkMatrix("A", transA, m, k, a, lda)
+	checkMatrix("B", transB, k, n, b, ldb)
+	checkMatrix("C", false, m, n, c, ldc)
+	if m == 0 || n == 0 {
+		return
+	}
+	if alpha == 0 || k == 0 {
+		scaleBlock(c, ldc, 0, m, 0, n, beta)
+		return
+	}
+	pr := problem{kern: kern, k: k, alpha: alpha, beta: beta, c: c, ldc: ldc}
+	// The kernel computes whole mr×nr tiles. When C is narrow (n = 10 in a
+	// 784→10 layer) most of an nr-wide tile would be padding, so compute
+	// Cᵀ = op(B)ᵀ·op(A)ᵀ instead, writing the tiles back transposed.
+	// op(B)ᵀ(i,j) = op(B)(j,i), which is B stored with the opposite flag.
+	if padded(kern, n, m) < padded(kern, m, n)*4/5 {
+		pr.m, pr.n, pr.transC = n, m, true
+		pr.a, pr.lda, pr.transA = b, ldb, !transB
+		pr.b, pr.ldb, pr.transB = a, lda, !transA
+	} else {
+		pr.m, pr.n = m, n
+		pr.a, pr.lda, pr.transA = a, lda, transA
+		pr.b, pr.ldb, pr.transB = b, ldb, transB
+	}
+	if workers <= 0 {
+		workers = 1
+		if m*n*k >= parallelWork {
+			workers = numWorkers()
+		}
+	}
+	pr.split(workers)
+	if pr.mb*pr.nb == 1 {
+		ar := getArena(kern)
+		pr.tile(ar, 0, pr.m, 0, pr.n)
+		putArena(ar)
+		return
+	}
+	runParallel(&pr, workers)
+}
+
+// padded is the size of the m×n product rounded up to whole kernel tiles.
+func padded(kern *kernel, m, n int) int {
+	return roundUp(m, kern.mr) * roundUp(n, kern.nr)
+}
+
+func roundUp(x, to int) int { return (x + to - 1) / to * to }
+
+func checkMatrix(name string, trans bool, rows, cols int, x []float32, ld int) {
+	if rows < 0 || cols < 0 {
+		panic(fmt.Sprintf("gemm: negative size of op(%s): %d×%d", name, rows, cols))
+	}
+	if trans {
+		rows, cols = cols, rows
+	}
+	if ld < max(1, cols) {
+		panic(fmt.Sprintf("gemm: stride of %s is %d, less than its %d columns", name, ld, cols))
+	}
+	if rows > 0 && cols > 0 && len(x) < (rows-1)*ld+cols {
+		panic(fmt.Sprintf("gemm: %s has %d elements, a %d×%d matrix with stride %d needs %d", name, len(x), rows, cols, ld, (rows-1)*ld+cols))
+	}
+}
+
+// problem is one product, possibly transposed so that C' = A'·B' with C'
+// being C (or Cᵀ when transC), split into mb×nb tiles of C'.
+type problem struct {
+	kern           *kernel
+	m, n, k        int
+	alpha, beta    float32
+	a, b, c        []float32
+	lda, ldb, ldc  int
+	transA, transB bool
+	transC         bool
+
+	mb, nb       int // number of tile rows and columns
+	mStep, nStep int // tile size in rows and columns of C'
+}
+
+// split chooses the tiling of C': tiles no larger than mc×nc, and at least
+// workers tiles while they can be split along whole kernel tiles.
+func (pr *problem) split(workers int) {
+	kn := pr.kern
+	mt, nt := ceilDiv(pr.m, kn.mr), ceilDiv(pr.n, kn.nr) // kernel tiles per side
+	mb, nb := ceilDiv(pr.m, kn.mc), ceilDiv(pr.n, kn.nc)
+	// Tiles are whole kernel tiles spread evenly, so mb bands of rows may
+	// round to fewer; count the bands that actually result.
+	bands := func(t, b int) int { return ceilDiv(t, ceilDiv(t, b)) }
+	for bands(mt, mb)*bands(nt, nb) < workers && (mb < mt || nb < nt) {
+		// Split the side whose tiles are longer relative to their kernel tile.
+		if nb >= nt || (mb < mt && ceilDiv(mt, mb)*kn.mr >= ceilDiv(nt, nb)*kn.nr) {
+			mb++
+		} else {
+			nb++
+		}
+	}
+	pr.mStep = ceilDiv(mt, mb) * kn.mr
+	pr.nStep = ceilDiv(nt, nb) * kn.nr
+	pr.mb, pr.nb = ceilDiv(pr.m, pr.mStep), ceilDiv(pr.n, pr.nStep)
+}
+
+func ceilDiv(x, y int) int { return (x + y - 1) / y }
+
+// runTile computes tile t (row-major over the mb×nb grid).
+func (pr *problem) runTile(ar *arena, t int) {
+	i0, j0 := (t/pr.nb)*pr.mStep, (t%pr.nb)*pr.nStep
+	pr.tile(ar, i0, min(i0+pr.mStep, pr.m), j0, min(j0+pr.nStep, pr.n))
+}
+
+// tile computes rows [i0,i1) and columns [j0,j1) of C'.
+func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
+	kn := pr.kern
+	mr, nr := kn.mr, kn.nr
+	if pr.transC {
+		scaleBlock(pr.c, pr.ldc, j0, j1, i0, i1, pr.beta)
+	} else {
+		scaleBlock(pr.c, pr.ldc, i0, i1, j0, j1, pr.beta)
+	}
+	for p0 := 0; p0 < pr.k; p0 += kn.kc {
+		kc := min(kn.kc, pr.k-p0)
+		for jr := j0; jr < j1; jr += nr {
+			packB(ar.b[(jr-j0)*kc:], pr.b, pr.ldb, pr.transB, p0, kc, jr, min(nr, j1-jr), nr)
+		}
+		for ir := i0; ir < i1; ir += mr {
+			packA(ar.a[(ir-i0)*kc:], pr.a, pr.lda, pr.transA, ir, min(mr, i1-ir), mr, p0, kc, pr.alpha)
+		}
+		// The kc×nr strip of B stays in L1 while the packed A block streams
+		// from L2 past it.
+		for jr := j0; jr < j1; jr += nr {
+			bp := &ar.b[(jr-j0)*kc]
+			nv := min(nr, j1-jr)
+			for ir := i0; ir < i1; ir += mr {
+				ap := &ar.a[(ir-i0)*kc]
+				mv := min(mr, i1-ir)
+				if mv == mr && nv == nr && !pr.transC {
+					kn.fn(kc, ap, bp, &pr.c[ir*pr.ldc+jr], pr.ldc)
+					continue
+				}
+				// Edge or transposed tile: compute into a scratch tile and add
+				// the valid part.
+				t := ar.t[:mr*nr]
+				clear(t)
+				kn.fn(kc, ap, bp, &t[0], nr)
+				if pr.transC {
+					for i := range mv {
+						for j := range nv {
+							pr.c[(jr+j)*pr.ldc+ir+i] += t[i*nr+j]
+						}
+					}
+				} else {
+					for i := range mv {
+						crow := pr.c[(ir+i)*pr.ldc+jr : (ir+i)*pr.ldc+jr+nv]
+						for j, v := range t[i*nr : i*nr+nv] {
+							crow[j] += v
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// scaleBlock sets C[r0:r1, c0:c1] *= beta, writing zeros when beta is zero
+// so that NaN or Inf in C does not survive.
+func scaleBlock(c []float32, ldc, r0, r1, c0, c1 int, beta float32) {
+	if beta == 1 {
+		return
+	}
+	for i := r0; i < r1; i++ {
+		row := c[i*ldc+c0 : i*ldc+c1]
+		if beta == 0 {
+			clear(row)
+			continue
+		}
+		for j := range row {
+			row[j] *= beta
+		}
+	}
+}
+
+// packA writes rows [i0, i0+rows) and columns [p0, p0+kc) of alpha·X (X the
+// m×k operand, stored transposed when trans) to dst as kc steps of mr
+// floats, zero-padding rows beyond rows.
+func packA(dst, x []float32, ld int, trans bool, i0, rows, mr, p0, kc int, alpha float32) {
+	dst = dst[:kc*mr]
+	if trans {
+		for q := range kc {
+			src := x[(p0+q)*ld+i0 : (p0+q)*ld+i0+rows]
+			d := dst[q*mr : q*mr+mr]
+			for r, v := range src {
+				d[r] = alpha * v
+			}
+			clear(d[rows:])
+		}
+		return
+	}
+	for r := range rows {
+		src := x[(i0+r)*ld+p0 : (i0+r)*ld+p0+kc]
+		for q, v := range src {
+			dst[q*mr+r] = alpha * v
+		}
+	}
+	for r := rows; r < mr; r++ {
+		for q := range kc {
+			dst[q*mr+r] = 0
+		}
+	}
+}
+
+// packB writes rows [p0, p0+kc) and columns [j0, j0+cols) of Y (the k×n
+// operand, stored transposed when trans) to dst as kc steps of nr floats,
+// zero-padding columns beyond cols.
+func packB(dst, y []float32, ld int, trans bool, p0, kc, j0, cols, nr int) {
+	dst = dst[:kc*nr]
+	if !trans {
+		for q := range kc {
+			d := dst[q*nr : q*nr+nr]
+			copy(d, y[(p0+q)*ld+j0:(p0+q)*ld+j0+cols])
+			clear(d[cols:])
+		}
+		return
+	}
+	for j := range cols {
+		src := y[(j0+j)*ld+p0 : (j0+j)*ld+p0+kc]
+		for q, v := range src {
+			dst[q*nr+j] = v
+		}
+	}
+	for j := cols; j < nr; j++ {
+		for q := range kc {
+			dst[q*nr+j] = 0
+		}
+	}
+}
+
+// arena is one worker's packing space for one kernel: a packed mc×kc block
+// of A, a kc×nc block of B and a scratch tile, 64-byte aligned.
+type arena struct {
+	kern    *kernel
+	a, b, t []float32
+}
+
+var arenas sync.Map // *kernel → *sync.Pool of *arena
+
+func getArena(kern *kernel) *arena {
+	p, ok := arenas.Load(kern)
+	if !ok {
+		p, _ = arenas.LoadOrStore(kern, &sync.Pool{})
+	}
+	if ar, ok := p.(*sync.Pool).Get().(*arena); ok {
+		return ar
+	}
+	return &arena{
+		kern: kern,
+		a:    aligned(kern.mc * kern.kc),
+		b:    aligned(kern.nc * kern.kc),
+		t:    aligned(kern.mr * kern.nr),
+	}
+}
+
+func putArena(ar *arena) {
+	p, _ := arenas.Load(ar.kern)
+	p.(*sync.Pool).Put(ar)
+}
+
+// aligned returns n floats starting on a cache line.
+func aligned(n int) []float32 {
+	buf := make([]float32, n+16)
+	off := int(uintptr(unsafe.Pointer(&buf[0]))%64) / 4
+	if off != 0 {
+		off = 16 - off
+	}
+	return buf[off : off+n : off+n]
+}

@@ -1,0 +1,69 @@
+package gemm
+
+import "unsafe"
+
+// kernel is a micro-kernel and the cache blocking that suits it.
+type kernel struct {
+	name   string
+	mr, nr int // register tile: C[0:mr, 0:nr] += Ap·Bp
+	// kc is the depth of a packed panel; an mr×kc strip of A and a kc×nr strip
+	// of B are what one kernel call reads. mc and nc bound a tile of C: the
+	// packed mc×kc block of A and kc×nc block of B together stay in L2.
+	kc, mc, nc int
+	// fn adds the product of a packed mr×k strip of A (k-major, mr floats per
+	// step) and a packed k×nr strip of B (nr floats per step) to the row-major
+	// mr×nr block at c with row stride ldc.
+	fn func(k int, a, b, c *float32, ldc int)
+}
+
+// goKernel is the portable kernel: a 4×4 register tile in plain Go, used
+// where no assembly kernel applies.
+var goKernel = &kernel{name: "go4x4", mr: 4, nr: 4, kc: 256, mc: 128, nc: 512, fn: kernelGo}
+
+func kernelGo(k int, ap, bp, cp *float32, ldc int) {
+	a := unsafe.Slice(ap, 4*k)
+	b := unsafe.Slice(bp, 4*k)
+	var c00, c01, c02, c03, c10, c11, c12, c13 float32
+	var c20, c21, c22, c23, c30, c31, c32, c33 float32
+	for p := 0; p < k; p++ {
+		as := a[4*p : 4*p+4 : 4*p+4]
+		bs := b[4*p : 4*p+4 : 4*p+4]
+		b0, b1, b2, b3 := bs[0], bs[1], bs[2], bs[3]
+		a0 := as[0]
+		c00 += a0 * b0
+		c01 += a0 * b1
+		c02 += a0 * b2
+		c03 += a0 * b3
+		a1 := as[1]
+		c10 += a1 * b0
+		c11 += a1 * b1
+		c12 += a1 * b2
+		c13 += a1 * b3
+		a2 := as[2]
+		c20 += a2 * b0
+		c21 += a2 * b1
+		c22 += a2 * b2
+		c23 += a2 * b3
+		a3 := as[3]
+		c30 += a3 * b0
+		c31 += a3 * b1
+		c32 += a3 * b2
+		c33 += a3 * b3
+	}
+	c := unsafe.Slice(cp, 3*ldc+4)
+	r := c[0:4:4]
+	r[0], r[1], r[2], r[3] = r[0]+c00, r[1]+c01, r[2]+c02, r[3]+c03
+	r = c[ldc : ldc+4 : ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c10, r[1]+c11, r[2]+c12, r[3]+c13
+	r = c[2*ldc : 2*ldc+4 : 2*ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c20, r[1]+c21, r[2]+c22, r[3]+c23
+	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
+	r[0], r[1], r[2], r[3] = r[0]+c30, r[1]+c31, r[2]+c32, r[3]+c33
+}
+
+// best is the kernel Sgemm uses: the fastest one this CPU supports.
+var best = kernels()[0]
+
+// KernelName names the micro-kernel Sgemm uses on this machine ("avx512-12x32",
+// "avx2-6x16" or "go4x4"), for benchmark and report output.
+func KernelName() string { return best.name }
