@@ -16,7 +16,11 @@
 //     (replace-one).
 //   - Shuffle: epochs of fixed-size batches over a random permutation. It
 //     claims no amplification: each step is accounted as the bare inner
-//     mechanism, which is conservative but always valid.
+//     mechanism (replace-one), which is conservative but valid.
+//
+// GaussianEvent builds each sampler's event with the noise multiplier taken
+// relative to the sensitivity under its relation (C for add/remove-one, 2·C
+// for replace-one).
 //
 // Each sampler draws from an internal/rng stream (crypto-seeded in
 // production, fixed seed for reproducible runs) and checkpoints its full
