@@ -163,9 +163,14 @@ func (f *fetcher) download(rf RemoteFile, part string) (resumed bool, err error)
 			return false, fmt.Errorf("fetch %s: %w (partial download kept in %s)", rf.Name, f.ctx.Err(), part)
 		}
 		errs = append(errs, err)
-		f.logf("%s: %v", url, err)
+		f.logf("%v", err)
 	}
-	return false, fmt.Errorf("fetch %s: every mirror failed: %w", rf.Name, errors.Join(errs...))
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	// One line, so the CLI's error stays one line.
+	return false, fmt.Errorf("fetch %s: every mirror failed: %s", rf.Name, strings.Join(msgs, "; "))
 }
 
 // get downloads url into part, appending after its current size.
