@@ -30,7 +30,7 @@ type Config struct {
 	// Feature preprocessing: DPSGD-F private centering (paper 001).
 	DPSGDF     bool    `json:"dpsgdf"`
 	FeatureEps float64 `json:"feature_epsilon"` // ε_F spent on the private mean
-	FeatureCF  float64 `json:"feature_clip"`    // C_F, feature norm bound
+	FeatureCF  float64 `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F, or alone: no privacy cost)
 
 	// Sampling.
 	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
@@ -188,6 +188,9 @@ func (c *Config) Validate() error {
 	}
 	if finite("radius", c.Radius) && c.Radius < 0 {
 		bad("radius must be >= 0 (0 = no projection), got %v", c.Radius)
+	}
+	if finite("feature_clip", c.FeatureCF) && c.FeatureCF < 0 {
+		bad("feature_clip must be >= 0, got %v", c.FeatureCF)
 	}
 	if c.DPSGDF {
 		if finite("feature_epsilon", c.FeatureEps) && !(c.FeatureEps > 0) {

@@ -58,10 +58,18 @@ func loadData(cfg *Config) (*prepared, error) {
 	if err := p.test.CheckFinite(); err != nil {
 		return nil, fmt.Errorf("dataset %s (test): %w", cfg.Dataset, err)
 	}
-	if cfg.DPSGDF {
+	switch {
+	case cfg.DPSGDF:
 		if err := applyDPSGDF(cfg, p); err != nil {
 			return nil, err
 		}
+	case cfg.FeatureCF > 0:
+		// Record-local normalisation (paper 001's DP-SGD baseline): no
+		// privacy cost, each record is rescaled on its own.
+		norm := preprocess.Normalize{C: cfg.FeatureCF}
+		p.train = withFeatures(p.train, preprocess.ToFloat32(norm.Transform(preprocess.FromFloat32(p.train.X, p.train.N(), p.train.Dim()))))
+		p.test = withFeatures(p.test, preprocess.ToFloat32(norm.Transform(preprocess.FromFloat32(p.test.X, p.test.N(), p.test.Dim()))))
+		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 	}
 	return p, nil
 }
