@@ -141,21 +141,7 @@ func (s *Scattering) Transform(dst, x []float32, n, c, workers int) {
 // [C·81, H/4, W/4], e.g. 243×8×8 = 15,552 per CIFAR image) and that
 // per-image shape. Errors report an unusable shape or a short x.
 func ScatterNet(x []float32, n int, shape [3]int) ([]float32, []int, error) {
-	c, h, w := shape[0], shape[1], shape[2]
-	if c <= 0 || n < 0 {
-		return nil, nil, fmt.Errorf("scatternet: bad shape %v for n = %d", shape, n)
-	}
-	s, err := cachedScattering(h, w, DefaultConfig())
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(x) != n*c*h*w {
-		return nil, nil, fmt.Errorf("scatternet: %d values for %d images of shape %v (want %d)", len(x), n, shape, n*c*h*w)
-	}
-	oshape := s.OutputShape(c)
-	dst := make([]float32, n*oshape[0]*oshape[1]*oshape[2])
-	s.Transform(dst, x, n, c, 0)
-	return dst, oshape, nil
+	return Compute(x, n, shape, DefaultConfig())
 }
 
 var scatterings sync.Map // key string → *Scattering
