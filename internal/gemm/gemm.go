@@ -17,16 +17,16 @@ import (
 // short for their shape: these are programmer errors. It is safe for
 // concurrent use with distinct C.
 func Sgemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
-	sgemm(best, 0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+	sgemm(nil, 0, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
 }
 
 // parallelWork is the m·n·k from which a product is split across workers:
 // about 20 µs of one core's work, well above the cost of waking a worker.
 const parallelWork = 1 << 20
 
-// sgemm is Sgemm with an explicit kernel and worker count (0: GOMAXPROCS
-// for products of at least parallelWork, else 1), so tests can cover every
-// kernel and the tiled path.
+// sgemm is Sgemm with an explicit kernel (nil: chosen by plan) and worker
+// count (0: GOMAXPROCS for products of at least parallelWork, else 1), so
+// tests can cover every kernel and the tiled path.
 func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkMatrix("A", transA, m, k, a, lda)
 	checkMatrix("B", transB, k, n, b, ldb)
@@ -38,13 +38,12 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
-	pr := problem{kern: kern, k: k, alpha: alpha, beta: beta, c: c, ldc: ldc}
-	// The kernel computes whole mr×nr tiles. When C is narrow (n = 10 in a
-	// 784→10 layer) most of an nr-wide tile would be padding, so compute
-	// Cᵀ = op(B)ᵀ·op(A)ᵀ instead, writing the tiles back transposed.
-	// op(B)ᵀ(i,j) = op(B)(j,i), which is B stored with the opposite flag.
-	if padded(kern, n, m) < padded(kern, m, n)*4/5 {
-		pr.m, pr.n, pr.transC = n, m, true
+	kern, transC := plan(kern, m, n)
+	pr := problem{kern: kern, k: k, alpha: alpha, beta: beta, c: c, ldc: ldc, transC: transC}
+	if transC {
+		// Cᵀ = op(B)ᵀ·op(A)ᵀ, and op(B)ᵀ(i,j) = op(B)(j,i) is B stored
+		// with the opposite flag.
+		pr.m, pr.n = n, m
 		pr.a, pr.lda, pr.transA = b, ldb, !transB
 		pr.b, pr.ldb, pr.transB = a, lda, !transA
 	} else {
@@ -66,6 +65,34 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 		return
 	}
 	runParallel(&pr, workers)
+}
+
+// plan chooses the kernel (kern, or when nil the fastest kernels of this
+// CPU) and whether to compute Cᵀ instead of C, so that the fewest
+// multiply-adds are wasted on padding whole mr×nr tiles. Thin products gain
+// most: n = 10 (a 784→10 layer) fills a third of a 32-wide tile, while Cᵀ
+// has 10 rows in 12; C = 16 rows (16 filters) is better served by 6×16 tiles
+// than 12×32 ones. Computing Cᵀ costs a transposed write-back of each tile,
+// so it must save a fifth of the work. On a tie the earlier kernel wins.
+func plan(kern *kernel, m, n int) (*kernel, bool) {
+	cands := fastKernels
+	if kern != nil {
+		cands = []*kernel{kern}
+	}
+	var best *kernel
+	bestT, bestCost := false, 0
+	for _, kn := range cands {
+		for _, t := range []bool{false, true} {
+			cost := padded(kn, m, n) * 5
+			if t {
+				cost = padded(kn, n, m) * 6
+			}
+			if best == nil || cost < bestCost {
+				best, bestT, bestCost = kn, t, cost
+			}
+		}
+	}
+	return best, bestT
 }
 
 // padded is the size of the m×n product rounded up to whole kernel tiles.
@@ -144,31 +171,48 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	} else {
 		scaleBlock(pr.c, pr.ldc, i0, i1, j0, j1, pr.beta)
 	}
+	// Strips that already lie in memory as the kernel reads them (mr
+	// consecutive floats of A per k step when A is stored transposed, nr of B
+	// when B is not) are read in place instead of packed; the kernel only
+	// needs their stride. A is then read unscaled, so only when alpha is 1.
+	// Partial strips at the edges are always packed, with zero padding.
+	directA := pr.transA && pr.alpha == 1
+	directB := !pr.transB
 	for p0 := 0; p0 < pr.k; p0 += kn.kc {
 		kc := min(kn.kc, pr.k-p0)
 		for jr := j0; jr < j1; jr += nr {
-			packB(ar.b[(jr-j0)*kc:], pr.b, pr.ldb, pr.transB, p0, kc, jr, min(nr, j1-jr), nr)
+			if nv := min(nr, j1-jr); !directB || nv < nr {
+				packB(ar.b[(jr-j0)*kc:], pr.b, pr.ldb, pr.transB, p0, kc, jr, nv, nr)
+			}
 		}
 		for ir := i0; ir < i1; ir += mr {
-			packA(ar.a[(ir-i0)*kc:], pr.a, pr.lda, pr.transA, ir, min(mr, i1-ir), mr, p0, kc, pr.alpha)
+			if mv := min(mr, i1-ir); !directA || mv < mr {
+				packA(ar.a[(ir-i0)*kc:], pr.a, pr.lda, pr.transA, ir, mv, mr, p0, kc, pr.alpha)
+			}
 		}
-		// The kc×nr strip of B stays in L1 while the packed A block streams
-		// from L2 past it.
+		// The kc×nr strip of B stays in L1 while the A block streams from
+		// L2 past it.
 		for jr := j0; jr < j1; jr += nr {
-			bp := &ar.b[(jr-j0)*kc]
 			nv := min(nr, j1-jr)
+			bp, sb := &ar.b[(jr-j0)*kc], nr
+			if directB && nv == nr {
+				bp, sb = &pr.b[p0*pr.ldb+jr], pr.ldb
+			}
 			for ir := i0; ir < i1; ir += mr {
-				ap := &ar.a[(ir-i0)*kc]
 				mv := min(mr, i1-ir)
+				ap, sa := &ar.a[(ir-i0)*kc], mr
+				if directA && mv == mr {
+					ap, sa = &pr.a[p0*pr.lda+ir], pr.lda
+				}
 				if mv == mr && nv == nr && !pr.transC {
-					kn.fn(kc, ap, bp, &pr.c[ir*pr.ldc+jr], pr.ldc)
+					kn.fn(kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc)
 					continue
 				}
 				// Edge or transposed tile: compute into a scratch tile and add
 				// the valid part.
 				t := ar.t[:mr*nr]
 				clear(t)
-				kn.fn(kc, ap, bp, &t[0], nr)
+				kn.fn(kc, ap, sa, bp, sb, &t[0], nr)
 				if pr.transC {
 					for i := range mv {
 						for j := range nv {

@@ -102,7 +102,7 @@ func TestSgemmAgainstNaive(t *testing.T) {
 			as, lda := a.store(tr[0], pad)
 			bs, ldb := b.store(tr[1], pad)
 			for si, sc := range scalings {
-				for _, kern := range kernels() {
+				for _, kern := range append(kernels(), nil) {
 					for _, workers := range []int{0, 1, 3} {
 						cs, ldc := c0.store(false, si%2)
 						if sc.beta == 0 {
@@ -112,7 +112,7 @@ func TestSgemmAgainstNaive(t *testing.T) {
 						}
 						sgemm(kern, workers, tr[0], tr[1], sh.m, sh.n, sh.k, sc.alpha, as, lda, bs, ldb, sc.beta, cs, ldc)
 						name := fmt.Sprintf("%d×%d×%d tA=%v tB=%v α=%g β=%g %s workers=%d",
-							sh.m, sh.n, sh.k, tr[0], tr[1], sc.alpha, sc.beta, kern.name, workers)
+							sh.m, sh.n, sh.k, tr[0], tr[1], sc.alpha, sc.beta, kernName(kern), workers)
 						checkC(t, name, cs, ldc, c0, prod, mag, sc)
 						if t.Failed() {
 							return
@@ -254,9 +254,9 @@ func TestSgemmNoAllocs(t *testing.T) {
 	const m, n, k = 200, 150, 300
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, workers := range []int{1, 2} {
-		sgemm(best, workers, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		sgemm(nil, workers, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 		allocs := testing.AllocsPerRun(20, func() {
-			sgemm(best, workers, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+			sgemm(nil, workers, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
 		})
 		if allocs != 0 {
 			t.Errorf("workers=%d: %v allocations per call", workers, allocs)
@@ -271,8 +271,8 @@ func TestKernelList(t *testing.T) {
 	if ks[len(ks)-1] != goKernel {
 		t.Errorf("last kernel is %s, want the portable go4x4", ks[len(ks)-1].name)
 	}
-	if KernelName() != ks[0].name {
-		t.Errorf("KernelName() = %s, want %s", KernelName(), ks[0].name)
+	if fastKernels[0] != ks[0] {
+		t.Errorf("Sgemm prefers %s, want the first supported %s", fastKernels[0].name, ks[0].name)
 	}
 	t.Logf("kernels: %v", func() (s []string) {
 		for _, k := range ks {
@@ -311,4 +311,37 @@ func FuzzSgemm(f *testing.F) {
 			}
 		}
 	})
+}
+
+func kernName(k *kernel) string {
+	if k == nil {
+		return "auto"
+	}
+	return k.name
+}
+
+// plan picks, among equally fast kernels, the orientation and tile shape that
+// pad least.
+func TestPlan(t *testing.T) {
+	k12 := &kernel{name: "12x32", mr: 12, nr: 32}
+	k6 := &kernel{name: "6x16", mr: 6, nr: 16}
+	old := fastKernels
+	defer func() { fastKernels = old }()
+	fastKernels = []*kernel{k12, k6}
+	for _, tc := range []struct {
+		m, n  int
+		kern  *kernel
+		trans bool
+	}{
+		{512, 512, k12, false}, // no padding at all: the first kernel
+		{256, 10, k12, true},   // Cᵀ is 10×256: 12·256 padded vs 256·32
+		{16, 169, k6, false},   // 18·176 padded vs 24·192
+		{10, 256, k12, false},  // already thin along m
+		{7, 7, k6, false},      // 12·16 padded vs 12·32
+	} {
+		kern, trans := plan(nil, tc.m, tc.n)
+		if kern != tc.kern || trans != tc.trans {
+			t.Errorf("plan(%d, %d) = %s, transposed %v; want %s, %v", tc.m, tc.n, kern.name, trans, tc.kern.name, tc.trans)
+		}
+	}
 }

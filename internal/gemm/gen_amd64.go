@@ -51,27 +51,35 @@ func gen(w *bytes.Buffer, s spec) {
 	vb := s.lanes * 4
 
 	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
-	step := func(off int) {
+	// One k step; the operands advance by their strides (R9 for A, R10 for
+	// B, in bytes) so that either may be packed or read in place.
+	step := func() {
 		for v := 0; v < s.vecs; v++ {
-			p("VMOVUPS %d(BX), %s", off*nr*4+v*vb, bReg(v))
+			p("VMOVUPS %d(BX), %s", v*vb, bReg(v))
 		}
 		for r := 0; r < s.rows; r++ {
-			p("VBROADCASTSS %d(AX), %s", (off*s.rows+r)*4, tmp(r))
+			p("VBROADCASTSS %d(AX), %s", r*4, tmp(r))
 			for v := 0; v < s.vecs; v++ {
 				p("VFMADD231PS %s, %s, %s", bReg(v), tmp(r), acc(r, v))
 			}
 		}
+		p("ADDQ R9, AX")
+		p("ADDQ R10, BX")
 	}
 
-	fmt.Fprintf(w, "\n// func %s(k int, a, b, c *float32, ldc int)\n", s.name)
-	fmt.Fprintf(w, "//\n// C[0:%d, 0:%d] += A·B, where a holds k columns of %d packed rows and b holds\n", s.rows, nr, s.rows)
-	fmt.Fprintf(w, "// k rows of %d packed columns; c is row-major with row stride ldc floats.\n", nr)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-40\n", s.name)
+	fmt.Fprintf(w, "\n// func %s(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)\n", s.name)
+	fmt.Fprintf(w, "//\n// C[0:%d, 0:%d] += A·B for k steps: step p reads %d floats of A at a+p·sa\n", s.rows, nr, s.rows)
+	fmt.Fprintf(w, "// and %d floats of B at b+p·sb; c is row-major with row stride ldc floats.\n", nr)
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", s.name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), AX")
-	p("MOVQ b+16(FP), BX")
-	p("MOVQ c+24(FP), DX")
-	p("MOVQ ldc+32(FP), R8")
+	p("MOVQ sa+16(FP), R9")
+	p("SHLQ $2, R9")
+	p("MOVQ b+24(FP), BX")
+	p("MOVQ sb+32(FP), R10")
+	p("SHLQ $2, R10")
+	p("MOVQ c+40(FP), DX")
+	p("MOVQ ldc+48(FP), R8")
 	p("SHLQ $2, R8")
 	for i := 0; i < nacc; i++ {
 		r := fmt.Sprintf("%s%d", s.reg, i)
@@ -81,18 +89,14 @@ func gen(w *bytes.Buffer, s spec) {
 	p("CMPQ CX, $%d", s.unroll)
 	p("JL %s_tail", s.name)
 	for u := 0; u < s.unroll; u++ {
-		step(u)
+		step()
 	}
-	p("ADDQ $%d, AX", s.unroll*s.rows*4)
-	p("ADDQ $%d, BX", s.unroll*nr*4)
 	p("SUBQ $%d, CX", s.unroll)
 	p("JMP %s_loop%d", s.name, s.unroll)
 	fmt.Fprintf(w, "%s_tail:\n", s.name)
 	p("TESTQ CX, CX")
 	p("JE %s_store", s.name)
-	step(0)
-	p("ADDQ $%d, AX", s.rows*4)
-	p("ADDQ $%d, BX", nr*4)
+	step()
 	p("DECQ CX")
 	p("JMP %s_tail", s.name)
 	fmt.Fprintf(w, "%s_store:\n", s.name)

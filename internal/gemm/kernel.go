@@ -10,24 +10,28 @@ type kernel struct {
 	// of B are what one kernel call reads. mc and nc bound a tile of C: the
 	// packed mc×kc block of A and kc×nc block of B together stay in L2.
 	kc, mc, nc int
-	// fn adds the product of a packed mr×k strip of A (k-major, mr floats per
-	// step) and a packed k×nr strip of B (nr floats per step) to the row-major
-	// mr×nr block at c with row stride ldc.
-	fn func(k int, a, b, c *float32, ldc int)
+	// fn adds the product of an mr×k strip of A and a k×nr strip of B to the
+	// row-major mr×nr block at c with row stride ldc. Step p of the sum reads
+	// mr contiguous floats of A at a+p·sa and nr of B at b+p·sb: packed
+	// strips have sa = mr and sb = nr, operands read in place their stride.
+	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
 }
 
 // goKernel is the portable kernel: a 4×4 register tile in plain Go, used
 // where no assembly kernel applies.
 var goKernel = &kernel{name: "go4x4", mr: 4, nr: 4, kc: 256, mc: 128, nc: 512, fn: kernelGo}
 
-func kernelGo(k int, ap, bp, cp *float32, ldc int) {
-	a := unsafe.Slice(ap, 4*k)
-	b := unsafe.Slice(bp, 4*k)
+func kernelGo(k int, ap *float32, sa int, bp *float32, sb int, cp *float32, ldc int) {
+	if k == 0 {
+		return
+	}
+	a := unsafe.Slice(ap, (k-1)*sa+4)
+	b := unsafe.Slice(bp, (k-1)*sb+4)
 	var c00, c01, c02, c03, c10, c11, c12, c13 float32
 	var c20, c21, c22, c23, c30, c31, c32, c33 float32
 	for p := 0; p < k; p++ {
-		as := a[4*p : 4*p+4 : 4*p+4]
-		bs := b[4*p : 4*p+4 : 4*p+4]
+		as := a[p*sa : p*sa+4 : p*sa+4]
+		bs := b[p*sb : p*sb+4 : p*sb+4]
 		b0, b1, b2, b3 := bs[0], bs[1], bs[2], bs[3]
 		a0 := as[0]
 		c00 += a0 * b0
@@ -61,9 +65,26 @@ func kernelGo(k int, ap, bp, cp *float32, ldc int) {
 	r[0], r[1], r[2], r[3] = r[0]+c30, r[1]+c31, r[2]+c32, r[3]+c33
 }
 
-// best is the kernel Sgemm uses: the fastest one this CPU supports.
-var best = kernels()[0]
+// fastKernels are the kernels Sgemm chooses from: the assembly ones this CPU
+// supports, or else the portable one.
+var fastKernels = func() []*kernel {
+	ks := kernels()
+	if len(ks) > 1 {
+		ks = ks[:len(ks)-1]
+	}
+	return ks
+}()
 
-// KernelName names the micro-kernel Sgemm uses on this machine ("avx512-12x32",
-// "avx2-6x16" or "go4x4"), for benchmark and report output.
-func KernelName() string { return best.name }
+// KernelName names the micro-kernels Sgemm chooses from on this machine
+// (e.g. "avx512-12x32+avx2-6x16", or "go4x4" where there is no assembly
+// kernel), for benchmark and report output.
+func KernelName() string {
+	var s string
+	for i, k := range fastKernels {
+		if i > 0 {
+			s += "+"
+		}
+		s += k.name
+	}
+	return s
+}

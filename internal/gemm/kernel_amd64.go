@@ -7,10 +7,10 @@ import "golang.org/x/sys/cpu"
 //go:generate go run gen_amd64.go
 
 //go:noescape
-func kernelAVX2(k int, a, b, c *float32, ldc int)
+func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
 
 //go:noescape
-func kernelAVX512(k int, a, b, c *float32, ldc int)
+func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
 
 var (
 	avx2Kernel   = &kernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 192, nc: 512, fn: kernelAVX2}
