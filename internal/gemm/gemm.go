@@ -255,27 +255,17 @@ func scaleBlock(c []float32, ldc, r0, r1, c0, c1 int, beta float32) {
 // floats, zero-padding rows beyond rows.
 func packA(dst, x []float32, ld int, trans bool, i0, rows, mr, p0, kc int, alpha float32) {
 	dst = dst[:kc*mr]
-	if trans {
-		for q := range kc {
-			src := x[(p0+q)*ld+i0 : (p0+q)*ld+i0+rows]
-			d := dst[q*mr : q*mr+mr]
-			for r, v := range src {
-				d[r] = alpha * v
-			}
-			clear(d[rows:])
-		}
+	if !trans {
+		transpose(dst, mr, x[i0*ld+p0:], ld, rows, kc, alpha)
 		return
 	}
-	for r := range rows {
-		src := x[(i0+r)*ld+p0 : (i0+r)*ld+p0+kc]
-		for q, v := range src {
-			dst[q*mr+r] = alpha * v
+	for q := range kc {
+		src := x[(p0+q)*ld+i0 : (p0+q)*ld+i0+rows]
+		d := dst[q*mr : q*mr+mr]
+		for r, v := range src {
+			d[r] = alpha * v
 		}
-	}
-	for r := rows; r < mr; r++ {
-		for q := range kc {
-			dst[q*mr+r] = 0
-		}
+		clear(d[rows:])
 	}
 }
 
@@ -284,23 +274,41 @@ func packA(dst, x []float32, ld int, trans bool, i0, rows, mr, p0, kc int, alpha
 // zero-padding columns beyond cols.
 func packB(dst, y []float32, ld int, trans bool, p0, kc, j0, cols, nr int) {
 	dst = dst[:kc*nr]
-	if !trans {
-		for q := range kc {
-			d := dst[q*nr : q*nr+nr]
-			copy(d, y[(p0+q)*ld+j0:(p0+q)*ld+j0+cols])
-			clear(d[cols:])
-		}
+	if trans {
+		transpose(dst, nr, y[j0*ld+p0:], ld, cols, kc, 1)
 		return
 	}
-	for j := range cols {
-		src := y[(j0+j)*ld+p0 : (j0+j)*ld+p0+kc]
-		for q, v := range src {
-			dst[q*nr+j] = v
+	for q := range kc {
+		d := dst[q*nr : q*nr+nr]
+		copy(d, y[(p0+q)*ld+j0:(p0+q)*ld+j0+cols])
+		clear(d[cols:])
+	}
+}
+
+// transpose sets dst[q·w + r] = alpha·src[r·ld + q] for r < n ≤ w and q < kc,
+// and zero for n ≤ r < w. Four source rows are read side by side so that
+// each store writes four adjacent floats.
+func transpose(dst []float32, w int, src []float32, ld, n, kc int, alpha float32) {
+	r := 0
+	for ; r+4 <= n; r += 4 {
+		s0 := src[r*ld : r*ld+kc]
+		s1 := src[(r+1)*ld : (r+1)*ld+kc]
+		s2 := src[(r+2)*ld : (r+2)*ld+kc]
+		s3 := src[(r+3)*ld : (r+3)*ld+kc]
+		s1, s2, s3 = s1[:len(s0)], s2[:len(s0)], s3[:len(s0)] // one bounds check, not one per q
+		for q, v := range s0 {
+			d := dst[q*w+r : q*w+r+4 : q*w+r+4]
+			d[0], d[1], d[2], d[3] = alpha*v, alpha*s1[q], alpha*s2[q], alpha*s3[q]
 		}
 	}
-	for j := cols; j < nr; j++ {
+	for ; r < n; r++ {
+		for q, v := range src[r*ld : r*ld+kc] {
+			dst[q*w+r] = alpha * v
+		}
+	}
+	if n < w {
 		for q := range kc {
-			dst[q*nr+j] = 0
+			clear(dst[q*w+n : q*w+w])
 		}
 	}
 }
