@@ -6,8 +6,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-
-	"gonum.org/v1/gonum/dsp/fourier"
 )
 
 // Config selects the scattering transform.
@@ -164,8 +162,7 @@ func cachedScattering(h, w int, cfg Config) (*Scattering, error) {
 // worker owns the FFT plans and buffers of one goroutine.
 type worker struct {
 	s     *Scattering
-	plans map[int]*fourier.CmplxFFT
-	col   []complex128
+	plans map[[2]int]*fft2Plan
 	u0    []complex128    // spectrum of the padded input channel
 	z     []complex128    // scratch: products, inverse transforms, pairs
 	u1    [2][]complex128 // spectra of |x⋆ψ_{n1}| for a pair of n1
@@ -176,9 +173,8 @@ type worker struct {
 
 func (s *Scattering) newWorker() *worker {
 	sz := s.m * s.n
-	wk := &worker{s: s, plans: map[int]*fourier.CmplxFFT{},
-		col: make([]complex128, max(s.m, s.n)),
-		u0:  make([]complex128, sz), z: make([]complex128, sz),
+	wk := &worker{s: s, plans: map[[2]int]*fft2Plan{},
+		u0: make([]complex128, sz), z: make([]complex128, sz),
 		small: make([]complex128, sz),
 	}
 	for i := range 2 {
@@ -189,18 +185,15 @@ func (s *Scattering) newWorker() *worker {
 	return wk
 }
 
-func (wk *worker) plan(n int) *fourier.CmplxFFT {
-	p, ok := wk.plans[n]
-	if !ok {
-		p = fourier.NewCmplxFFT(n)
-		wk.plans[n] = p
-	}
-	return p
-}
-
-// fft2 transforms the p×q array a in place.
+// fft2 transforms the p×q array a in place (forward, or the unnormalised
+// inverse), with a plan and scratch kept for the worker's lifetime.
 func (wk *worker) fft2(a []complex128, p, q int, inverse bool) {
-	fft2(a[:p*q], p, q, wk.plan(p), wk.plan(q), wk.col[:p], inverse)
+	pl, ok := wk.plans[[2]int{p, q}]
+	if !ok {
+		pl = newFFT2Plan(p, q)
+		wk.plans[[2]int{p, q}] = pl
+	}
+	pl.transform(a[:p*q], inverse)
 }
 
 // channel computes all coefficients of one H×W plane into dst
@@ -290,7 +283,7 @@ func (wk *worker) modulus(mod []float64, u []complex128, p, q int, f []float64, 
 	wk.fft2(z, pp, qq, true)
 	scale := 1 / float64(p*q) // ifft normalisation of the p×q grid, see foldProduct
 	for i, v := range z {
-		mod[i] = math.Hypot(real(v), imag(v)) * scale
+		mod[i] = math.Sqrt(real(v)*real(v)+imag(v)*imag(v)) * scale
 	}
 }
 
@@ -317,7 +310,8 @@ func (wk *worker) pairFFT(ua, ub []complex128, ra, rb []float64, p, q int, both 
 		for c := range q {
 			zk := z[r*q+c]
 			zm := cmplxConj(z[rr*q+(q-c)%q])
-			ua[r*q+c] = (zk + zm) / 2
+			sum := zk + zm
+			ua[r*q+c] = complex(real(sum)/2, imag(sum)/2)
 			d := zk - zm
 			ub[r*q+c] = complex(imag(d)/2, -real(d)/2)
 		}
@@ -354,16 +348,20 @@ func (wk *worker) lowpass(dst []float32, k int, u []complex128, p, q, j int) {
 func foldProduct(dst, u []complex128, f []float64, p, q, k int) {
 	pp, qq := p>>k, q>>k
 	if k == 0 {
-		for i := range dst {
-			dst[i] = u[i] * complex(f[i], 0)
+		for i, v := range u[:len(dst)] {
+			dst[i] = complex(real(v)*f[i], imag(v)*f[i])
 		}
 		return
 	}
 	clear(dst)
 	for r := range p {
-		base := (r % pp) * qq
-		for c := range q {
-			dst[base+c%qq] += u[r*q+c] * complex(f[r*q+c], 0)
+		d := dst[(r%pp)*qq : (r%pp+1)*qq]
+		for c0 := 0; c0 < q; c0 += qq {
+			us, fs := u[r*q+c0:r*q+c0+qq], f[r*q+c0:r*q+c0+qq]
+			for c, v := range us {
+				g := fs[c]
+				d[c] += complex(real(v)*g, imag(v)*g)
+			}
 		}
 	}
 }
