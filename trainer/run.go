@@ -34,6 +34,10 @@ type Options struct {
 	// StopAfter, when > 0, ends the run after that many steps as if
 	// interrupted (checkpoint written): for tests of resumption.
 	StopAfter int
+	// Model, when set, is trained instead of the zoo model Config.Model
+	// names: any PerSampleModel, e.g. a Gorgonia graph (models/graph). Its
+	// InputSize must match the data; it is initialised by its builder.
+	Model models.PerSampleModel
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -60,6 +64,11 @@ type Summary struct {
 	Seconds     float64                   `json:"seconds"`
 	OutDir      string                    `json:"out_dir,omitempty"`
 	Private     bool                      `json:"private"` // outputs other than the final model are private state
+	Samples     int                       `json:"samples"` // examples processed (sum of realised batch sizes)
+	// NoiseVariance is E‖e‖² of one step's noise on the released sum.
+	NoiseVariance float64 `json:"noise_variance"`
+	// Sensitivity is the L2 bound of one example's clipped contribution.
+	Sensitivity float64 `json:"sensitivity"`
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -72,7 +81,7 @@ type state struct {
 	opts Options
 	data *prepared
 
-	model    *models.Net
+	model    models.PerSampleModel
 	samp     sampler.Sampler
 	twice    *sampler.Twice
 	clipper  clip.Clipper
@@ -99,6 +108,7 @@ type state struct {
 
 	metrics *metricsLog
 	notes   []string
+	samples int
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -165,7 +175,11 @@ func (s *state) setup() error {
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
 	n := data.train.N()
-	if s.model, err = buildModel(cfg, data.train); err != nil {
+	if s.opts.Model != nil {
+		if s.model = s.opts.Model; s.model.InputSize() != data.train.Dim() {
+			return fmt.Errorf("model takes %d inputs; dataset %s has %d features", s.model.InputSize(), data.train.Name, data.train.Dim())
+		}
+	} else if s.model, err = buildModel(cfg, data.train); err != nil {
 		return err
 	}
 	d := s.model.NumParams()
@@ -422,6 +436,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 		done = step
+		s.samples += st.n
 		rec := &Record{Step: step, Epoch: float64(step) * float64(cfg.BatchSize) / float64(n),
 			BatchSize: st.n, LR: s.lrAt(step), Elapsed: time.Since(start).Seconds()}
 		if st.n > 0 {
@@ -523,7 +538,8 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		TrainN: s.data.train.N(), TestN: s.data.test.N(), Steps: done, PlannedStep: s.steps,
 		Sigma: s.sigma, Calibrated: s.cfg.Sigma == 0, Q: s.acct.q, Delta: s.cfg.Delta,
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
-		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly,
+		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
+		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 	}
 	sum.Bounds = s.tracker.Bounds(s.cfg.Delta)
 	for _, tb := range sum.Bounds {
@@ -621,9 +637,15 @@ func (s *state) restore(ck *checkpoint) error {
 
 // writeOutputs writes the final model, summary and plots.
 func (s *state) writeOutputs(sum *Summary) error {
+	// Zoo models save with their architecture; any other model's flat
+	// parameter vector is written raw (little-endian float32).
 	var buf bytes.Buffer
-	if err := s.model.Save(&buf); err != nil {
-		return fmt.Errorf("save model: %w", err)
+	if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
+		if err := saver.Save(&buf); err != nil {
+			return fmt.Errorf("save model: %w", err)
+		}
+	} else {
+		buf.Write(float32Bytes(s.model.Params()))
 	}
 	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "model.bin"), buf.Bytes()); err != nil {
 		return err
