@@ -32,6 +32,16 @@ type Config struct {
 	FeatureEps float64 `json:"feature_epsilon"` // ε_F spent on the private mean
 	FeatureCF  float64 `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F, or alone: no privacy cost)
 
+	// Non-private, data-dependent preprocessing, accounted by Smooth RDP
+	// (paper 000) from sensitivities computed from DECLARED properties of
+	// the dataset collection, never from the data.
+	Preprocess  string  `json:"preprocess"`    // "" | "pca" | "standardize"
+	PCAK        int     `json:"pca_k"`         // PCA: number of components
+	PCADim      bool    `json:"pca_dim"`       // PCA: dimension reduction (R^k) instead of rank reduction (R^d)
+	EigenGapMin float64 `json:"eigen_gap_min"` // PCA: declared min eigengap δ_min of every admissible dataset
+	SigmaMin    float64 `json:"sigma_min"`     // standardize: declared smallest feature std
+	LipschitzMu float64 `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
+
 	// Sampling.
 	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
 	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
@@ -107,6 +117,7 @@ var (
 	knownOptimizers = []string{"sgd", "momentum", "adam"}
 	knownSchedules  = []string{"constant", "cosine"}
 	knownFeatures   = []string{"", "scatternet"}
+	knownPreprocess = []string{"", "pca", "standardize"}
 )
 
 // Validate checks every field and returns one error naming every bad value.
@@ -132,6 +143,26 @@ func (c *Config) Validate() error {
 	oneOf("optimizer", c.Optimizer, knownOptimizers)
 	oneOf("schedule", c.Schedule, knownSchedules)
 	oneOf("features", c.Features, knownFeatures)
+	oneOf("preprocess", c.Preprocess, knownPreprocess)
+	switch c.Preprocess {
+	case "pca":
+		if c.PCAK < 1 {
+			bad("pca_k must be >= 1 with preprocess pca, got %d", c.PCAK)
+		}
+		if finite("eigen_gap_min", c.EigenGapMin) && !(c.EigenGapMin > 0) {
+			bad("eigen_gap_min must be > 0 with preprocess pca (declare it for the dataset collection), got %v", c.EigenGapMin)
+		}
+	case "standardize":
+		if finite("sigma_min", c.SigmaMin) && !(c.SigmaMin > 0) {
+			bad("sigma_min must be > 0 with preprocess standardize (declare it for the dataset collection), got %v", c.SigmaMin)
+		}
+	}
+	if finite("lipschitz_mu", c.LipschitzMu) && c.LipschitzMu < 0 {
+		bad("lipschitz_mu must be >= 0, got %v", c.LipschitzMu)
+	}
+	if c.Preprocess != "" && c.DPSGDF {
+		bad("preprocess and dpsgdf cannot be combined (the SRDP accountant takes one preprocessing declaration)")
+	}
 	if c.TrainLimit < 0 || c.TestLimit < 0 {
 		bad("train_limit and test_limit must be >= 0, got %d and %d", c.TrainLimit, c.TestLimit)
 	}

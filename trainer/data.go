@@ -2,6 +2,9 @@ package trainer
 
 import (
 	"fmt"
+	"math"
+
+	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/datasets"
@@ -16,6 +19,8 @@ type prepared struct {
 	source      string
 	prefix      []accountant.Event // private preprocessing, composed before step 1
 	notes       []string
+	// pre is the sensitivity of the non-private preprocessing (nil: none).
+	pre *preprocess.Sensitivity
 }
 
 func loadData(cfg *Config) (*prepared, error) {
@@ -59,6 +64,10 @@ func loadData(cfg *Config) (*prepared, error) {
 		return nil, fmt.Errorf("dataset %s (test): %w", cfg.Dataset, err)
 	}
 	switch {
+	case cfg.Preprocess != "":
+		if err := applyNonPrivate(cfg, p); err != nil {
+			return nil, err
+		}
 	case cfg.DPSGDF:
 		if err := applyDPSGDF(cfg, p); err != nil {
 			return nil, err
@@ -97,6 +106,62 @@ func applyDPSGDF(cfg *Config, p *prepared) error {
 	p.test = withFeatures(p.test, preprocess.ToFloat32(res.Centering.Transform(preprocess.FromFloat32(p.test.X, p.test.N(), d))))
 	p.prefix = append(p.prefix, res.Events...)
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F: features normalised to C_F=%g and privately centred with ε_F=%g (Algorithm 3)", cfg.FeatureCF, cfg.FeatureEps))
+	return nil
+}
+
+// applyNonPrivate fits a data-dependent preprocessing on the training set,
+// applies it to both splits with the training statistics, and records its
+// declared sensitivity for the SRDP accountant. Records are first scaled
+// by the public constant 1/√d·(1/max pixel) so they lie in the unit ball,
+// the instance space the sensitivities are stated for.
+func applyNonPrivate(cfg *Config, p *prepared) error {
+	n, d := p.train.N(), p.train.Dim()
+	scale := 1 / math.Sqrt(float64(d)) // pixels in [0,1]: ‖x‖ ≤ √d
+	if p.train.Shape != nil && len(p.train.Shape) == 1 {
+		scale = 1 // tabular data: assumed already in the unit ball (checked below)
+	}
+	scaled := func(ds *datasets.Dataset) *mat.Dense {
+		x := make([]float32, len(ds.X))
+		for i, v := range ds.X {
+			x[i] = v * float32(scale)
+		}
+		return preprocess.FromFloat32(x, ds.N(), d)
+	}
+	var step preprocess.Step
+	b := preprocess.Bounds{N: n, D: d, AddRemove: true}
+	switch cfg.Preprocess {
+	case "pca":
+		step = preprocess.PCA{K: cfg.PCAK, Dim: cfg.PCADim}
+		b.EigenGapMin, b.TopGapMin = cfg.EigenGapMin, cfg.EigenGapMin
+	case "standardize":
+		step = preprocess.StandardScaler{}
+		b.SigmaMin = cfg.SigmaMin
+	default:
+		return fmt.Errorf("unknown preprocess %q", cfg.Preprocess)
+	}
+	Xtr := scaled(p.train)
+	for i := 0; i < n; i++ {
+		if nrm := mat.Norm(Xtr.RowView(i), 2); nrm > 1+1e-6 {
+			return fmt.Errorf("preprocess %s: training record %d has norm %.3g after scaling; the sensitivities need records in the unit L2 ball", cfg.Preprocess, i, nrm)
+		}
+	}
+	pipe := preprocess.Pipeline{Steps: []preprocess.Step{step}}
+	sens, err := pipe.Sensitivity(b)
+	if err != nil {
+		return fmt.Errorf("preprocess %s: %w", cfg.Preprocess, err)
+	}
+	fitted, res, err := pipe.Fit(Xtr)
+	if err != nil {
+		return fmt.Errorf("preprocess %s: %w", cfg.Preprocess, err)
+	}
+	Xte, err := fitted.Transform(scaled(p.test))
+	if err != nil {
+		return fmt.Errorf("preprocess %s (test set): %w", cfg.Preprocess, err)
+	}
+	p.train = withFeatures(p.train, preprocess.ToFloat32(res.X))
+	p.test = withFeatures(p.test, preprocess.ToFloat32(Xte))
+	p.pre = &sens
+	p.notes = append(p.notes, fmt.Sprintf("non-private %s fitted on the training data (Δ2 = %.3g, Δ∞ = %g, %s); accounted by SRDP", cfg.Preprocess, sens.L2, sens.LInf, sens.Formula))
 	return nil
 }
 

@@ -207,7 +207,7 @@ func (s *state) setup() error {
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil {
 		s.norm = nc
 	}
-	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix}
+	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix, pre: data.pre}
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {

@@ -231,3 +231,47 @@ func TestCancelWritesCheckpoint(t *testing.T) {
 		t.Fatal("no checkpoint after cancel")
 	}
 }
+
+// Non-private preprocessing is accounted by SRDP with the step's declared
+// sensitivity; the plain RDP figure is shown but never used as the bound.
+func TestSRDPAccountsPreprocessing(t *testing.T) {
+	c := small(t)
+	// Synthetic features are not in the unit ball; the embedded images are,
+	// once scaled by the public constant 1/√d.
+	c.Dataset, c.TrainLimit, c.TestLimit, c.BatchSize = "embedded", 1000, 200, 50
+	c.Model, c.LipschitzMu, c.Sigma, c.Steps = "logreg", 1, 3, 10
+	c.Preprocess, c.PCAK, c.EigenGapMin = "pca", 5, 0.5
+	s := run(t, c, Options{})
+	if s.Best.Accountant != "srdp" {
+		t.Fatalf("best bound from %q, want srdp", s.Best.Accountant)
+	}
+	var plain *accountant.TrackedBound
+	for i := range s.Bounds {
+		if s.Bounds[i].Name == "rdp-ignoring-preprocessing" {
+			plain = &s.Bounds[i]
+		}
+	}
+	if plain == nil || plain.Applicable {
+		t.Fatalf("comparison RDP missing or applicable: %+v", plain)
+	}
+	// Independent composition of the same declared event.
+	n := 1000.0
+	gap := c.EigenGapMin
+	d2 := 4 * (3*n + 2) / (n * (n - 1) * gap) // Proposition 5, rank reduction
+	want := accountant.NewSRDP()
+	ev := accountant.Preprocessed{Delta2: d2, DeltaInf: n, Mu: 1,
+		Event: accountant.PoissonSampled{Q: float64(c.BatchSize) / n, Event: accountant.Gaussian{Sigma: c.Sigma}}}
+	if err := want.Compose(ev, c.Steps); err != nil {
+		t.Fatal(err)
+	}
+	wb, err := want.Epsilon(c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(wb.Epsilon-s.Best.Epsilon) > 1e-9*wb.Epsilon {
+		t.Fatalf("srdp ε %v, independent %v", s.Best.Epsilon, wb.Epsilon)
+	}
+	if !(s.Best.Epsilon > plain.Epsilon) {
+		t.Fatalf("SRDP ε %v not above plain RDP %v", s.Best.Epsilon, plain.Epsilon)
+	}
+}

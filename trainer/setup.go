@@ -11,6 +11,7 @@ import (
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/preprocess"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -124,14 +125,18 @@ type accounting struct {
 	expected float64 // optimizer divisor
 	d0       float64
 	prefix   []accountant.Event
-	hidden   bool // the hidden-state accountant runs beside the primary one
+	pre      *preprocess.Sensitivity // non-private preprocessing (SRDP), or nil
+	hidden   bool                    // the hidden-state accountant runs beside the primary one
 	primary  string
+	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
 }
 
 // newPrimary returns a fresh accountant of the run's primary kind.
 func (a *accounting) newPrimary() (accountant.Accountant, error) {
-	switch a.cfg.Sampler {
-	case "twice":
+	switch {
+	case a.pre != nil:
+		return accountant.NewSRDP(), nil
+	case a.cfg.Sampler == "twice":
 		return accountant.NewTwice(), nil
 	default:
 		return accountant.NewRDP()
@@ -141,6 +146,15 @@ func (a *accounting) newPrimary() (accountant.Accountant, error) {
 // stepEvent describes one step with noise multiplier sigma to the primary
 // accountant.
 func (a *accounting) stepEvent(sigma float64) accountant.Event {
+	ev := a.mechanismEvent(sigma)
+	if a.pre != nil {
+		return a.pre.Preprocessed(ev, a.cfg.LipschitzMu)
+	}
+	return ev
+}
+
+// mechanismEvent is the step's mechanism on the data as it is trained on.
+func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 	g := accountant.Gaussian{Sigma: sigma}
 	switch a.cfg.Sampler {
 	case "twice":
@@ -211,7 +225,22 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 		return nil, nil, err
 	}
 	var notes []string
-	if a.cfg.Radius > 0 {
+	if a.pre != nil {
+		// Plain RDP of the same steps, shown for comparison: it ignores the
+		// data-dependent preprocessing, so it is not a bound for this run.
+		plain, err := accountant.NewRDP(accountant.WithName("rdp-ignoring-preprocessing"))
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := t.Add(plain); err != nil {
+			return nil, nil, err
+		}
+		if err := t.SetApplicable(plain.Name(), false, "ignores the non-private preprocessing fitted on the training data"); err != nil {
+			return nil, nil, err
+		}
+		a.plain = plain.Name()
+	}
+	if a.cfg.Radius > 0 && a.pre == nil {
 		if len(a.prefix) > 0 {
 			notes = append(notes, "hidden-state bound not computed: private feature preprocessing is not a projected SGD step")
 		} else {
@@ -249,12 +278,19 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 // and, when the hidden-state accountant runs, its own description of the
 // same step (a NoOp for prefix events, which never reach it).
 func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr float64) error {
-	if !a.hidden {
+	if !a.hidden && a.plain == "" {
 		return t.Step(ev)
 	}
-	var h accountant.Event = accountant.NoOp{}
-	if sigma > 0 {
-		h = a.hiddenEvent(sigma, lr)
+	evs := map[string]accountant.Event{a.primary: ev}
+	if a.hidden {
+		var h accountant.Event = accountant.NoOp{}
+		if sigma > 0 {
+			h = a.hiddenEvent(sigma, lr)
+		}
+		evs["hidden"] = h
 	}
-	return t.StepEach(map[string]accountant.Event{a.primary: ev, "hidden": h})
+	if a.plain != "" {
+		evs[a.plain] = a.mechanismEvent(sigma)
+	}
+	return t.StepEach(evs)
 }
