@@ -97,13 +97,20 @@ func TestSgemmAgainstNaive(t *testing.T) {
 		a, b := randMatrix(rnd, sh.m, sh.k), randMatrix(rnd, sh.k, sh.n)
 		c0 := randMatrix(rnd, sh.m, sh.n)
 		prod, mag := reference(a, b)
+		// Big products (the engine's) are slow with the portable kernel:
+		// fewer variants, the small shapes cover the rest.
+		big := sh.m*sh.n*sh.k > 1<<21
+		scs, workerCounts := scalings, []int{0, 1, 3}
+		if big {
+			scs, workerCounts = []scaling{scalings[0], scalings[2]}, []int{0}
+		}
 		for ti, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			pad := ti % 3 // strides longer than a row in some cases
 			as, lda := a.store(tr[0], pad)
 			bs, ldb := b.store(tr[1], pad)
-			for si, sc := range scalings {
+			for si, sc := range scs {
 				for _, kern := range append(kernels(), nil) {
-					for _, workers := range []int{0, 1, 3} {
+					for _, workers := range workerCounts {
 						cs, ldc := c0.store(false, si%2)
 						if sc.beta == 0 {
 							for i := range cs {
@@ -251,6 +258,9 @@ func TestSplit(t *testing.T) {
 
 // Steady-state calls allocate nothing, serial or split across workers.
 func TestSgemmNoAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("sync.Pool drops buffers at random under the race detector")
+	}
 	const m, n, k = 200, 150, 300
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, workers := range []int{1, 2} {
@@ -343,5 +353,51 @@ func TestPlan(t *testing.T) {
 		if kern != tc.kern || trans != tc.trans {
 			t.Errorf("plan(%d, %d) = %s, transposed %v; want %s, %v", tc.m, tc.n, kern.name, trans, tc.kern.name, tc.trans)
 		}
+	}
+}
+
+// Concurrent products share the worker pool and the packing-buffer pools;
+// each must still get its own right answer.
+func TestSgemmConcurrent(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(5, 6))
+	const m, n, k = 150, 130, 140 // above parallelWork, so each call splits into tiles
+	type op struct {
+		a, b   matrix
+		c      []float32
+		prod   []float64
+		mag    []float64
+		as, bs []float32
+	}
+	ops := make([]op, 6)
+	for i := range ops {
+		o := &ops[i]
+		o.a, o.b = randMatrix(rnd, m, k), randMatrix(rnd, k, n)
+		o.prod, o.mag = reference(o.a, o.b)
+		o.as, _ = o.a.store(i%2 == 1, 0)
+		o.bs, _ = o.b.store(i%3 == 1, 0)
+		o.c = make([]float32, m*n)
+	}
+	done := make(chan struct{})
+	for i := range ops {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			o := &ops[i]
+			lda, ldb := k, n
+			if i%2 == 1 {
+				lda = m
+			}
+			if i%3 == 1 {
+				ldb = k
+			}
+			for range 5 {
+				Sgemm(i%2 == 1, i%3 == 1, m, n, k, 1, o.as, lda, o.bs, ldb, 0, o.c, n)
+			}
+		}()
+	}
+	for range ops {
+		<-done
+	}
+	for i, o := range ops {
+		checkC(t, fmt.Sprintf("goroutine %d", i), o.c, n, matrix{m, n, make([]float64, m*n)}, o.prod, o.mag, scaling{1, 0})
 	}
 }
