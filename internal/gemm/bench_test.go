@@ -9,13 +9,32 @@ import (
 	"gonum.org/v1/gonum/blas/blas32"
 )
 
-// benchShapes are square products and the engine's products (see testShapes).
-var benchShapes = []shape{
-	{256, 256, 256}, {512, 512, 512}, {1024, 1024, 1024},
-	{256, 10, 784}, {784, 10, 256}, // logistic regression forward, weight gradient
-	{256, 256, 784}, {784, 256, 256}, // MLP 784→256 forward, weight gradient
-	{16, 169, 64}, {32, 25, 256}, // CNN convs, one sample
-	{16, 1024, 144}, {16, 144, 1024}, // ResNet 3×3 conv forward, weight gradient
+// benchCase is a product as models/nn calls it.
+type benchCase struct {
+	m, n, k int
+	tA, tB  bool
+	what    string
+}
+
+// benchCases are square products and the engine's products at batch 256 and
+// per sample (see models/nn: linear.go and conv.go).
+var benchCases = []benchCase{
+	{256, 256, 256, false, false, "square"},
+	{512, 512, 512, false, false, "square"},
+	{1024, 1024, 1024, false, false, "square"},
+	{256, 10, 784, false, true, "logreg-fwd"},   // X·Wᵀ
+	{256, 784, 10, false, false, "logreg-dx"},   // dZ·W
+	{10, 784, 256, true, false, "logreg-dW"},    // dZᵀ·X
+	{256, 256, 784, false, true, "mlp-fwd"},     // 784→256
+	{256, 784, 256, false, false, "mlp-dx"},     //
+	{256, 784, 256, true, false, "mlp-dW"},      //
+	{16, 169, 64, false, false, "cnn1-fwd"},     // 16 filters 8×8, 13×13 out
+	{64, 169, 16, true, false, "cnn1-dx"},       //
+	{16, 64, 169, false, true, "cnn1-dW"},       // per-sample weight gradient
+	{32, 25, 256, false, false, "cnn2-fwd"},     // 32 filters 4×4 over 16
+	{32, 256, 25, false, true, "cnn2-dW"},       //
+	{16, 1024, 144, false, false, "resnet-fwd"}, // 3×3 conv, 16 channels, 32×32
+	{16, 144, 1024, false, true, "resnet-dW"},   //
 }
 
 // BenchmarkSgemm runs every kernel single-threaded, Sgemm's own kernel
@@ -24,8 +43,15 @@ var benchShapes = []shape{
 // operands, so the ratios come from one run.
 func BenchmarkSgemm(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(3, 4))
-	for _, sh := range benchShapes {
-		m, n, k := sh.m, sh.n, sh.k
+	for _, bc := range benchCases {
+		m, n, k, tA, tB := bc.m, bc.n, bc.k, bc.tA, bc.tB
+		lda, ldb := k, n
+		if tA {
+			lda = m
+		}
+		if tB {
+			ldb = k
+		}
 		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 		for i := range a {
 			a[i] = rnd.Float32()
@@ -47,23 +73,31 @@ func BenchmarkSgemm(b *testing.B) {
 				b.ReportMetric(gflop/cpu, "GFLOP/cpu-s")
 			}
 		}
-		name := fmt.Sprintf("%dx%dx%d", m, n, k)
+		name := fmt.Sprintf("%s-%dx%dx%d-%s", bc.what, m, n, k, map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{tA, tB}])
 		for _, kern := range kernels() {
 			b.Run(name+"/"+kern.name+"-serial", func(b *testing.B) {
-				run(b, func() { sgemm(kern, 1, false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
+				run(b, func() { sgemm(kern, 1, tA, tB, m, n, k, 1, a, lda, bm, ldb, 0, c, n) })
 			})
 		}
 		b.Run(name+"/Sgemm-serial", func(b *testing.B) {
-			run(b, func() { sgemm(nil, 1, false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
+			run(b, func() { sgemm(nil, 1, tA, tB, m, n, k, 1, a, lda, bm, ldb, 0, c, n) })
 		})
 		b.Run(name+"/Sgemm", func(b *testing.B) {
-			run(b, func() { Sgemm(false, false, m, n, k, 1, a, k, bm, n, 0, c, n) })
+			run(b, func() { Sgemm(tA, tB, m, n, k, 1, a, lda, bm, ldb, 0, c, n) })
 		})
 		b.Run(name+"/gonum-blas32", func(b *testing.B) {
-			ga := blas32.General{Rows: m, Cols: k, Stride: k, Data: a}
-			gb := blas32.General{Rows: k, Cols: n, Stride: n, Data: bm}
+			ga := blas32.General{Rows: m, Cols: k, Stride: lda, Data: a}
+			ta := blas.NoTrans
+			if tA {
+				ga.Rows, ga.Cols, ta = k, m, blas.Trans
+			}
+			gb := blas32.General{Rows: k, Cols: n, Stride: ldb, Data: bm}
+			tb := blas.NoTrans
+			if tB {
+				gb.Rows, gb.Cols, tb = n, k, blas.Trans
+			}
 			gc := blas32.General{Rows: m, Cols: n, Stride: n, Data: c}
-			run(b, func() { blas32.Gemm(blas.NoTrans, blas.NoTrans, 1, ga, gb, 0, gc) })
+			run(b, func() { blas32.Gemm(ta, tb, 1, ga, gb, 0, gc) })
 		})
 	}
 }
