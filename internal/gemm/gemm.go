@@ -38,7 +38,7 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
-	kern, transC := plan(kern, m, n)
+	kern, transC := plan(kern, transA, transB, m, n, k)
 	pr := problem{kern: kern, k: k, alpha: alpha, beta: beta, c: c, ldc: ldc, transC: transC}
 	if transC {
 		// Cᵀ = op(B)ᵀ·op(A)ᵀ, and op(B)ᵀ(i,j) = op(B)(j,i) is B stored
@@ -68,13 +68,31 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 }
 
 // plan chooses the kernel (kern, or when nil the fastest kernels of this
-// CPU) and whether to compute Cᵀ instead of C, so that the fewest
-// multiply-adds are wasted on padding whole mr×nr tiles. Thin products gain
+// CPU) and whether to compute Cᵀ instead of C.
+//
+// A·Bᵀ with both operands contiguous along k goes to the dot kernel when
+// there is one and k is long enough to amortise its final sums across lanes:
+// it reads both operands in place, where the packed kernels would have to
+// transpose both while packing. A dot kernel asked for any other product is
+// ignored.
+//
+// Otherwise plan picks the packed kernel and orientation that waste the
+// fewest multiply-adds on padding whole mr×nr tiles. Thin products gain
 // most: n = 10 (a 784→10 layer) fills a third of a 32-wide tile, while Cᵀ
 // has 10 rows in 12; C = 16 rows (16 filters) is better served by 6×16 tiles
 // than 12×32 ones. Computing Cᵀ costs a transposed write-back of each tile,
 // so it must save a fifth of the work. On a tie the earlier kernel wins.
-func plan(kern *kernel, m, n int) (*kernel, bool) {
+func plan(kern *kernel, transA, transB bool, m, n, k int) (*kernel, bool) {
+	nt := !transA && transB
+	if kern != nil && kern.dot != nil {
+		if nt {
+			return kern, false
+		}
+		kern = nil
+	}
+	if kern == nil && nt && dotKernel != nil && k >= minDotK {
+		return dotKernel, false
+	}
 	cands := fastKernels
 	if kern != nil {
 		cands = []*kernel{kern}
@@ -94,6 +112,9 @@ func plan(kern *kernel, m, n int) (*kernel, bool) {
 	}
 	return best, bestT
 }
+
+// minDotK is the shortest k for which plan prefers the dot kernel.
+const minDotK = 64
 
 // padded is the size of the m×n product rounded up to whole kernel tiles.
 func padded(kern *kernel, m, n int) int {
@@ -171,6 +192,10 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	} else {
 		scaleBlock(pr.c, pr.ldc, i0, i1, j0, j1, pr.beta)
 	}
+	if kn.dot != nil {
+		pr.dotTile(ar, i0, i1, j0, j1)
+		return
+	}
 	// Strips that already lie in memory as the kernel reads them (mr
 	// consecutive floats of A per k step when A is stored transposed, nr of B
 	// when B is not) are read in place instead of packed; the kernel only
@@ -226,6 +251,32 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 							crow[j] += v
 						}
 					}
+				}
+			}
+		}
+	}
+}
+
+// dotTile adds alpha·A[i0:i1]·B[j0:j1]ᵀ to C[i0:i1, j0:j1] with the dot
+// kernel, 4×4 at a time; the four rows of A stay in L1 while all rows of B
+// pass. At the edges the last row is repeated and the extra sums dropped.
+func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
+	ap, bp, out := &ar.dotA, &ar.dotB, &ar.dotOut
+	for i := i0; i < i1; i += 4 {
+		mv := min(4, i1-i)
+		for r := range ap {
+			ap[r] = &pr.a[(i+min(r, mv-1))*pr.lda]
+		}
+		for j := j0; j < j1; j += 4 {
+			nv := min(4, j1-j)
+			for s := range bp {
+				bp[s] = &pr.b[(j+min(s, nv-1))*pr.ldb]
+			}
+			pr.kern.dot(pr.k, ap, bp, out)
+			for r := range mv {
+				crow := pr.c[(i+r)*pr.ldc+j : (i+r)*pr.ldc+j+nv]
+				for s := range crow {
+					crow[s] += pr.alpha * out[4*r+s]
 				}
 			}
 		}
@@ -318,6 +369,10 @@ func transpose(dst []float32, w int, src []float32, ld, n, kc int, alpha float32
 type arena struct {
 	kern    *kernel
 	a, b, t []float32
+	// The dot kernel's row pointers and 4×4 result, here rather than on
+	// the stack because the kernel is called through a func value.
+	dotA, dotB [4]*float32
+	dotOut     [16]float32
 }
 
 var arenas sync.Map // *kernel → *sync.Pool of *arena

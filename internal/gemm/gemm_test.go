@@ -274,22 +274,29 @@ func TestSgemmNoAllocs(t *testing.T) {
 	}
 }
 
-// On this build the best kernel is the first that the CPU supports, and the
+// Sgemm's packed kernels are the supported ones, fastest first, and the
 // portable kernel is always available as the last resort.
 func TestKernelList(t *testing.T) {
 	ks := kernels()
 	if ks[len(ks)-1] != goKernel {
 		t.Errorf("last kernel is %s, want the portable go4x4", ks[len(ks)-1].name)
 	}
-	if fastKernels[0] != ks[0] {
-		t.Errorf("Sgemm prefers %s, want the first supported %s", fastKernels[0].name, ks[0].name)
-	}
-	t.Logf("kernels: %v", func() (s []string) {
-		for _, k := range ks {
-			s = append(s, k.name)
+	var packed []*kernel
+	for _, k := range ks {
+		if k.dot == nil {
+			packed = append(packed, k)
+		} else if k != dotKernel {
+			t.Errorf("dot kernel %s is not dotKernel", k.name)
 		}
-		return
-	}())
+	}
+	if fastKernels[0] != packed[0] {
+		t.Errorf("Sgemm prefers %s, want the first supported %s", fastKernels[0].name, packed[0].name)
+	}
+	var names []string
+	for _, k := range ks {
+		names = append(names, k.name)
+	}
+	t.Logf("kernels: %v; Sgemm uses %s", names, KernelName())
 }
 
 // FuzzSgemm checks small random shapes, transposes, strides and scalings of
@@ -349,7 +356,7 @@ func TestPlan(t *testing.T) {
 		{10, 256, k12, false},  // already thin along m
 		{7, 7, k6, false},      // 12·16 padded vs 12·32
 	} {
-		kern, trans := plan(nil, tc.m, tc.n)
+		kern, trans := plan(nil, false, false, tc.m, tc.n, 100)
 		if kern != tc.kern || trans != tc.trans {
 			t.Errorf("plan(%d, %d) = %s, transposed %v; want %s, %v", tc.m, tc.n, kern.name, trans, tc.kern.name, tc.trans)
 		}

@@ -37,6 +37,7 @@ func main() {
 	} {
 		gen(&w, s)
 	}
+	genDot(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -108,6 +109,88 @@ func gen(w *bytes.Buffer, s spec) {
 		if r < s.rows-1 {
 			p("ADDQ R8, DX")
 		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// genDot writes dotAVX512, the kernel for C = A·Bᵀ with both operands read in
+// place: rows of A and rows of B are contiguous along k, so 16 lanes of k are
+// multiplied at once into 16 accumulators (4 rows of A × 4 rows of B) that are
+// summed across lanes at the end.
+func genDot(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	aPtr := []string{"AX", "BX", "CX", "DX"}
+	bPtr := []string{"SI", "DI", "R8", "R9"}
+	acc := func(i, j int) string { return fmt.Sprintf("Z%d", 16+4*i+j) }
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "// func dotAVX512(k int, a0, a1, a2, a3, b0, b1, b2, b3 *float32, tail uint64, out *float32)")
+	fmt.Fprintln(w, "//")
+	fmt.Fprintln(w, "// out[4i+j] = Σ_p ai[p]·bj[p] for p < k; tail is the mask of the k%16 last")
+	fmt.Fprintln(w, "// lanes, (1<<(k%16))-1, so that the last partial vector is read masked.")
+	fmt.Fprintln(w, "TEXT ·dotAVX512(SB), NOSPLIT, $0-88")
+	p("MOVQ k+0(FP), R10")
+	for i, r := range aPtr {
+		p("MOVQ a%d+%d(FP), %s", i, 8+8*i, r)
+	}
+	for j, r := range bPtr {
+		p("MOVQ b%d+%d(FP), %s", j, 40+8*j, r)
+	}
+	p("MOVQ tail+72(FP), R11")
+	p("KMOVW R11, K1")
+	p("MOVQ out+80(FP), R11")
+	p("XORQ R12, R12")
+	for i := range 4 {
+		for j := range 4 {
+			p("VPXORD %s, %s, %s", acc(i, j), acc(i, j), acc(i, j))
+		}
+	}
+	fma := func() {
+		for i := range 4 {
+			for j := range 4 {
+				p("VFMADD231PS Z%d, Z%d, %s", 4+j, i, acc(i, j))
+			}
+		}
+	}
+	fmt.Fprintln(w, "dotAVX512_loop:")
+	p("CMPQ R10, $16")
+	p("JL dotAVX512_tail")
+	for i, r := range aPtr {
+		p("VMOVUPS (%s)(R12*1), Z%d", r, i)
+	}
+	for j, r := range bPtr {
+		p("VMOVUPS (%s)(R12*1), Z%d", r, 4+j)
+	}
+	fma()
+	p("ADDQ $64, R12")
+	p("SUBQ $16, R10")
+	p("JMP dotAVX512_loop")
+	fmt.Fprintln(w, "dotAVX512_tail:")
+	p("TESTQ R10, R10")
+	p("JE dotAVX512_reduce")
+	// Masked loads zero the lanes past k and do not touch their memory.
+	for i, r := range aPtr {
+		p("VMOVUPS.Z (%s)(R12*1), K1, Z%d", r, i)
+	}
+	for j, r := range bPtr {
+		p("VMOVUPS.Z (%s)(R12*1), K1, Z%d", r, 4+j)
+	}
+	fma()
+	fmt.Fprintln(w, "dotAVX512_reduce:")
+	// Each accumulator: fold 512 → 256 → 128 bits, then three horizontal adds
+	// turn four 4-lane vectors (one row of the 4×4 block) into its 4 sums.
+	for i := range 4 {
+		for j := range 4 {
+			p("VEXTRACTF64X4 $1, %s, Y8", acc(i, j))
+			p("VEXTRACTF64X4 $0, %s, Y9", acc(i, j))
+			p("VADDPS Y8, Y9, Y9")
+			p("VEXTRACTF128 $1, Y9, X8")
+			p("VADDPS X8, X9, X%d", 10+j)
+		}
+		p("VHADDPS X11, X10, X10")
+		p("VHADDPS X13, X12, X12")
+		p("VHADDPS X12, X10, X10")
+		p("VMOVUPS X10, %d(R11)", 16*i)
 	}
 	p("VZEROUPPER")
 	p("RET")

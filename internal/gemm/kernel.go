@@ -15,6 +15,10 @@ type kernel struct {
 	// mr contiguous floats of A at a+p·sa and nr of B at b+p·sb: packed
 	// strips have sa = mr and sb = nr, operands read in place their stride.
 	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+	// dot, set instead of fn in a dot kernel, sets out[4i+j] to the dot
+	// product of the k-vectors a[i] and b[j]. It computes C = A·Bᵀ
+	// straight from the rows of A and B, without packing.
+	dot func(k int, a, b *[4]*float32, out *[16]float32)
 }
 
 // goKernel is the portable kernel: a 4×4 register tile in plain Go, used
@@ -68,9 +72,14 @@ func kernelGo(k int, ap *float32, sa int, bp *float32, sb int, cp *float32, ldc 
 // fastKernels are the kernels Sgemm chooses from: the assembly ones this CPU
 // supports, or else the portable one.
 var fastKernels = func() []*kernel {
-	ks := kernels()
-	if len(ks) > 1 {
-		ks = ks[:len(ks)-1]
+	var ks []*kernel
+	for _, k := range kernels() {
+		if k.dot == nil && k != goKernel {
+			ks = append(ks, k)
+		}
+	}
+	if len(ks) == 0 {
+		ks = append(ks, goKernel)
 	}
 	return ks
 }()

@@ -4,3 +4,6 @@ package gemm
 
 // kernels lists the kernels this build can run: only the portable one.
 func kernels() []*kernel { return []*kernel{goKernel} }
+
+// dotKernel is the kernel for A·Bᵀ without packing; there is none here.
+var dotKernel *kernel
