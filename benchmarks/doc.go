@@ -1,0 +1,43 @@
+// Package benchmarks measures the DP-SGD variants side by side: a harness
+// that trains one model under every combination of clipping rule × sampler
+// (through trainer.Run) and tables samples/s, peak memory, the per-step
+// noise variance E‖e‖², ε after the run and test accuracy; and Go
+// benchmarks of the kernels those runs spend their time in.
+//
+// Harness (Run over a Grid, one Row per cell; WriteTable, WriteCSV,
+// WriteMarkdown print the rows). Each cell is a full trainer run with the
+// same base configuration, so the rows differ only in clip and sampler.
+// Samples/s is Summary.Samples / Summary.Seconds: the wall time of the whole
+// run, so set-up (data loading, σ calibration) and the final evaluation are
+// included — compare rows with each other, not with the kernel benchmarks.
+// Peak memory is sampled from runtime.MemStats every ~20 ms after a GC:
+// HeapInuse is the cell's peak heap (a lower bound on the true peak between
+// samples; it includes what earlier cells left live, e.g. cached data); Sys,
+// kept in the CSV and JSON only, is memory obtained from the OS, which the
+// runtime rarely returns, so it only grows from cell to cell. A combination the trainer refuses
+// becomes a row carrying the error.
+//
+// The hybrid subspace clip ("subspace") is not wired into the trainer: its
+// rows are "kernel only", timing clip.Subspace.ClipSum on random per-sample
+// gradients of the model's dimension (basis from clip.PrincipalBasis of a
+// random public gradient matrix, masks drawn by sampler.Twice for twice
+// sampling), with noise variance for the same σ, and no ε or accuracy. A
+// rate needs few steps and the clip is slow (two rank-32 projections of
+// every gradient), so these cells time Grid.KernelSteps (default 3) steps.
+//
+// Go benchmarks (go test -run XXX -bench . ./benchmarks):
+//
+//   - BenchmarkClipSum: per-sample clip + sum of B = 64 rows for each clip
+//     variant at D = 26,010 (MNIST CNN) and D = 272,474 (ResNet-20, GroupNorm),
+//     with the models' real parameter groups for per-layer clipping.
+//   - BenchmarkSamplerNext: one step of Poisson and of twice sampling (with
+//     the selected examples' coordinate masks) over n = 60,000.
+//
+// One whole trainer step (per-sample gradients + clip + noise + update) is
+// measured by the models package's BenchmarkDPStepLogreg, BenchmarkDPStepMLP,
+// BenchmarkDPStepCNN and BenchmarkDPStepResNet20; they are not duplicated
+// here.
+//
+// The package measures; it does not tune, and its numbers are not privacy
+// guarantees beyond what the trainer's accountant reports.
+package benchmarks

@@ -1,0 +1,106 @@
+package benchmarks
+
+import (
+	"encoding/csv"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+)
+
+// displayHeader names the columns of the terminal and markdown tables.
+// Peak Sys is left to the CSV: the runtime rarely returns memory to the OS,
+// so it only grows across cells.
+var displayHeader = []string{"clip", "sampler", "steps", "samples/s", "peak heap MiB",
+	"σ", "E‖e‖²", "ε", "δ", "accountant", "test acc", "note"}
+
+// display formats one row for people: blanks for what was not measured.
+func display(r Row) []string {
+	note := r.Err
+	if r.KernelOnly {
+		note = strings.TrimSuffix("kernel only; "+r.Err, "; ")
+	}
+	if r.Err != "" && r.Samples == 0 {
+		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", note}
+	}
+	eps, acct, acc := "", "", ""
+	if !r.KernelOnly {
+		acc = fmt.Sprintf("%.4f", r.TestAcc)
+		if r.Accountant != "" {
+			eps, acct = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant
+		}
+	}
+	return []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
+		mib(r.PeakHeapMiB), fmt.Sprintf("%.4g", r.Sigma), fmt.Sprintf("%.4g", r.NoiseVariance),
+		eps, fmt.Sprintf("%.0e", r.Delta), acct, acc, note}
+}
+
+func mib(v float64) string {
+	if v == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+// WriteTable prints rows as an aligned terminal table.
+func WriteTable(w io.Writer, rows []Row) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(displayHeader, "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(display(r), "\t"))
+	}
+	return tw.Flush()
+}
+
+// WriteMarkdown prints rows as a GitHub markdown table.
+func WriteMarkdown(w io.Writer, rows []Row) error {
+	var b strings.Builder
+	line := func(cells []string) {
+		b.WriteString("|")
+		for _, c := range cells {
+			b.WriteString(" ")
+			b.WriteString(strings.ReplaceAll(strings.ReplaceAll(c, "|", `\|`), "\n", " "))
+			b.WriteString(" |")
+		}
+		b.WriteString("\n")
+	}
+	line(displayHeader)
+	sep := make([]string, len(displayHeader))
+	for i := range sep {
+		sep[i] = "---"
+		if i >= 2 && i <= 10 && i != 9 {
+			sep[i] = "---:"
+		}
+	}
+	line(sep)
+	for _, r := range rows {
+		line(display(r))
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// CSVHeader names the CSV columns (Row's JSON keys).
+var CSVHeader = []string{"clip", "sampler", "kernel_only", "steps", "samples", "seconds", "samples_per_sec",
+	"peak_heap_mib", "peak_sys_mib", "sigma", "sensitivity", "dim", "noise_variance", "epsilon", "delta",
+	"accountant", "relation", "test_acc", "error"}
+
+// WriteCSV writes rows with every number at full precision.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	for _, r := range rows {
+		rec := []string{r.Clip, r.Sampler, strconv.FormatBool(r.KernelOnly), strconv.Itoa(r.Steps), strconv.Itoa(r.Samples),
+			f(r.Seconds), f(r.SamplesPerSec), f(r.PeakHeapMiB), f(r.PeakSysMiB), f(r.Sigma), f(r.Sensitivity),
+			strconv.Itoa(r.Dim), f(r.NoiseVariance), f(r.Epsilon), f(r.Delta), r.Accountant, r.Relation, f(r.TestAcc), r.Err}
+		if err := cw.Write(rec); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
