@@ -32,9 +32,9 @@ func TestRunTinyGrid(t *testing.T) {
 		t.Fatalf("%d rows, want %d", len(rows), want)
 	}
 	const (
-		trainN = 5000         // 6000 · 5/6
+		trainN = 5000          // 6000 · 5/6
 		d      = (32 + 1) * 10 // logreg weights and biases
-		k      = 16 + 16      // subspace principal ranks
+		k      = 16 + 16       // subspace principal ranks
 	)
 	sigma, c, delta := g.Base.Sigma, g.Base.ClipNorm, g.Base.Delta
 	q := float64(g.Base.BatchSize) / trainN
