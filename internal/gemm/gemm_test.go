@@ -367,13 +367,16 @@ func TestPlan(t *testing.T) {
 // each must still get its own right answer.
 func TestSgemmConcurrent(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(5, 6))
-	const m, n, k = 150, 130, 140 // above parallelWork, so each call splits into tiles
+	const m, n, k = 200, 160, 150 // above parallelWork, so each call splits into tiles
 	type op struct {
 		a, b   matrix
 		c      []float32
 		prod   []float64
 		mag    []float64
 		as, bs []float32
+	}
+	if m*n*k < parallelWork {
+		t.Fatalf("%d×%d×%d is below parallelWork", m, n, k)
 	}
 	ops := make([]op, 6)
 	for i := range ops {
