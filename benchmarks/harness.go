@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
 	"time"
 
@@ -101,9 +102,12 @@ func Run(ctx context.Context, g Grid) ([]Row, error) {
 		rowAt[[2]string{r.Clip, r.Sampler}] = len(rows)
 		rows = append(rows, r)
 		if g.Log != nil {
-			if r.Err != "" {
+			switch {
+			case r.Err != "":
 				fmt.Fprintf(g.Log, "bench %s × %s: error: %s\n", r.Clip, r.Sampler, r.Err)
-			} else {
+			case r.KernelOnly:
+				fmt.Fprintf(g.Log, "bench %s × %s: %.0f samples/s (kernel only)\n", r.Clip, r.Sampler, r.SamplesPerSec)
+			default:
 				fmt.Fprintf(g.Log, "bench %s × %s: %.0f samples/s, ε = %.3g, acc = %.3f\n", r.Clip, r.Sampler, r.SamplesPerSec, r.Epsilon, r.TestAcc)
 			}
 		}
@@ -285,4 +289,17 @@ func (g Grid) kernelCell(ctx context.Context, s string, info cellInfo) (r Row) {
 		r.SamplesPerSec = float64(r.Samples) / r.Seconds
 	}
 	return r
+}
+
+// Describe says in one line what every cell of g shares, for the caption
+// of a table.
+func (g Grid) Describe() string {
+	c := g.Base
+	noise := fmt.Sprintf("σ = %g", c.Sigma)
+	if c.Sigma == 0 {
+		noise = fmt.Sprintf("σ calibrated per cell to ε = %g", c.Epsilon)
+	}
+	return fmt.Sprintf("%s on %s: %d steps, expected batch %d, %s, δ = %g, C = %g, q2 = %g, d0 = %g, lr = %g (%s), seed %d; %s, %s/%s, GOMAXPROCS %d",
+		c.Model, c.Dataset, c.Steps, c.BatchSize, noise, c.Delta, c.ClipNorm, c.Q2, c.D0, c.LR, c.Optimizer, c.Seed,
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0))
 }

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/dptrain/dptrain/benchmarks"
+)
+
+func init() {
+	register(&command{
+		name:    "bench",
+		summary: "table of clip variants × samplers: samples/s, peak memory, noise variance, ε, test accuracy",
+		run:     runBench,
+	})
+}
+
+// runBench trains the chosen model once per clip × sampler cell and prints
+// the table (or JSON); --out also writes bench.csv and bench.md.
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	g := benchmarks.DefaultGrid()
+	c := &g.Base
+	fs := newFlagSet("bench", stderr)
+	fs.StringVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
+	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
+	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
+	fs.IntVar(&c.Steps, "steps", c.Steps, "training steps per cell")
+	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson, twice) or fixed (shuffle) batch size")
+	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (exclusive with --epsilon)")
+	eps := fs.Float64("epsilon", 0, "target ε: calibrate σ per cell instead of a fixed --sigma")
+	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
+	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "L2 clip norm C (the L2 sensitivity of every variant)")
+	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate of twice sampling")
+	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0")
+	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of data order, initialisation and noise")
+	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: kernel only)")
+	samplers := fs.String("samplers", strings.Join(g.Samplers, ","), "samplers, comma-separated: "+strings.Join(benchmarks.Samplers, ", "))
+	fs.IntVar(&g.KernelSteps, "kernel-steps", g.KernelSteps, "steps timed by kernel-only cells (0: min(--steps, 3))")
+	out := fs.String("out", "", "directory for bench.csv and bench.md")
+	jsonOut := fs.Bool("json", false, "print one JSON object instead of the table")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["sigma"] && set["epsilon"] {
+		return badInput("give --sigma or --epsilon, not both")
+	}
+	if set["epsilon"] {
+		if err := positive("epsilon", *eps); err != nil {
+			return err
+		}
+		c.Sigma, c.Epsilon = 0, *eps
+	} else if err := positive("sigma", c.Sigma); err != nil {
+		return err
+	}
+	if c.Steps < 1 {
+		return badInput("--steps must be >= 1, got %d", c.Steps)
+	}
+	if g.KernelSteps < 0 {
+		return badInput("--kernel-steps must be >= 0, got %d", g.KernelSteps)
+	}
+	var err error
+	if g.Clips, err = parseNames("clips", *clips, benchmarks.Clips); err != nil {
+		return err
+	}
+	if g.Samplers, err = parseNames("samplers", *samplers, benchmarks.Samplers); err != nil {
+		return err
+	}
+	// Check the shared settings once (as the first cell, with twice sampling
+	// when it is asked for so q2 is checked) rather than failing every row.
+	probe := *c
+	probe.Clip, probe.Sampler = "hybrid", g.Samplers[0]
+	if slices.Contains(g.Samplers, "twice") {
+		probe.Sampler = "twice"
+	}
+	if err := probe.Validate(); err != nil {
+		return asInput(err)
+	}
+	if !*jsonOut {
+		g.Log = stderr
+	}
+	rows, runErr := benchmarks.Run(ctx, g)
+	if len(rows) == 0 && runErr != nil {
+		return runErr
+	}
+	if *out != "" {
+		if err := writeBenchFiles(*out, g, rows); err != nil {
+			return err
+		}
+	}
+	if *jsonOut {
+		b, err := json.Marshal(struct {
+			Setup string           `json:"setup"`
+			Rows  []benchmarks.Row `json:"rows"`
+		}{g.Describe(), rows})
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(stdout, "%s\n", b); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(stdout, g.Describe())
+		if err := benchmarks.WriteTable(stdout, rows); err != nil {
+			return err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	failed := 0
+	for _, r := range rows {
+		if r.Err != "" {
+			failed++
+		}
+	}
+	if failed == len(rows) {
+		return fmt.Errorf("every cell failed; first error: %s", rows[0].Err)
+	}
+	return nil
+}
+
+// parseNames splits a comma-separated list of names from known, refusing
+// unknown, empty and repeated names.
+func parseNames(flagName, s string, known []string) ([]string, error) {
+	var names []string
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "":
+			return nil, badInput("--%s has an empty name in %q", flagName, s)
+		case !slices.Contains(known, f):
+			return nil, badInput("--%s: unknown name %q (want some of %s)", flagName, f, strings.Join(known, ", "))
+		case slices.Contains(names, f):
+			return nil, badInput("--%s names %q twice", flagName, f)
+		}
+		names = append(names, f)
+	}
+	return names, nil
+}
+
+// writeBenchFiles writes dir/bench.csv and dir/bench.md (setup line, then
+// the table).
+func writeBenchFiles(dir string, g benchmarks.Grid, rows []benchmarks.Row) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	var csvBuf, md strings.Builder
+	if err := benchmarks.WriteCSV(&csvBuf, rows); err != nil {
+		return err
+	}
+	fmt.Fprintf(&md, "# dptrain bench\n\n%s\n\n", g.Describe())
+	if err := benchmarks.WriteMarkdown(&md, rows); err != nil {
+		return err
+	}
+	for name, data := range map[string]string{"bench.csv": csvBuf.String(), "bench.md": md.String()} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+	}
+	return nil
+}

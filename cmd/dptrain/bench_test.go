@@ -1,0 +1,164 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/benchmarks"
+)
+
+// tiny bench: logistic regression on the synthetic mixture (32 features,
+// 10 classes: D = 330), 2 steps of expected batch 32.
+var benchTiny = []string{"bench", "--steps", "2", "--dataset", "synthetic", "--model", "logreg", "--batch", "32"}
+
+func TestBenchTable(t *testing.T) {
+	code, stdout, stderr := runCLI(t, append(benchTiny, "--clips", "flat,linf,subspace", "--samplers", "poisson,shuffle")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	// setup line, header, 3 × 2 rows
+	if len(lines) != 8 {
+		t.Fatalf("%d lines, want 8:\n%s", len(lines), stdout)
+	}
+	if !strings.HasPrefix(lines[0], "logreg on synthetic: 2 steps, expected batch 32, σ = 1,") {
+		t.Errorf("setup line %q", lines[0])
+	}
+	for _, col := range []string{"clip", "samples/s", "peak heap MiB", "E‖e‖²", "ε", "test acc"} {
+		if !strings.Contains(lines[1], col) {
+			t.Errorf("header %q lacks %q", lines[1], col)
+		}
+	}
+	want := [][2]string{{"flat", "poisson"}, {"flat", "shuffle"}, {"linf", "poisson"}, {"linf", "shuffle"}, {"subspace", "poisson"}, {"subspace", "shuffle"}}
+	for i, w := range want {
+		f := strings.Fields(lines[2+i])
+		if len(f) < 2 || f[0] != w[0] || f[1] != w[1] {
+			t.Errorf("row %d = %q, want %s × %s", i, lines[2+i], w[0], w[1])
+		}
+	}
+	if !strings.Contains(lines[6], "kernel only") || strings.Contains(lines[2], "kernel only") {
+		t.Errorf("kernel-only marking wrong:\n%s", stdout)
+	}
+	// Progress goes to stderr, one line per cell.
+	if n := strings.Count(stderr, "\n"); n != 6 {
+		t.Errorf("stderr has %d lines, want 6: %s", n, stderr)
+	}
+}
+
+func TestBenchJSONAndFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "out")
+	code, stdout, stderr := runCLI(t, append(benchTiny, "--json", "--sigma", "2", "--clip-norm", "0.5", "--out", dir)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Setup string           `json:"setup"`
+		Rows  []benchmarks.Row `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("--json output is not one JSON object: %v\n%s", err, stdout)
+	}
+	if len(got.Rows) != len(benchmarks.TrainerClips)*len(benchmarks.Samplers) {
+		t.Fatalf("%d rows, want the default 4 clips × 3 samplers", len(got.Rows))
+	}
+	const d = (32 + 1) * 10
+	want := 2.0 * 2 * 0.5 * 0.5 * d // σ²C²D
+	for _, r := range got.Rows {
+		if r.Err != "" || math.Abs(r.NoiseVariance-want) > 1e-9*want || r.Sigma != 2 || r.Steps != 2 {
+			t.Errorf("%s × %s: err %q, σ %v, steps %d, E‖e‖² = %v; want σ = 2, 2 steps, σ²C²D = %v", r.Clip, r.Sampler, r.Err, r.Sigma, r.Steps, r.NoiseVariance, want)
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "bench.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil || len(recs) != len(got.Rows)+1 || !slices.Equal(recs[0], benchmarks.CSVHeader) {
+		t.Errorf("bench.csv: %d records (want %d), err %v", len(recs), len(got.Rows)+1, err)
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "bench.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), got.Setup) || strings.Count(string(md), "\n| ") != len(got.Rows)+2 {
+		t.Errorf("bench.md lacks the setup line or has the wrong number of table lines:\n%s", md)
+	}
+}
+
+func TestBenchBadInput(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--steps", "0"}, "--steps"},
+		{[]string{"--sigma", "-1"}, "--sigma"},
+		{[]string{"--sigma", "NaN"}, "--sigma"},
+		{[]string{"--sigma", "1", "--epsilon", "2"}, "not both"},
+		{[]string{"--epsilon", "0"}, "--epsilon"},
+		{[]string{"--clips", "flat,bogus"}, `unknown name "bogus"`},
+		{[]string{"--clips", ""}, "empty name"},
+		{[]string{"--clips", "flat,flat"}, "twice"},
+		{[]string{"--samplers", "poisson,,twice"}, "empty name"},
+		{[]string{"--samplers", "twice", "--q2", "1.5"}, "q2"},
+		{[]string{"--model", "nosuch"}, "model"},
+		{[]string{"--dataset", "nosuch"}, "dataset"},
+		{[]string{"--batch", "0"}, "batch_size"},
+		{[]string{"--delta", "1"}, "delta"},
+		{[]string{"--kernel-steps", "-1"}, "--kernel-steps"},
+		{[]string{"--nosuchflag"}, "nosuchflag"},
+		{[]string{"stray"}, "unexpected argument"},
+	}
+	for _, tc := range tests {
+		code, stdout, stderr := runCLI(t, append([]string{"bench"}, tc.args...)...)
+		if code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", tc.args, code, stderr)
+			continue
+		}
+		last := strings.TrimSpace(stderr)
+		if i := strings.LastIndex(last, "\n"); i >= 0 { // the flag package may print usage first
+			last = last[i+1:]
+		}
+		if !strings.Contains(last, tc.want) || !strings.HasPrefix(last, "dptrain bench: ") {
+			t.Errorf("%v: last stderr line %q lacks %q", tc.args, last, tc.want)
+		}
+		if stdout != "" {
+			t.Errorf("%v: printed %q on bad input", tc.args, stdout)
+		}
+	}
+}
+
+func FuzzParseNames(f *testing.F) {
+	for _, s := range []string{"flat", "flat,linf", " hybrid , subspace", "", ",", "flat,,linf", "flat,flat", "FLAT", "per-layer,\x00"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		names, err := parseNames("clips", s, benchmarks.Clips)
+		if err != nil {
+			if names != nil {
+				t.Errorf("%q: names %v with error %v", s, names, err)
+			}
+			return
+		}
+		if len(names) == 0 {
+			t.Fatalf("%q: no names and no error", s)
+		}
+		seen := map[string]bool{}
+		for _, n := range names {
+			if !slices.Contains(benchmarks.Clips, n) || seen[n] {
+				t.Fatalf("%q: accepted %v", s, names)
+			}
+			seen[n] = true
+		}
+		again, err := parseNames("clips", strings.Join(names, ","), benchmarks.Clips)
+		if err != nil || !slices.Equal(again, names) {
+			t.Fatalf("%q: %v does not re-parse (%v, %v)", s, names, again, err)
+		}
+	})
+}
