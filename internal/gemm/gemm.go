@@ -185,19 +185,21 @@ func (pr *problem) runTile(ar *arena, t int) {
 	pr.tile(ar, i0, min(i0+pr.mStep, pr.m), j0, min(j0+pr.nStep, pr.n))
 }
 
+// Store modes of a kernel call: how the product meets what C holds.
+const (
+	modeSet  = 0 // C = A·B, C not read (beta = 0: NaN in C must not survive)
+	modeAdd  = 1 // C += A·B
+	modeBeta = 2 // C = beta·C + A·B
+)
+
 // tile computes rows [i0,i1) and columns [j0,j1) of C'.
 func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	kn := pr.kern
-	mr, nr := kn.mr, kn.nr
-	if pr.transC {
-		scaleBlock(pr.c, pr.ldc, j0, j1, i0, i1, pr.beta)
-	} else {
-		scaleBlock(pr.c, pr.ldc, i0, i1, j0, j1, pr.beta)
-	}
 	if kn.dot != nil {
 		pr.dotTile(ar, i0, i1, j0, j1)
 		return
 	}
+	mr, nr := kn.mr, kn.nr
 	// Strips that already lie in memory as the kernel reads them (mr
 	// consecutive floats of A per k step when A is stored transposed, nr of B
 	// when B is not) are read in place instead of packed; the kernel only
@@ -207,6 +209,17 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	directB := !pr.transB
 	for p0 := 0; p0 < pr.k; p0 += kn.kc {
 		kc := min(kn.kc, pr.k-p0)
+		// beta applies once, with the first block of k.
+		mode := modeAdd
+		if p0 == 0 {
+			switch pr.beta {
+			case 0:
+				mode = modeSet
+			case 1:
+			default:
+				mode = modeBeta
+			}
+		}
 		for jr := j0; jr < j1; jr += nr {
 			if nv := min(nr, j1-jr); !directB || nv < nr {
 				packB(ar.b[(jr-j0)*kc:], pr.b, pr.ldb, pr.transB, p0, kc, jr, nv, nr)
@@ -232,25 +245,26 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 					ap, sa = &pr.a[p0*pr.lda+ir], pr.lda
 				}
 				if mv == mr && nv == nr && !pr.transC {
-					kn.fn(kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc)
+					kn.fn(kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc, mode, pr.beta)
 					continue
 				}
-				// Edge or transposed tile: compute into a scratch tile and add
-				// the valid part.
+				// Edge or transposed tile: compute into a scratch tile and
+				// store the valid part.
 				t := ar.t[:mr*nr]
-				clear(t)
-				kn.fn(kc, ap, sa, bp, sb, &t[0], nr)
-				if pr.transC {
-					for i := range mv {
-						for j := range nv {
-							pr.c[(jr+j)*pr.ldc+ir+i] += t[i*nr+j]
+				kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				for i := range mv {
+					for j, v := range t[i*nr : i*nr+nv] {
+						ci := (ir+i)*pr.ldc + jr + j
+						if pr.transC {
+							ci = (jr+j)*pr.ldc + ir + i
 						}
-					}
-				} else {
-					for i := range mv {
-						crow := pr.c[(ir+i)*pr.ldc+jr : (ir+i)*pr.ldc+jr+nv]
-						for j, v := range t[i*nr : i*nr+nv] {
-							crow[j] += v
+						switch mode {
+						case modeSet:
+							pr.c[ci] = v
+						case modeAdd:
+							pr.c[ci] += v
+						default:
+							pr.c[ci] = pr.beta*pr.c[ci] + v
 						}
 					}
 				}
@@ -259,11 +273,12 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	}
 }
 
-// dotTile adds alpha·A[i0:i1]·B[j0:j1]ᵀ to C[i0:i1, j0:j1] with the dot
-// kernel, 4×4 at a time; the four rows of A stay in L1 while all rows of B
-// pass. At the edges the last row is repeated and the extra sums dropped.
+// dotTile sets C[i0:i1, j0:j1] = alpha·A[i0:i1]·B[j0:j1]ᵀ + beta·C with the
+// dot kernel, 4×4 at a time; the four rows of A stay in L1 while all rows of
+// B pass. At the edges the last row is repeated and the extra sums dropped.
 func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 	ap, bp, out := &ar.dotA, &ar.dotB, &ar.dotOut
+	alpha, beta := pr.alpha, pr.beta
 	for i := i0; i < i1; i += 4 {
 		mv := min(4, i1-i)
 		for r := range ap {
@@ -278,15 +293,19 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 			for r := range mv {
 				crow := pr.c[(i+r)*pr.ldc+j : (i+r)*pr.ldc+j+nv]
 				for s := range crow {
-					crow[s] += pr.alpha * out[4*r+s]
+					if beta == 0 {
+						crow[s] = alpha * out[4*r+s]
+					} else {
+						crow[s] = alpha*out[4*r+s] + beta*crow[s]
+					}
 				}
 			}
 		}
 	}
 }
 
-// scaleBlock sets C[r0:r1, c0:c1] *= beta, writing zeros when beta is zero
-// so that NaN or Inf in C does not survive.
+// scaleBlock sets C[r0:r1, c0:c1] *= beta, the whole product when alpha or
+// k is zero, writing zeros when beta is zero so that NaN in C does not survive.
 func scaleBlock(c []float32, ldc, r0, r1, c0, c1 int, beta float32) {
 	if beta == 1 {
 		return

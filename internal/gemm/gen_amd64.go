@@ -68,10 +68,11 @@ func gen(w *bytes.Buffer, s spec) {
 		p("ADDQ R10, BX")
 	}
 
-	fmt.Fprintf(w, "\n// func %s(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)\n", s.name)
-	fmt.Fprintf(w, "//\n// C[0:%d, 0:%d] += A·B for k steps: step p reads %d floats of A at a+p·sa\n", s.rows, nr, s.rows)
+	fmt.Fprintf(w, "\n// func %s(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)\n", s.name)
+	fmt.Fprintf(w, "//\n// C[0:%d, 0:%d] = A·B + β·C for k steps: step p reads %d floats of A at a+p·sa\n", s.rows, nr, s.rows)
 	fmt.Fprintf(w, "// and %d floats of B at b+p·sb; c is row-major with row stride ldc floats.\n", nr)
-	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-56\n", s.name)
+	fmt.Fprintln(w, "// mode 0 stores A·B without reading C, 1 adds it to C, 2 adds it to β·C.")
+	fmt.Fprintf(w, "TEXT ·%s(SB), NOSPLIT, $0-68\n", s.name)
 	p("MOVQ k+0(FP), CX")
 	p("MOVQ a+8(FP), AX")
 	p("MOVQ sa+16(FP), R9")
@@ -101,15 +102,38 @@ func gen(w *bytes.Buffer, s spec) {
 	p("DECQ CX")
 	p("JMP %s_tail", s.name)
 	fmt.Fprintf(w, "%s_store:\n", s.name)
-	for r := 0; r < s.rows; r++ {
-		for v := 0; v < s.vecs; v++ {
-			p("VADDPS %d(DX), %s, %s", v*vb, acc(r, v), acc(r, v))
-			p("VMOVUPS %s, %d(DX)", acc(r, v), v*vb)
+	p("MOVQ mode+56(FP), R11")
+	p("CMPQ R11, $1")
+	p("JEQ %s_add", s.name)
+	p("JGT %s_fma", s.name)
+	// The B and broadcast registers are free now; one holds β.
+	beta := tmp(0)
+	for _, mode := range []string{"set", "add", "fma"} {
+		if mode != "set" {
+			fmt.Fprintf(w, "%s_%s:\n", s.name, mode)
 		}
-		if r < s.rows-1 {
-			p("ADDQ R8, DX")
+		if mode == "fma" {
+			p("VBROADCASTSS beta+64(FP), %s", beta)
+		}
+		for r := 0; r < s.rows; r++ {
+			for v := 0; v < s.vecs; v++ {
+				switch mode {
+				case "add":
+					p("VADDPS %d(DX), %s, %s", v*vb, acc(r, v), acc(r, v))
+				case "fma":
+					p("VFMADD231PS %d(DX), %s, %s", v*vb, beta, acc(r, v))
+				}
+				p("VMOVUPS %s, %d(DX)", acc(r, v), v*vb)
+			}
+			if r < s.rows-1 {
+				p("ADDQ R8, DX")
+			}
+		}
+		if mode != "fma" {
+			p("JMP %s_done", s.name)
 		}
 	}
+	fmt.Fprintf(w, "%s_done:\n", s.name)
 	p("VZEROUPPER")
 	p("RET")
 }

@@ -10,11 +10,13 @@ type kernel struct {
 	// of B are what one kernel call reads. mc and nc bound a tile of C: the
 	// packed mc×kc block of A and kc×nc block of B together stay in L2.
 	kc, mc, nc int
-	// fn adds the product of an mr×k strip of A and a k×nr strip of B to the
-	// row-major mr×nr block at c with row stride ldc. Step p of the sum reads
-	// mr contiguous floats of A at a+p·sa and nr of B at b+p·sb: packed
-	// strips have sa = mr and sb = nr, operands read in place their stride.
-	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+	// fn computes the product of an mr×k strip of A and a k×nr strip of B
+	// into the row-major mr×nr block at c (row stride ldc): mode 0 stores
+	// it without reading C, mode 1 adds it to C, mode 2 adds it to beta·C.
+	// Step p of the sum reads mr contiguous floats of A at a+p·sa and nr of
+	// B at b+p·sb: packed strips have sa = mr and sb = nr, operands read in
+	// place their row stride.
+	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 	// dot, set instead of fn in a dot kernel, sets out[4i+j] to the dot
 	// product of the k-vectors a[i] and b[j]. It computes C = A·Bᵀ
 	// straight from the rows of A and B, without packing.
@@ -25,48 +27,54 @@ type kernel struct {
 // where no assembly kernel applies.
 var goKernel = &kernel{name: "go4x4", mr: 4, nr: 4, kc: 256, mc: 128, nc: 512, fn: kernelGo}
 
-func kernelGo(k int, ap *float32, sa int, bp *float32, sb int, cp *float32, ldc int) {
-	if k == 0 {
-		return
-	}
-	a := unsafe.Slice(ap, (k-1)*sa+4)
-	b := unsafe.Slice(bp, (k-1)*sb+4)
+func kernelGo(k int, ap *float32, sa int, bp *float32, sb int, cp *float32, ldc int, mode int, beta float32) {
 	var c00, c01, c02, c03, c10, c11, c12, c13 float32
 	var c20, c21, c22, c23, c30, c31, c32, c33 float32
-	for p := 0; p < k; p++ {
-		as := a[p*sa : p*sa+4 : p*sa+4]
-		bs := b[p*sb : p*sb+4 : p*sb+4]
-		b0, b1, b2, b3 := bs[0], bs[1], bs[2], bs[3]
-		a0 := as[0]
-		c00 += a0 * b0
-		c01 += a0 * b1
-		c02 += a0 * b2
-		c03 += a0 * b3
-		a1 := as[1]
-		c10 += a1 * b0
-		c11 += a1 * b1
-		c12 += a1 * b2
-		c13 += a1 * b3
-		a2 := as[2]
-		c20 += a2 * b0
-		c21 += a2 * b1
-		c22 += a2 * b2
-		c23 += a2 * b3
-		a3 := as[3]
-		c30 += a3 * b0
-		c31 += a3 * b1
-		c32 += a3 * b2
-		c33 += a3 * b3
+	if k > 0 {
+		a := unsafe.Slice(ap, (k-1)*sa+4)
+		b := unsafe.Slice(bp, (k-1)*sb+4)
+		for p := 0; p < k; p++ {
+			as := a[p*sa : p*sa+4 : p*sa+4]
+			bs := b[p*sb : p*sb+4 : p*sb+4]
+			b0, b1, b2, b3 := bs[0], bs[1], bs[2], bs[3]
+			a0 := as[0]
+			c00 += a0 * b0
+			c01 += a0 * b1
+			c02 += a0 * b2
+			c03 += a0 * b3
+			a1 := as[1]
+			c10 += a1 * b0
+			c11 += a1 * b1
+			c12 += a1 * b2
+			c13 += a1 * b3
+			a2 := as[2]
+			c20 += a2 * b0
+			c21 += a2 * b1
+			c22 += a2 * b2
+			c23 += a2 * b3
+			a3 := as[3]
+			c30 += a3 * b0
+			c31 += a3 * b1
+			c32 += a3 * b2
+			c33 += a3 * b3
+		}
 	}
 	c := unsafe.Slice(cp, 3*ldc+4)
-	r := c[0:4:4]
-	r[0], r[1], r[2], r[3] = r[0]+c00, r[1]+c01, r[2]+c02, r[3]+c03
-	r = c[ldc : ldc+4 : ldc+4]
-	r[0], r[1], r[2], r[3] = r[0]+c10, r[1]+c11, r[2]+c12, r[3]+c13
-	r = c[2*ldc : 2*ldc+4 : 2*ldc+4]
-	r[0], r[1], r[2], r[3] = r[0]+c20, r[1]+c21, r[2]+c22, r[3]+c23
-	r = c[3*ldc : 3*ldc+4 : 3*ldc+4]
-	r[0], r[1], r[2], r[3] = r[0]+c30, r[1]+c31, r[2]+c32, r[3]+c33
+	storeRow(c[0:4:4], c00, c01, c02, c03, mode, beta)
+	storeRow(c[ldc:ldc+4:ldc+4], c10, c11, c12, c13, mode, beta)
+	storeRow(c[2*ldc:2*ldc+4:2*ldc+4], c20, c21, c22, c23, mode, beta)
+	storeRow(c[3*ldc:3*ldc+4:3*ldc+4], c30, c31, c32, c33, mode, beta)
+}
+
+func storeRow(r []float32, v0, v1, v2, v3 float32, mode int, beta float32) {
+	switch mode {
+	case 0:
+		r[0], r[1], r[2], r[3] = v0, v1, v2, v3
+	case 1:
+		r[0], r[1], r[2], r[3] = r[0]+v0, r[1]+v1, r[2]+v2, r[3]+v3
+	default:
+		r[0], r[1], r[2], r[3] = beta*r[0]+v0, beta*r[1]+v1, beta*r[2]+v2, beta*r[3]+v3
+	}
 }
 
 // fastKernels are the kernels Sgemm chooses from: the assembly ones this CPU

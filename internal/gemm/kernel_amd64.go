@@ -7,10 +7,10 @@ import "golang.org/x/sys/cpu"
 //go:generate go run gen_amd64.go
 
 //go:noescape
-func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 
 //go:noescape
-func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 
 //go:noescape
 func dotAVX512(k int, a0, a1, a2, a3, b0, b1, b2, b3 *float32, tail uint64, out *float32)

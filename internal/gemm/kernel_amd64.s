@@ -4,11 +4,12 @@
 
 #include "textflag.h"
 
-// func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+// func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 //
-// C[0:6, 0:16] += A·B for k steps: step p reads 6 floats of A at a+p·sa
+// C[0:6, 0:16] = A·B + β·C for k steps: step p reads 6 floats of A at a+p·sa
 // and 16 floats of B at b+p·sb; c is row-major with row stride ldc floats.
-TEXT ·kernelAVX2(SB), NOSPLIT, $0-56
+// mode 0 stores A·B without reading C, 1 adds it to C, 2 adds it to β·C.
+TEXT ·kernelAVX2(SB), NOSPLIT, $0-68
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ sa+16(FP), R9
@@ -152,6 +153,29 @@ kernelAVX2_tail:
 	DECQ CX
 	JMP kernelAVX2_tail
 kernelAVX2_store:
+	MOVQ mode+56(FP), R11
+	CMPQ R11, $1
+	JEQ kernelAVX2_add
+	JGT kernelAVX2_fma
+	VMOVUPS Y0, 0(DX)
+	VMOVUPS Y1, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y2, 0(DX)
+	VMOVUPS Y3, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y4, 0(DX)
+	VMOVUPS Y5, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y6, 0(DX)
+	VMOVUPS Y7, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y8, 0(DX)
+	VMOVUPS Y9, 32(DX)
+	ADDQ R8, DX
+	VMOVUPS Y10, 0(DX)
+	VMOVUPS Y11, 32(DX)
+	JMP kernelAVX2_done
+kernelAVX2_add:
 	VADDPS 0(DX), Y0, Y0
 	VMOVUPS Y0, 0(DX)
 	VADDPS 32(DX), Y1, Y1
@@ -181,14 +205,48 @@ kernelAVX2_store:
 	VMOVUPS Y10, 0(DX)
 	VADDPS 32(DX), Y11, Y11
 	VMOVUPS Y11, 32(DX)
+	JMP kernelAVX2_done
+kernelAVX2_fma:
+	VBROADCASTSS beta+64(FP), Y14
+	VFMADD231PS 0(DX), Y14, Y0
+	VMOVUPS Y0, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y1
+	VMOVUPS Y1, 32(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Y14, Y2
+	VMOVUPS Y2, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y3
+	VMOVUPS Y3, 32(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Y14, Y4
+	VMOVUPS Y4, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y5
+	VMOVUPS Y5, 32(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Y14, Y6
+	VMOVUPS Y6, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y7
+	VMOVUPS Y7, 32(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Y14, Y8
+	VMOVUPS Y8, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y9
+	VMOVUPS Y9, 32(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Y14, Y10
+	VMOVUPS Y10, 0(DX)
+	VFMADD231PS 32(DX), Y14, Y11
+	VMOVUPS Y11, 32(DX)
+kernelAVX2_done:
 	VZEROUPPER
 	RET
 
-// func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int)
+// func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 //
-// C[0:12, 0:32] += A·B for k steps: step p reads 12 floats of A at a+p·sa
+// C[0:12, 0:32] = A·B + β·C for k steps: step p reads 12 floats of A at a+p·sa
 // and 32 floats of B at b+p·sb; c is row-major with row stride ldc floats.
-TEXT ·kernelAVX512(SB), NOSPLIT, $0-56
+// mode 0 stores A·B without reading C, 1 adds it to C, 2 adds it to β·C.
+TEXT ·kernelAVX512(SB), NOSPLIT, $0-68
 	MOVQ k+0(FP), CX
 	MOVQ a+8(FP), AX
 	MOVQ sa+16(FP), R9
@@ -434,6 +492,47 @@ kernelAVX512_tail:
 	DECQ CX
 	JMP kernelAVX512_tail
 kernelAVX512_store:
+	MOVQ mode+56(FP), R11
+	CMPQ R11, $1
+	JEQ kernelAVX512_add
+	JGT kernelAVX512_fma
+	VMOVUPS Z0, 0(DX)
+	VMOVUPS Z1, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z2, 0(DX)
+	VMOVUPS Z3, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z4, 0(DX)
+	VMOVUPS Z5, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z6, 0(DX)
+	VMOVUPS Z7, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z8, 0(DX)
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z10, 0(DX)
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z12, 0(DX)
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z14, 0(DX)
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z16, 0(DX)
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z18, 0(DX)
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z20, 0(DX)
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VMOVUPS Z22, 0(DX)
+	VMOVUPS Z23, 64(DX)
+	JMP kernelAVX512_done
+kernelAVX512_add:
 	VADDPS 0(DX), Z0, Z0
 	VMOVUPS Z0, 0(DX)
 	VADDPS 64(DX), Z1, Z1
@@ -493,6 +592,69 @@ kernelAVX512_store:
 	VMOVUPS Z22, 0(DX)
 	VADDPS 64(DX), Z23, Z23
 	VMOVUPS Z23, 64(DX)
+	JMP kernelAVX512_done
+kernelAVX512_fma:
+	VBROADCASTSS beta+64(FP), Z26
+	VFMADD231PS 0(DX), Z26, Z0
+	VMOVUPS Z0, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z1
+	VMOVUPS Z1, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z2
+	VMOVUPS Z2, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z3
+	VMOVUPS Z3, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z4
+	VMOVUPS Z4, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z5
+	VMOVUPS Z5, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z6
+	VMOVUPS Z6, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z7
+	VMOVUPS Z7, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z8
+	VMOVUPS Z8, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z9
+	VMOVUPS Z9, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z10
+	VMOVUPS Z10, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z11
+	VMOVUPS Z11, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z12
+	VMOVUPS Z12, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z13
+	VMOVUPS Z13, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z14
+	VMOVUPS Z14, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z15
+	VMOVUPS Z15, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z16
+	VMOVUPS Z16, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z17
+	VMOVUPS Z17, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z18
+	VMOVUPS Z18, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z19
+	VMOVUPS Z19, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z20
+	VMOVUPS Z20, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z21
+	VMOVUPS Z21, 64(DX)
+	ADDQ R8, DX
+	VFMADD231PS 0(DX), Z26, Z22
+	VMOVUPS Z22, 0(DX)
+	VFMADD231PS 64(DX), Z26, Z23
+	VMOVUPS Z23, 64(DX)
+kernelAVX512_done:
 	VZEROUPPER
 	RET
 
