@@ -174,3 +174,29 @@ func TestRunCalibrated(t *testing.T) {
 		t.Errorf("kernel row σ = %v, want the calibrated %v", sub.Sigma, flat.Sigma)
 	}
 }
+
+// A harness cell reports what the trainer reports for the same seeded run,
+// and samples/s is exactly samples over seconds.
+func TestRunMatchesTrainer(t *testing.T) {
+	g := tinyGrid()
+	g.Clips, g.Samplers = []string{"per-layer"}, []string{"twice"}
+	rows, err := Run(context.Background(), g)
+	if err != nil || len(rows) != 1 || rows[0].Err != "" {
+		t.Fatalf("rows %+v, err %v", rows, err)
+	}
+	r := rows[0]
+	cfg := g.Base
+	cfg.Clip, cfg.Sampler = "per-layer", "twice"
+	cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
+	sum, err := trainer.Run(context.Background(), cfg, trainer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.TestAcc != sum.TestAcc || r.Samples != sum.Samples || r.Epsilon != sum.Best.Epsilon || r.Accountant != sum.Best.Accountant {
+		t.Errorf("harness row (acc %v, %d samples, ε %v %s) differs from the trainer's run (acc %v, %d samples, ε %v %s)",
+			r.TestAcc, r.Samples, r.Epsilon, r.Accountant, sum.TestAcc, sum.Samples, sum.Best.Epsilon, sum.Best.Accountant)
+	}
+	if r.SamplesPerSec != float64(r.Samples)/r.Seconds {
+		t.Errorf("samples/s %v, want %d / %v", r.SamplesPerSec, r.Samples, r.Seconds)
+	}
+}
