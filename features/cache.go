@@ -152,7 +152,8 @@ func WriteFeatures(path string, key [32]byte, feats []float32, n int, fshape []i
 	if _, err = w.Write(binary.LittleEndian.AppendUint32(nil, crc)); err != nil {
 		return fmt.Errorf("feature cache %s: %w", path, err)
 	}
-	if err = errors.Join(w.Flush(), f.Sync(), f.Close()); err != nil {
+	// CreateTemp makes the file 0600; a cache is as readable as the data.
+	if err = errors.Join(w.Flush(), f.Chmod(0o644), f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("feature cache %s: %w", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {
