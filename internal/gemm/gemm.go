@@ -274,19 +274,20 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 }
 
 // dotTile sets C[i0:i1, j0:j1] = alpha·A[i0:i1]·B[j0:j1]ᵀ + beta·C with the
-// dot kernel, 4×4 at a time; the four rows of A stay in L1 while all rows of
-// B pass. At the edges the last row is repeated and the extra sums dropped.
+// dot kernel, mr×nr at a time; the rows of A stay in L1 while all rows of B
+// pass. At the edges the last row is repeated and the extra sums dropped.
 func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 	ap, bp, out := &ar.dotA, &ar.dotB, &ar.dotOut
+	mr, nr := pr.kern.mr, pr.kern.nr
 	alpha, beta := pr.alpha, pr.beta
-	for i := i0; i < i1; i += 4 {
-		mv := min(4, i1-i)
-		for r := range ap {
+	for i := i0; i < i1; i += mr {
+		mv := min(mr, i1-i)
+		for r := range mr {
 			ap[r] = &pr.a[(i+min(r, mv-1))*pr.lda]
 		}
-		for j := j0; j < j1; j += 4 {
-			nv := min(4, j1-j)
-			for s := range bp {
+		for j := j0; j < j1; j += nr {
+			nv := min(nr, j1-j)
+			for s := range nr {
 				bp[s] = &pr.b[(j+min(s, nv-1))*pr.ldb]
 			}
 			pr.kern.dot(pr.k, ap, bp, out)

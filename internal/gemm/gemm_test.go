@@ -285,9 +285,12 @@ func TestKernelList(t *testing.T) {
 	for _, k := range ks {
 		if k.dot == nil {
 			packed = append(packed, k)
-		} else if k != dotKernel {
-			t.Errorf("dot kernel %s is not dotKernel", k.name)
+		} else if len(packed) > 0 {
+			t.Errorf("dot kernel %s listed after a packed kernel", k.name)
 		}
+	}
+	if dotKernel != nil && dotKernel != ks[0] {
+		t.Errorf("Sgemm's dot kernel is %s, want the first listed %s", dotKernel.name, ks[0].name)
 	}
 	if fastKernels[0] != packed[0] {
 		t.Errorf("Sgemm prefers %s, want the first supported %s", fastKernels[0].name, packed[0].name)

@@ -38,6 +38,7 @@ func main() {
 		gen(&w, s)
 	}
 	genDot(&w)
+	genDotAVX2(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -215,6 +216,64 @@ func genDot(w *bytes.Buffer) {
 		p("VHADDPS X13, X12, X12")
 		p("VHADDPS X12, X10, X10")
 		p("VMOVUPS X10, %d(R11)", 16*i)
+	}
+	p("VZEROUPPER")
+	p("RET")
+}
+
+// genDotAVX2 writes dotAVX2, the AVX2 form of dotAVX512 for 3 rows of A × 4
+// rows of B: 12 accumulators, 3 registers for A and one for the current row
+// of B fill the 16 registers. It covers k rounded down to 8; the caller adds
+// the rest.
+func genDotAVX2(w *bytes.Buffer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, "\t"+format+"\n", args...) }
+	aPtr := []string{"AX", "BX", "CX"}
+	bPtr := []string{"SI", "DI", "R8", "R9"}
+	acc := func(i, j int) int { return 4*i + j }
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)")
+	fmt.Fprintln(w, "//")
+	fmt.Fprintln(w, "// out[4i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.")
+	fmt.Fprintln(w, "TEXT ·dotAVX2(SB), NOSPLIT, $0-72")
+	p("MOVQ k+0(FP), R10")
+	for i, r := range aPtr {
+		p("MOVQ a%d+%d(FP), %s", i, 8+8*i, r)
+	}
+	for j, r := range bPtr {
+		p("MOVQ b%d+%d(FP), %s", j, 32+8*j, r)
+	}
+	p("MOVQ out+64(FP), R11")
+	p("XORQ R12, R12")
+	for i := range 3 {
+		for j := range 4 {
+			p("VXORPS Y%d, Y%d, Y%d", acc(i, j), acc(i, j), acc(i, j))
+		}
+	}
+	fmt.Fprintln(w, "dotAVX2_loop:")
+	p("CMPQ R10, $8")
+	p("JL dotAVX2_reduce")
+	for i, r := range aPtr {
+		p("VMOVUPS (%s)(R12*1), Y%d", r, 12+i)
+	}
+	for j, r := range bPtr {
+		p("VMOVUPS (%s)(R12*1), Y15", r)
+		for i := range 3 {
+			p("VFMADD231PS Y15, Y%d, Y%d", 12+i, acc(i, j))
+		}
+	}
+	p("ADDQ $32, R12")
+	p("SUBQ $8, R10")
+	p("JMP dotAVX2_loop")
+	fmt.Fprintln(w, "dotAVX2_reduce:")
+	for i := range 3 {
+		for j := range 4 {
+			p("VEXTRACTF128 $1, Y%d, X12", acc(i, j))
+			p("VADDPS X12, X%d, X%d", acc(i, j), acc(i, j))
+		}
+		p("VHADDPS X%d, X%d, X%d", acc(i, 1), acc(i, 0), acc(i, 0))
+		p("VHADDPS X%d, X%d, X%d", acc(i, 3), acc(i, 2), acc(i, 2))
+		p("VHADDPS X%d, X%d, X%d", acc(i, 2), acc(i, 0), acc(i, 0))
+		p("VMOVUPS X%d, %d(R11)", acc(i, 0), 16*i)
 	}
 	p("VZEROUPPER")
 	p("RET")

@@ -18,8 +18,8 @@ type kernel struct {
 	// place their row stride.
 	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 	// dot, set instead of fn in a dot kernel, sets out[4i+j] to the dot
-	// product of the k-vectors a[i] and b[j]. It computes C = A·Bᵀ
-	// straight from the rows of A and B, without packing.
+	// product of the k-vectors a[i] and b[j] for i < mr ≤ 4, j < nr ≤ 4. It
+	// computes C = A·Bᵀ straight from the rows of A and B, without packing.
 	dot func(k int, a, b *[4]*float32, out *[16]float32)
 }
 

@@ -2,7 +2,11 @@
 
 package gemm
 
-import "golang.org/x/sys/cpu"
+import (
+	"unsafe"
+
+	"golang.org/x/sys/cpu"
+)
 
 //go:generate go run gen_amd64.go
 
@@ -19,21 +23,65 @@ func dot4x4AVX512(k int, a, b *[4]*float32, out *[16]float32) {
 	dotAVX512(k, a[0], a[1], a[2], a[3], b[0], b[1], b[2], b[3], 1<<(k%16)-1, &out[0])
 }
 
+//go:noescape
+func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)
+
+// dot3x4AVX2 runs dotAVX2 on k rounded down to 8 and adds the last k%8
+// products here.
+func dot3x4AVX2(k int, a, b *[4]*float32, out *[16]float32) {
+	k8 := k &^ 7
+	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0])
+	if k8 == k {
+		return
+	}
+	for i := range 3 {
+		ai := unsafe.Slice(a[i], k)[k8:]
+		for j := range 4 {
+			bj := unsafe.Slice(b[j], k)[k8 : len(ai)+k8]
+			s := out[4*i+j]
+			for p, v := range ai {
+				s += v * bj[p]
+			}
+			out[4*i+j] = s
+		}
+	}
+}
+
 var (
-	// dotKernel serves only C = A·Bᵀ with A not transposed, where both
-	// operands are contiguous along k and need no packing (see dotTile).
-	dotKernel    = &kernel{name: "avx512-dot4x4", mr: 4, nr: 4, mc: 64, nc: 128, dot: dot4x4AVX512}
+	// dot512Kernel and dot2Kernel serve only C = A·Bᵀ with A not
+	// transposed, where both operands are contiguous along k and need no
+	// packing (see dotTile).
+	dot512Kernel = &kernel{name: "avx512-dot4x4", mr: 4, nr: 4, mc: 64, nc: 128, dot: dot4x4AVX512}
+	dot2Kernel   = &kernel{name: "avx2-dot3x4", mr: 3, nr: 4, mc: 63, nc: 128, dot: dot3x4AVX2}
+
 	avx2Kernel   = &kernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 192, nc: 512, fn: kernelAVX2}
 	avx512Kernel = &kernel{name: "avx512-12x32", mr: 12, nr: 32, kc: 256, mc: 192, nc: 512, fn: kernelAVX512}
+
+	// dotKernel is the dot kernel Sgemm uses, nil if the CPU has none.
+	dotKernel = func() *kernel {
+		for _, k := range kernels() {
+			if k.dot != nil {
+				return k
+			}
+		}
+		return nil
+	}()
 )
 
-// kernels lists the kernels this CPU can run: the dot kernel if any, then
-// the packed kernels fastest first; the portable kernel is always last. x/sys/cpu reports AVX-512 and AVX only when the OS
-// also saves their register state.
+// kernels lists the kernels this CPU can run: the dot kernels fastest first,
+// then the packed kernels fastest first; the portable kernel is always last.
+// x/sys/cpu reports AVX-512 and AVX only when the OS also saves their
+// register state.
 func kernels() []*kernel {
 	var ks []*kernel
 	if cpu.X86.HasAVX512F {
-		ks = append(ks, dotKernel, avx512Kernel)
+		ks = append(ks, dot512Kernel)
+	}
+	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
+		ks = append(ks, dot2Kernel)
+	}
+	if cpu.X86.HasAVX512F {
+		ks = append(ks, avx512Kernel)
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		ks = append(ks, avx2Kernel)
