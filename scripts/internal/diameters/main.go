@@ -393,7 +393,7 @@ func writeOutputs(cfg config, stats []stat) error {
 	}
 	p := plot.New()
 	p.Title.Text = "Paper 001 Table 2: distance of unit-normalised images to the dataset mean"
-	p.X.Label.Text, p.Y.Label.Text = "||x_i - mu||", "fraction of images"
+	p.X.Label.Text, p.Y.Label.Text = "||x_i - mu||", "density (histogram area 1)"
 	k := 0
 	for _, s := range stats {
 		if !s.available {
@@ -409,7 +409,7 @@ func writeOutputs(cfg config, stats []stat) error {
 		p.Add(h)
 		p.Legend.Add(fmt.Sprintf("%s (n=%d): mean %.3f, max %.3f", s.name, s.n, s.meanDist, s.maxDist), h)
 		if pp, ok := paper[s.name]; ok {
-			if err := repro.AddLine(p, fmt.Sprintf("paper %s mean %.2f", s.name, pp[2]), []float64{pp[2], pp[2]}, []float64{0, 0.5}, k, true); err != nil {
+			if err := repro.AddLine(p, fmt.Sprintf("paper %s mean %.2f", s.name, pp[2]), []float64{pp[2], pp[2]}, []float64{0, 3}, k, true); err != nil {
 				return err
 			}
 		}
