@@ -1,15 +1,23 @@
 // Package gemm is dptrain's float32 matrix multiply for the default, cgo-free
 // build: Sgemm computes C = alpha·op(A)·op(B) + beta·C on row-major matrices
-// with BLAS semantics.
+// with BLAS semantics (all four transpose combinations, any strides; with
+// beta = 0, C is overwritten, NaN included).
 //
-// It follows the Goto/BLIS design: op(A) and op(B) are packed into contiguous
-// panels sized for the L2 and L1 caches, and a register-tiled micro-kernel
-// runs over them. On amd64 the micro-kernel is Go assembly (AVX-512 12×32 when
-// the CPU has AVX512F, else AVX2+FMA 6×16), chosen at start-up with
-// golang.org/x/sys/cpu; elsewhere, on older CPUs and under the purego build
-// tag it is a portable Go kernel. Large products are split into tiles of C run
-// by a fixed pool of GOMAXPROCS workers; packing buffers are pooled, so calls
-// allocate nothing in steady state.
+// It follows the Goto/BLIS design: op(A) and op(B) are cut into panels sized
+// for the L1 and L2 caches and a register-tiled micro-kernel runs over them.
+// Panels are packed into contiguous buffers only when their layout needs it;
+// a panel that already lies in memory as the kernel reads it is read in
+// place. On amd64 the micro-kernels are Go assembly, chosen at start-up with
+// golang.org/x/sys/cpu: AVX-512 12×32 and AVX2+FMA 6×16 outer-product kernels
+// (Sgemm picks per product the one that wastes least on padding), and for
+// A·Bᵀ, where both operands are contiguous along k, AVX-512 4×4 / AVX2 3×4
+// dot-product kernels that need no packing at all. Elsewhere, on CPUs
+// without AVX2 and under the purego build tag a portable Go 4×4 kernel runs.
+//
+// Products of 4M multiply-adds and more are split into tiles of C taken by
+// a fixed pool of GOMAXPROCS goroutines (started on first use and kept);
+// smaller ones run on the caller's goroutine. Packing buffers are pooled, so
+// calls allocate nothing in steady state. Sgemm is safe for concurrent use.
 //
 // It is not a BLAS: there is no float64, no complex and no level-1/2 routine,
 // and results are not bit-identical across kernels or tilings (the order of

@@ -302,7 +302,8 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 				}
 			}
 		}
-	}
+	}	// The arena outlives the call in a pool: drop the caller's matrices.
+	*ap, *bp = [4]*float32{}, [4]*float32{}
 }
 
 // scaleBlock sets C[r0:r1, c0:c1] *= beta, the whole product when alpha or
