@@ -302,7 +302,8 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 				}
 			}
 		}
-	} // The arena outlives the call in a pool: drop the caller's matrices.
+	}
+	// The arena outlives the call in a pool: drop the caller's matrices.
 	*ap, *bp = [4]*float32{}, [4]*float32{}
 }
 
