@@ -39,12 +39,21 @@ func TestRunTinyGrid(t *testing.T) {
 	sigma, c, delta := g.Base.Sigma, g.Base.ClipNorm, g.Base.Delta
 	q := float64(g.Base.BatchSize) / trainN
 	// Independent ε: RDP of the Poisson subsampled Gaussian; shuffling is
-	// charged as the unsampled Gaussian (q = 1).
+	// charged, under replace-one, one Gaussian of sensitivity 2C (multiplier
+	// σ/2) per epoch started: one epoch here.
 	poissonEps, err := accountant.PoissonEpsilon(q, sigma, g.Base.Steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fullEps, err := accountant.PoissonEpsilon(1, sigma, g.Base.Steps, delta)
+	perEpoch := trainN / g.Base.BatchSize
+	shuffleAcc, err := accountant.NewRDP(accountant.WithRelation(accountant.ReplaceOne))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := shuffleAcc.Compose(accountant.Gaussian{Sigma: sigma / 2}, (g.Base.Steps+perEpoch-1)/perEpoch); err != nil {
+		t.Fatal(err)
+	}
+	fullEps, err := shuffleAcc.Epsilon(delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +106,7 @@ func TestRunTinyGrid(t *testing.T) {
 				}
 			case "shuffle":
 				if math.Abs(r.Epsilon-fullEps.Epsilon) > 1e-9*fullEps.Epsilon {
-					t.Errorf("%s × shuffle: ε = %.10g, want the unsampled Gaussian's %.10g", cl, r.Epsilon, fullEps.Epsilon)
+					t.Errorf("%s × shuffle: ε = %.10g, want one replace-one Gaussian per epoch: %.10g", cl, r.Epsilon, fullEps.Epsilon)
 				}
 			case "twice":
 				if r.Accountant != "twice" || !(r.Epsilon > 0) {

@@ -208,6 +208,9 @@ func (s *state) setup() error {
 		s.norm = nc
 	}
 	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix, pre: data.pre}
+	if sh, ok := s.samp.(*sampler.Shuffle); ok {
+		s.acct.perEpoch = sh.BatchesPerEpoch()
+	}
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {
@@ -432,7 +435,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		if err := s.acct.step(s.tracker, s.acct.stepEvent(s.sigma), s.sigma, s.lrAt(step)); err != nil {
+		if err := s.acct.step(s.tracker, s.acct.stepEvent(s.sigma, step), s.sigma, s.lrAt(step)); err != nil {
 			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 		done = step

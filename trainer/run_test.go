@@ -275,3 +275,31 @@ func TestSRDPAccountsPreprocessing(t *testing.T) {
 		t.Fatalf("SRDP ε %v not above plain RDP %v", s.Best.Epsilon, plain.Epsilon)
 	}
 }
+
+// Shuffling is charged one replace-one Gaussian (sensitivity 2C) per epoch
+// started, at each epoch's first step.
+func TestShuffleChargesOneGaussianPerEpoch(t *testing.T) {
+	c := small(t)
+	c.Sampler, c.Steps, c.Sigma = "shuffle", 60, 4
+	s := run(t, c, Options{})
+	perEpoch := s.TrainN / c.BatchSize
+	epochs := (c.Steps + perEpoch - 1) / perEpoch
+	want, err := accountant.NewRDP(accountant.WithRelation(accountant.ReplaceOne))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := want.Compose(accountant.Gaussian{Sigma: c.Sigma / 2}, epochs); err != nil {
+		t.Fatal(err)
+	}
+	wb, _ := want.Epsilon(c.Delta)
+	if s.Best.Relation != accountant.ReplaceOne || math.Abs(s.Best.Epsilon-wb.Epsilon) > 1e-12 {
+		t.Fatalf("shuffle bound %+v, want ε %v (replace-one, %d epochs)", s.Best, wb.Epsilon, epochs)
+	}
+	recs := mustMetrics(t, c.OutDir)
+	for i := 1; i < len(recs); i++ {
+		grew := recs[i].EpsilonBest > recs[i-1].EpsilonBest
+		if first := (recs[i].Step-1)%perEpoch == 0; grew != first {
+			t.Fatalf("step %d: ε grew=%v, epoch start=%v", recs[i].Step, grew, first)
+		}
+	}
+}

@@ -129,6 +129,7 @@ type accounting struct {
 	hidden   bool                    // the hidden-state accountant runs beside the primary one
 	primary  string
 	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
+	perEpoch int    // shuffling: batches per epoch
 }
 
 // newPrimary returns a fresh accountant of the run's primary kind.
@@ -138,15 +139,21 @@ func (a *accounting) newPrimary() (accountant.Accountant, error) {
 		return accountant.NewSRDP(), nil
 	case a.cfg.Sampler == "twice":
 		return accountant.NewTwice(), nil
+	case a.cfg.Sampler == "shuffle":
+		return accountant.NewRDP(accountant.WithRelation(accountant.ReplaceOne))
 	default:
 		return accountant.NewRDP()
 	}
 }
 
-// stepEvent describes one step with noise multiplier sigma to the primary
-// accountant.
-func (a *accounting) stepEvent(sigma float64) accountant.Event {
+// stepEvent describes step number step (1-based) with noise multiplier
+// sigma to the primary accountant.
+func (a *accounting) stepEvent(sigma float64, step int) accountant.Event {
 	ev := a.mechanismEvent(sigma)
+	if a.cfg.Sampler == "shuffle" && (step-1)%a.perEpoch != 0 {
+		// Shuffling: the epoch's Gaussian was charged at its first step.
+		ev = accountant.NoOp{}
+	}
 	if a.pre != nil {
 		return a.pre.Preprocessed(ev, a.cfg.LipschitzMu)
 	}
@@ -160,9 +167,12 @@ func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 	case "twice":
 		return accountant.NewTwiceSampled(a.q, a.cfg.Q2, sigma, a.d0)
 	case "shuffle":
-		// Shuffling gives no amplification the events can express: each step
-		// is charged as the full-data Gaussian (conservative, add/remove-one).
-		return g
+		// Shuffling cuts a data-independent permutation of the indices into
+		// disjoint batches, so replacing one record changes exactly one batch
+		// per epoch: by parallel composition an epoch is one Gaussian whose
+		// sensitivity is 2C under replace-one (noise σ·C, so multiplier σ/2).
+		// Charged at each epoch's first step; no amplification is claimed.
+		return accountant.Gaussian{Sigma: sigma / 2}
 	default:
 		return accountant.PoissonSampled{Q: a.q, Event: g}
 	}
@@ -187,7 +197,11 @@ func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 			return 0, err
 		}
 	}
-	if err := acc.Compose(a.stepEvent(sigma), k); err != nil {
+	ev, count := a.stepEvent(sigma, 1), k
+	if a.cfg.Sampler == "shuffle" {
+		count = (k + a.perEpoch - 1) / a.perEpoch // epochs started
+	}
+	if err := acc.Compose(ev, count); err != nil {
 		return 0, err
 	}
 	b, err := acc.Epsilon(a.cfg.Delta)
