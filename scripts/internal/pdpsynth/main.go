@@ -45,7 +45,7 @@ type row struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "small version (fewer n, d and seeds)")
-	out := flag.String("out", "scripts/out/pdp", "output directory")
+	out := flag.String("out", "scripts/results/pdp_synthetic", "output directory")
 	eps := flag.Float64("epsilon", 0.5, "ε1 of the ObjPert release (paper §4.2: 0.5)")
 	delta := flag.Float64("delta", 1e-3, "δ (paper [SUBM]: 1e-3)")
 	rho := flag.Float64("rho", 0.05, "report failure probability")
