@@ -353,11 +353,12 @@ func TestPlan(t *testing.T) {
 		kern  *kernel
 		trans bool
 	}{
-		{512, 512, k12, false}, // no padding at all: the first kernel
-		{256, 10, k12, true},   // Cᵀ is 10×256: 12·256 padded vs 256·32
-		{16, 169, k6, false},   // 18·176 padded vs 24·192
-		{10, 256, k12, false},  // already thin along m
-		{7, 7, k6, false},      // 12·16 padded vs 12·32
+		{512, 512, k12, false},   // equal padding: the first kernel
+		{1024, 1024, k12, false}, // 1032 vs 1026 rows: not worth switching
+		{256, 10, k12, true},     // Cᵀ is 10×256: 12·256 padded vs 256·32
+		{16, 169, k6, false},     // 18·176 padded vs 24·192
+		{10, 256, k12, false},    // already thin along m
+		{7, 7, k6, false},        // 12·16 padded vs 12·32
 	} {
 		kern, trans := plan(nil, false, false, tc.m, tc.n, 100)
 		if kern != tc.kern || trans != tc.trans {
