@@ -27,8 +27,12 @@ type checkpoint struct {
 	// Private marks a checkpoint of a hidden-state run: the intermediate
 	// iterate it holds must never be released, or the hidden-state bound
 	// no longer applies.
-	Private bool   `json:"private"`
-	Warning string `json:"warning,omitempty"`
+	Private bool `json:"private"`
+	// BasisAt and BasisFrom locate the subspace basis in use: the step after
+	// which it was estimated and the parameters it was estimated at.
+	BasisAt   int    `json:"basis_at,omitempty"`
+	BasisFrom []byte `json:"basis_from,omitempty"`
+	Warning   string `json:"warning,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

@@ -48,12 +48,21 @@ type Config struct {
 	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
 
 	// Clipping and noise.
-	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid"
+	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
 	ClipNorm float64 `json:"clip_norm"` // C (L2)
-	D0       float64 `json:"d0"`        // hybrid: c∞ = C/√d0
-	Sigma    float64 `json:"sigma"`     // noise multiplier; 0 = calibrate to Epsilon
-	Epsilon  float64 `json:"epsilon"`   // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
-	Delta    float64 `json:"delta"`
+	D0       float64 `json:"d0"`        // hybrid: c∞ = C/√d0 (subspace: on the residual block)
+
+	// Hybrid subspace clipping (paper 003): nested cumulative ranks of the
+	// principal blocks, estimated from PublicN declared-public training
+	// examples (removed from the private set) by PowerIters power
+	// iterations, refreshed every SubspaceRefresh steps (0: once).
+	SubspaceRanks   []int   `json:"subspace_ranks"`
+	PublicN         int     `json:"public_n"`
+	PowerIters      int     `json:"power_iters"`
+	SubspaceRefresh int     `json:"subspace_refresh"`
+	Sigma           float64 `json:"sigma"`   // noise multiplier; 0 = calibrate to Epsilon
+	Epsilon         float64 `json:"epsilon"` // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
+	Delta           float64 `json:"delta"`
 
 	// Length.
 	Epochs float64 `json:"epochs"` // used when Steps = 0
@@ -106,6 +115,8 @@ func Default() Config {
 		CheckpointEvery:  50,
 		Plots:            true,
 		D0:               100,
+		PublicN:          200,
+		PowerIters:       2,
 	}
 }
 
@@ -113,7 +124,7 @@ var (
 	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic"}
 	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"}
 	knownSamplers   = []string{"poisson", "twice", "shuffle"}
-	knownClips      = []string{"flat", "per-layer", "linf", "hybrid"}
+	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
 	knownOptimizers = []string{"sgd", "momentum", "adam"}
 	knownSchedules  = []string{"constant", "cosine"}
 	knownFeatures   = []string{"", "scatternet"}
@@ -183,7 +194,27 @@ func (c *Config) Validate() error {
 	if finite("clip_norm", c.ClipNorm) && !(c.ClipNorm > 0) {
 		bad("clip_norm must be > 0, got %v", c.ClipNorm)
 	}
-	if c.Clip == "hybrid" || c.Sampler == "twice" {
+	if c.Clip == "subspace" {
+		if len(c.SubspaceRanks) == 0 {
+			bad("subspace_ranks must list the nested cumulative ranks (e.g. [8,16]) with clip subspace")
+		}
+		for i, r := range c.SubspaceRanks {
+			if r < 1 || (i > 0 && r <= c.SubspaceRanks[i-1]) {
+				bad("subspace_ranks must be increasing positive cumulative ranks, got %v", c.SubspaceRanks)
+				break
+			}
+		}
+		if n := len(c.SubspaceRanks); n > 0 && c.PublicN < c.SubspaceRanks[n-1] {
+			bad("public_n (%d) must be at least the largest subspace rank (%d)", c.PublicN, c.SubspaceRanks[n-1])
+		}
+		if c.PowerIters < 1 {
+			bad("power_iters must be >= 1, got %d", c.PowerIters)
+		}
+		if c.SubspaceRefresh < 0 {
+			bad("subspace_refresh must be >= 0, got %d", c.SubspaceRefresh)
+		}
+	}
+	if c.Clip == "hybrid" || c.Clip == "subspace" || c.Sampler == "twice" {
 		if finite("d0", c.D0) && !(c.D0 >= 1) {
 			bad("d0 must be >= 1, got %v", c.D0)
 		}

@@ -109,6 +109,7 @@ type state struct {
 	metrics *metricsLog
 	notes   []string
 	samples int
+	sub     *subspaceState // hybrid subspace clipping, or nil
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -182,32 +183,33 @@ func (s *state) setup() error {
 	} else if s.model, err = buildModel(cfg, data.train); err != nil {
 		return err
 	}
-	d := s.model.NumParams()
 	root, err := rng.New(cfg.Seed, cfg.Seeded)
 	if err != nil {
 		return err
 	}
-	// The sampler always follows the seed, so a seeded run is reproducible;
-	// the noise is crypto-seeded unless the run asks for reproducibility.
-	var expected float64
-	if s.samp, expected, err = buildSampler(cfg, n, d, rng.NewSeeded(cfg.Seed).Child("sampler")); err != nil {
-		return fmt.Errorf("sampler: %w", err)
-	}
-	if !cfg.Seeded {
-		if s.samp, expected, err = buildSampler(cfg, n, d, root.Child("sampler")); err != nil {
-			return fmt.Errorf("sampler: %w", err)
+	var d0 float64
+	if cfg.Clip == "subspace" {
+		// Declared-public examples leave the private training set.
+		if err := s.setupSubspace(root); err != nil {
+			return err
 		}
+		n = s.data.train.N()
+		d0 = 1
+	} else if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
+		return fmt.Errorf("clip: %w", err)
+	}
+	// Sampling randomness is part of the mechanism: it follows the seed only
+	// when the run asks to be reproducible, like the noise.
+	var expected float64
+	if s.samp, expected, err = buildSampler(cfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
+		return fmt.Errorf("sampler: %w", err)
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	var d0 float64
-	if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
-		return fmt.Errorf("clip: %w", err)
-	}
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil {
 		s.norm = nc
 	}
-	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix, pre: data.pre}
+	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix, pre: data.pre, sub: s.sub}
 	if sh, ok := s.samp.(*sampler.Shuffle); ok {
 		s.acct.perEpoch = sh.BatchesPerEpoch()
 	}
@@ -235,7 +237,7 @@ func (s *state) setup() error {
 	if s.steps < 1 {
 		return fmt.Errorf("budget: not even one step fits in ε = %g at σ = %g", cfg.Epsilon, s.sigma)
 	}
-	if s.noise, err = clip.IsotropicFor(s.clipper, s.sigma); err != nil {
+	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
 	}
 	var proj optim.Projector
@@ -281,7 +283,7 @@ func (s *state) allocate() {
 	if s.twice != nil {
 		s.masks = make([]*sampler.Mask, mb)
 		for i := range s.masks {
-			s.masks[i] = sampler.NewMask(d)
+			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
 }
@@ -355,7 +357,13 @@ func (s *state) step() (stepStats, error) {
 		st.n += b
 	}
 	s.noise.Add(s.sum, s.noiseRNG)
-	if err := s.opt.Step(s.model.Params(), s.sum, s.acct.expected); err != nil {
+	update := s.sum
+	if s.sub != nil {
+		// The released sum is [coefficients | residual]: map it back.
+		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, s.sum)
+		update = s.sub.decoded
+	}
+	if err := s.opt.Step(s.model.Params(), update, s.acct.expected); err != nil {
 		return st, err
 	}
 	return st, nil
@@ -430,6 +438,11 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if s.opts.StopAfter > 0 && step > s.opts.StopAfter {
 			stopped, runErr = "stopped after the requested number of steps", fmt.Errorf("%w at step %d (StopAfter)", ErrInterrupted, done)
 			break
+		}
+		if s.sub != nil && cfg.SubspaceRefresh > 0 && step > 1 && (step-1)%cfg.SubspaceRefresh == 0 {
+			if err := s.refreshBasis(step - 1); err != nil {
+				return nil, err
+			}
 		}
 		st, err := s.step()
 		if err != nil {
@@ -606,6 +619,9 @@ func (s *state) checkpoint(step int) error {
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
+	if s.sub != nil {
+		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
+	}
 	if s.cfg.FinalOnly {
 		ck.Warning = "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound"
 	}
@@ -635,6 +651,15 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
 	}
 	s.sigma = ck.Sigma
+	if s.sub != nil {
+		from := make([]float32, s.model.NumParams())
+		if err := setFloat32s(from, ck.BasisFrom); err != nil {
+			return fmt.Errorf("checkpoint %s basis: %w", s.checkpointPath(), err)
+		}
+		if err := s.restoreBasis(ck.BasisAt, from); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -45,12 +45,17 @@ func readFile(t *testing.T, path string) []byte {
 // A run interrupted and resumed from its checkpoint ends bit for bit where
 // an uninterrupted run with the same seed ends: model, metrics and ε.
 func TestResumeIsBitIdentical(t *testing.T) {
-	for _, sampler := range []string{"poisson", "twice", "shuffle"} {
+	for _, sampler := range []string{"poisson", "twice", "shuffle", "subspace"} {
 		t.Run(sampler, func(t *testing.T) {
 			c := small(t)
 			c.Sampler = sampler
-			if sampler == "twice" {
+			switch sampler {
+			case "twice":
 				c.Q2, c.Clip, c.D0 = 0.5, "hybrid", 4
+			case "subspace":
+				// Twice sampling with subspace clipping; the basis is refreshed
+				// at steps 10 and 20, and the run is interrupted in between.
+				c.Sampler, c.Q2, c.Clip, c.SubspaceRanks, c.PublicN, c.SubspaceRefresh = "twice", 0.5, "subspace", []int{4, 8}, 50, 10
 			}
 			full := run(t, c, Options{})
 
@@ -301,5 +306,54 @@ func TestShuffleChargesOneGaussianPerEpoch(t *testing.T) {
 		if first := (recs[i].Step-1)%perEpoch == 0; grew != first {
 			t.Fatalf("step %d: ε grew=%v, epoch start=%v", recs[i].Step, grew, first)
 		}
+	}
+}
+
+// Subspace clipping: per-block noise of effective multiplier σ, accounted as
+// the twice-sampling event of its blocks, matched by an independent account.
+func TestSubspaceAccounting(t *testing.T) {
+	c := small(t)
+	c.Clip, c.SubspaceRanks, c.PublicN, c.Steps, c.Sigma = "subspace", []int{4, 8}, 50, 20, 1.5
+	s := run(t, c, Options{})
+	if s.TrainN != 5000-50 {
+		t.Fatalf("private set has %d examples, want %d", s.TrainN, 5000-50)
+	}
+	st := &state{cfg: c}
+	if err := st.setup(); err != nil {
+		t.Fatal(err)
+	}
+	blocks := st.sub.blocks
+	sig := st.blockSigmas(c.Sigma)
+	var inv, total float64
+	for j, b := range blocks {
+		inv += b.C2 * b.C2 / (sig[j] * sig[j])
+		total += float64(b.Dim) * sig[j] * sig[j]
+	}
+	if math.Abs(1/math.Sqrt(inv)-c.Sigma) > 1e-9 {
+		t.Fatalf("effective multiplier %v, want σ = %v", 1/math.Sqrt(inv), c.Sigma)
+	}
+	if math.Abs(total-s.NoiseVariance) > 1e-6*total {
+		t.Fatalf("noise variance %v, blocks give %v", s.NoiseVariance, total)
+	}
+	var c2sq float64
+	for _, b := range blocks {
+		c2sq += b.C2 * b.C2
+	}
+	if math.Abs(c2sq-c.ClipNorm*c.ClipNorm) > 1e-9 {
+		t.Fatalf("Σ c2j² = %v, want C² = %v", c2sq, c.ClipNorm*c.ClipNorm)
+	}
+	want := accountant.NewTwice()
+	for j := range blocks {
+		blocks[j].Sigma = sig[j]
+	}
+	if err := want.Compose(accountant.TwiceSampled{Q1: float64(c.BatchSize) / float64(s.TrainN), Q2: 1, Blocks: blocks}, c.Steps); err != nil {
+		t.Fatal(err)
+	}
+	wb, err := want.Epsilon(c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Best.Accountant != "twice" || math.Abs(s.Best.Epsilon-wb.Epsilon) > 1e-12 {
+		t.Fatalf("bound %+v, independent ε %v", s.Best, wb.Epsilon)
 	}
 }

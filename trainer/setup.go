@@ -130,6 +130,7 @@ type accounting struct {
 	primary  string
 	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
 	perEpoch int    // shuffling: batches per epoch
+	sub      *subspaceState
 }
 
 // newPrimary returns a fresh accountant of the run's primary kind.
@@ -137,7 +138,7 @@ func (a *accounting) newPrimary() (accountant.Accountant, error) {
 	switch {
 	case a.pre != nil:
 		return accountant.NewSRDP(), nil
-	case a.cfg.Sampler == "twice":
+	case a.cfg.Sampler == "twice" || a.sub != nil:
 		return accountant.NewTwice(), nil
 	case a.cfg.Sampler == "shuffle":
 		return accountant.NewRDP(accountant.WithRelation(accountant.ReplaceOne))
@@ -163,6 +164,13 @@ func (a *accounting) stepEvent(sigma float64, step int) accountant.Event {
 // mechanismEvent is the step's mechanism on the data as it is trained on.
 func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 	g := accountant.Gaussian{Sigma: sigma}
+	if a.sub != nil {
+		q2 := 1.0
+		if a.cfg.Sampler == "twice" {
+			q2 = a.cfg.Q2
+		}
+		return a.sub.event(a.q, q2, sigma)
+	}
 	switch a.cfg.Sampler {
 	case "twice":
 		return accountant.NewTwiceSampled(a.q, a.cfg.Q2, sigma, a.d0)
