@@ -2,7 +2,6 @@ package gemm
 
 import (
 	"fmt"
-	"sync"
 	"unsafe"
 )
 
@@ -40,6 +39,10 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
+	if kern == nil && m*n*k <= tinyWork {
+		tinyGemm(transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)
+		return
+	}
 	kern, transC := plan(kern, transA, transB, m, n, k)
 	pr := problem{kern: kern, k: k, alpha: alpha, beta: beta, c: c, ldc: ldc, transC: transC}
 	if transC {
@@ -67,6 +70,35 @@ func sgemm(kern *kernel, workers int, transA, transB bool, m, n, k int, alpha fl
 		return
 	}
 	runParallel(&pr, workers)
+}
+
+// tinyWork is the m·n·k up to which Sgemm runs tinyGemm: below it the fixed
+// cost of planning and fetching packing buffers (~150 ns) exceeds the loop.
+const tinyWork = 256
+
+// tinyGemm is the textbook loop, for products too small for the kernels.
+func tinyGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
+	// Strides of op(A) along i and p, and of op(B) along p and j.
+	ai, ap, bp, bj := lda, 1, ldb, 1
+	if transA {
+		ai, ap = 1, lda
+	}
+	if transB {
+		bp, bj = 1, ldb
+	}
+	for i := range m {
+		for j := range n {
+			var s float32
+			for p := range k {
+				s += a[i*ai+p*ap] * b[p*bp+j*bj]
+			}
+			if beta == 0 {
+				c[i*ldc+j] = alpha * s
+			} else {
+				c[i*ldc+j] = alpha*s + beta*c[i*ldc+j]
+			}
+		}
+	}
 }
 
 // plan chooses the kernel (kern, or when nil the fastest kernels of this
@@ -403,14 +435,8 @@ type arena struct {
 	dotOut     [16]float32
 }
 
-var arenas sync.Map // *kernel → *sync.Pool of *arena
-
 func getArena(kern *kernel) *arena {
-	p, ok := arenas.Load(kern)
-	if !ok {
-		p, _ = arenas.LoadOrStore(kern, &sync.Pool{})
-	}
-	if ar, ok := p.(*sync.Pool).Get().(*arena); ok {
+	if ar, ok := kern.arenas.Get().(*arena); ok {
 		return ar
 	}
 	return &arena{
@@ -421,10 +447,7 @@ func getArena(kern *kernel) *arena {
 	}
 }
 
-func putArena(ar *arena) {
-	p, _ := arenas.Load(ar.kern)
-	p.(*sync.Pool).Put(ar)
-}
+func putArena(ar *arena) { ar.kern.arenas.Put(ar) }
 
 // aligned returns n floats starting on a cache line.
 func aligned(n int) []float32 {

@@ -1,6 +1,9 @@
 package gemm
 
-import "unsafe"
+import (
+	"sync"
+	"unsafe"
+)
 
 // kernel is a micro-kernel and the cache blocking that suits it.
 type kernel struct {
@@ -21,6 +24,8 @@ type kernel struct {
 	// product of the k-vectors a[i] and b[j] for i < mr ≤ 4, j < nr ≤ 4. It
 	// computes C = A·Bᵀ straight from the rows of A and B, without packing.
 	dot func(k int, a, b *[4]*float32, out *[16]float32)
+
+	arenas sync.Pool // of *arena sized for this kernel
 }
 
 // goKernel is the portable kernel: a 4×4 register tile in plain Go, used
