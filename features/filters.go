@@ -7,8 +7,9 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// The filter bank reproduces Kymatio's scattering2d/filter_bank.py
-// (kymatio 0.2/0.3, the version Tramèr & Boneh used), constant for constant:
+// The filter bank reproduces Kymatio's scattering2d/filter_bank.py (the
+// 0.2-era code; Tramèr & Boneh's features are Kymatio's Scattering2D with
+// J=2 on 32×32 inputs), constant for constant:
 //
 //	ψ_{j,θ} = morlet_2d(M, N, σ = 0.8·2^j, angle = (⌊L − L/2 − 1⌋ − θ)·π/L,
 //	                    ξ = 3π/4 / 2^j, slant = 4/L)
@@ -30,8 +31,8 @@ const (
 	periodCopies = 2
 )
 
-// slant returns Kymatio's wavelet slant 4/L (the ratio of the Gaussian
-// envelope's widths across and along the oscillation).
+// slant returns Kymatio's wavelet slant 4/L: the Gaussian envelope is σ
+// wide along the oscillation and σ/slant across it.
 func slant(L int) float64 { return 4 / float64(L) }
 
 // waveletAngle returns the orientation of wavelet θ ∈ [0, L): Kymatio's

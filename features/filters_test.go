@@ -2,6 +2,7 @@ package features
 
 import (
 	"math"
+	"math/cmplx"
 	"testing"
 )
 
@@ -168,5 +169,67 @@ func TestLittlewoodPaley(t *testing.T) {
 	// the corners (±π, ±π), beyond the finest wavelet, are the weakest).
 	if want := math.Pow(math.Pi/kymatioPi, 2); math.Abs(hi-want) > 1e-12 || !(lo > 0.1) {
 		t.Errorf("Littlewood-Paley bounds [%g, %g], want (0.1, %g]", lo, hi, want)
+	}
+}
+
+// Energy conservation of the first layer, in space: for a real image x,
+// ‖x⋆φ‖² + Σ‖x⋆ψ‖² (direct circular convolutions, no FFT) equals
+// (1/N²)Σ_ω |x̂(ω)|²·A(ω) (Parseval) and so lies within the
+// Littlewood–Paley bounds [a, b]·‖x‖².
+func TestFirstLayerEnergy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("brute-force convolutions")
+	}
+	const m = 40
+	fb := newFilterBank(m, m, 2, 8)
+	x := make([]complex128, m*m)
+	var norm2 float64
+	for i, v := range randomPlanes(31, m*m) {
+		x[i] = complex(float64(v)-0.5, 0)
+		norm2 += (float64(v) - 0.5) * (float64(v) - 0.5)
+	}
+	var space float64
+	filters := [][]float64{fb.phi[0]}
+	for _, w := range fb.psi {
+		filters = append(filters, w.levels[0])
+	}
+	for _, f := range filters {
+		fs := bruteIDFT(f, m, m)
+		for _, v := range convSub(x, fs, m, m, 1) {
+			space += real(v)*real(v) + imag(v)*imag(v)
+		}
+	}
+	// x̂ by the DFT sum, separably.
+	var freq float64
+	lo, hi := math.Inf(1), 0.0
+	for kr := range m {
+		for kc := range m {
+			var xh complex128
+			for r := range m {
+				for c := range m {
+					xh += x[r*m+c] * cmplx.Rect(1, -2*math.Pi*float64(kr*r+kc*c)/m)
+				}
+			}
+			var a, sym float64
+			nr, nc := (m-kr)%m, (m-kc)%m
+			for i, f := range filters {
+				v := f[kr*m+kc]
+				a += v * v
+				if i == 0 {
+					sym += v * v
+				} else {
+					sym += (v*v + f[nr*m+nc]*f[nr*m+nc]) / 2
+				}
+			}
+			lo, hi = min(lo, sym), max(hi, sym)
+			freq += (real(xh)*real(xh) + imag(xh)*imag(xh)) * a / (m * m)
+		}
+	}
+	t.Logf("first-layer energy %.6f = %.4f‖x‖² (Parseval side %.6f; LP bounds [%.4f, %.4f])", space, space/norm2, freq, lo, hi)
+	if math.Abs(space-freq) > 1e-9*freq {
+		t.Errorf("energy in space %g, by Parseval %g", space, freq)
+	}
+	if space < lo*norm2 || space > hi*norm2 {
+		t.Errorf("energy %g outside [%g, %g]·‖x‖²", space, lo, hi)
 	}
 }
