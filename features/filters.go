@@ -7,9 +7,13 @@ import (
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// The filter bank reproduces Kymatio's scattering2d/filter_bank.py (the
-// 0.2-era code; Tramèr & Boneh's features are Kymatio's Scattering2D with
-// J=2 on 32×32 inputs), constant for constant:
+// The filter bank reproduces Kymatio's scattering2d/filter_bank.py
+// (Tramèr & Boneh's features are Kymatio's Scattering2D with J=2 on 32×32
+// inputs), constant for constant. Releases differ only in where the FFT
+// normalisation sits (early ones divide the filters by the grid size and
+// use unnormalised inverse FFTs); the coefficients are the same, and ours
+// use normalised inverse transforms with undivided filters, as current
+// Kymatio does:
 //
 //	ψ_{j,θ} = morlet_2d(M, N, σ = 0.8·2^j, angle = (⌊L − L/2 − 1⌋ − θ)·π/L,
 //	                    ξ = 3π/4 / 2^j, slant = 4/L)
