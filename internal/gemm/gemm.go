@@ -288,22 +288,44 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 				// store the valid part.
 				t := ar.t[:mr*nr]
 				kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
-				for i := range mv {
-					for j, v := range t[i*nr : i*nr+nv] {
-						ci := (ir+i)*pr.ldc + jr + j
-						if pr.transC {
-							ci = (jr+j)*pr.ldc + ir + i
-						}
-						switch mode {
-						case modeSet:
-							pr.c[ci] = v
-						case modeAdd:
-							pr.c[ci] += v
-						default:
-							pr.c[ci] = pr.beta*pr.c[ci] + v
-						}
-					}
+				pr.storeEdge(t[:mv*nr], nr, ir, jr, nv, mode)
+			}
+		}
+	}
+}
+
+// storeEdge stores the scratch tile t (rows of nr floats, the first nv
+// valid) at rows ir… and columns jr… of C', in the given store mode.
+func (pr *problem) storeEdge(t []float32, nr, ir, jr, nv, mode int) {
+	c, ldc, beta := pr.c, pr.ldc, pr.beta
+	for i := 0; i*nr < len(t); i++ {
+		src := t[i*nr : i*nr+nv]
+		if pr.transC {
+			// Row ir+i of C' is column ir+i of C.
+			for j, v := range src {
+				ci := (jr+j)*ldc + ir + i
+				switch mode {
+				case modeSet:
+					c[ci] = v
+				case modeAdd:
+					c[ci] += v
+				default:
+					c[ci] = beta*c[ci] + v
 				}
+			}
+			continue
+		}
+		dst := c[(ir+i)*ldc+jr : (ir+i)*ldc+jr+nv]
+		switch mode {
+		case modeSet:
+			copy(dst, src)
+		case modeAdd:
+			for j, v := range src {
+				dst[j] += v
+			}
+		default:
+			for j, v := range src {
+				dst[j] = beta*dst[j] + v
 			}
 		}
 	}
