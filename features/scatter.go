@@ -31,7 +31,7 @@ func (c Config) String() string {
 	if c.Periodic {
 		pad = "periodic"
 	}
-	return fmt.Sprintf("scatter2d(J=%d,L=%d,order=2,pad=%s,kymatio-0.2-filters)", c.J, c.L, pad)
+	return fmt.Sprintf("scatter2d(J=%d,L=%d,order=2,pad=%s,kymatio-filter_bank)", c.J, c.L, pad)
 }
 
 // Coefficients returns the number of output channels per input channel:
