@@ -1,6 +1,8 @@
 package datasets
 
 import (
+	"github.com/dptrain/dptrain/internal/rng"
+
 	"errors"
 	"fmt"
 	"image"
@@ -213,6 +215,11 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return rep, err
 	}
+	// Image folders list images class by class; the canonical batches are
+	// mixed, and users take prefixes (--train-limit, one batch file), so
+	// both splits are shuffled by a fixed, documented permutation.
+	train.shuffle(importShuffleSeed)
+	test.shuffle(importShuffleSeed + 1)
 	n := len(train.labels)
 	for b := range 5 {
 		lo, hi := b*n/5, (b+1)*n/5
@@ -241,6 +248,24 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	rep.Files = append(rep.Files, p, meta, mark)
 	rep.TrainN, rep.TestN, rep.Classes = n, len(test.labels), train.classes
 	return rep, nil
+}
+
+// importShuffleSeed fixes the order ImportCIFAR10 writes: re-importing the
+// same tree gives the same files.
+const importShuffleSeed = 20261122
+
+// shuffle permutes the images in place with a seeded stream.
+func (s *imageSet) shuffle(seed uint64) {
+	n := len(s.labels)
+	perm := rng.NewSeeded(seed).Perm(n)
+	size := len(s.pix) / max(n, 1)
+	pix := make([]byte, len(s.pix))
+	labels := make([]int, n)
+	for i, j := range perm {
+		copy(pix[i*size:(i+1)*size], s.pix[j*size:(j+1)*size])
+		labels[i] = s.labels[j]
+	}
+	s.pix, s.labels = pix, labels
 }
 
 // cifarRecords encodes images lo..hi-1 as CIFAR-10 binary records.
