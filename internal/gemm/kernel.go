@@ -97,12 +97,16 @@ var fastKernels = func() []*kernel {
 	return ks
 }()
 
-// KernelName names the micro-kernels Sgemm chooses from on this machine
-// (e.g. "avx512-12x32+avx2-6x16", or "go4x4" where there is no assembly
-// kernel), for benchmark and report output.
+// KernelName names the micro-kernels Sgemm chooses from on this machine,
+// e.g. "avx512-dot4x4+avx512-12x32+avx2-6x16", or "go4x4" where there is no
+// assembly kernel, for benchmark and report output.
 func KernelName() string {
+	ks := fastKernels
+	if dotKernel != nil {
+		ks = append([]*kernel{dotKernel}, ks...)
+	}
 	var s string
-	for i, k := range fastKernels {
+	for i, k := range ks {
 		if i > 0 {
 			s += "+"
 		}
