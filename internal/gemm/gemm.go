@@ -365,8 +365,8 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 	*ap, *bp = [4]*float32{}, [4]*float32{}
 }
 
-// scaleBlock sets C[r0:r1, c0:c1] *= beta, the whole product when alpha or
-// k is zero, writing zeros when beta is zero so that NaN in C does not survive.
+// scaleBlock sets C[r0:r1, c0:c1] = beta·C, which is the whole product when
+// alpha or k is zero; beta = 0 writes zeros, so NaN in C does not survive.
 func scaleBlock(c []float32, ldc, r0, r1, c0, c1 int, beta float32) {
 	if beta == 1 {
 		return
