@@ -2,6 +2,8 @@ package models
 
 import (
 	"testing"
+
+	"github.com/dptrain/dptrain/models/nn"
 )
 
 // benchModel builds a float32 model with MaxBatch = batch and a random batch.
@@ -65,14 +67,41 @@ func benchNonDPStep(b *testing.B, name string, batch int) {
 	report(b, batch, cpu)
 }
 
-func BenchmarkDPStepLogreg(b *testing.B)      { benchDPStep(b, "logreg", 256) }
-func BenchmarkNonDPStepLogreg(b *testing.B)   { benchNonDPStep(b, "logreg", 256) }
-func BenchmarkDPStepMLP(b *testing.B)         { benchDPStep(b, "mlp", 256) }
-func BenchmarkNonDPStepMLP(b *testing.B)      { benchNonDPStep(b, "mlp", 256) }
-func BenchmarkDPStepCNN(b *testing.B)         { benchDPStep(b, "cnn", 64) }
-func BenchmarkNonDPStepCNN(b *testing.B)      { benchNonDPStep(b, "cnn", 64) }
-func BenchmarkDPStepResNet20(b *testing.B)    { benchDPStep(b, "resnet20", 64) }
-func BenchmarkNonDPStepResNet20(b *testing.B) { benchNonDPStep(b, "resnet20", 64) }
+// Each benchmark runs on both float32 GEMM backends (sub-benchmarks
+// gemm=asm, the default, and gemm=gonum, the pure-Go baseline), so the
+// speed-up is a ratio measured in one run.
+func backends(b *testing.B, fn func(b *testing.B)) {
+	for _, be := range []string{"asm", "gonum"} {
+		b.Run("gemm="+be, func(b *testing.B) {
+			if err := nn.SetGEMMBackend(be); err != nil {
+				b.Fatal(err)
+			}
+			defer nn.SetGEMMBackend("asm")
+			fn(b)
+		})
+	}
+}
+
+func BenchmarkDPStepLogreg(b *testing.B) {
+	backends(b, func(b *testing.B) { benchDPStep(b, "logreg", 256) })
+}
+func BenchmarkNonDPStepLogreg(b *testing.B) {
+	backends(b, func(b *testing.B) { benchNonDPStep(b, "logreg", 256) })
+}
+func BenchmarkDPStepMLP(b *testing.B) { backends(b, func(b *testing.B) { benchDPStep(b, "mlp", 256) }) }
+func BenchmarkNonDPStepMLP(b *testing.B) {
+	backends(b, func(b *testing.B) { benchNonDPStep(b, "mlp", 256) })
+}
+func BenchmarkDPStepCNN(b *testing.B) { backends(b, func(b *testing.B) { benchDPStep(b, "cnn", 64) }) }
+func BenchmarkNonDPStepCNN(b *testing.B) {
+	backends(b, func(b *testing.B) { benchNonDPStep(b, "cnn", 64) })
+}
+func BenchmarkDPStepResNet20(b *testing.B) {
+	backends(b, func(b *testing.B) { benchDPStep(b, "resnet20", 64) })
+}
+func BenchmarkNonDPStepResNet20(b *testing.B) {
+	backends(b, func(b *testing.B) { benchNonDPStep(b, "resnet20", 64) })
+}
 
 // report adds samples/s (wall clock) and samples/cpu-s (process CPU time:
 // all cores' work, undistorted by other processes on a shared machine).
