@@ -22,6 +22,14 @@ type Config struct {
 	TrainLimit int    `json:"train_limit"` // use only the first N training examples (0 = all)
 	TestLimit  int    `json:"test_limit"`  // use only the first N test examples (0 = all)
 	Features   string `json:"features"`    // "" (raw) or "scatternet"
+	// ScatterNet normalisation: "group" (per example, no privacy cost),
+	// "private" (per-channel statistics by the Gaussian mechanism, composed
+	// into the run's account) or "none".
+	FeatureNorm      string  `json:"feature_norm"`
+	FeatureGroups    int     `json:"feature_groups"`     // "group": number of channel groups (27 divides 243)
+	FeatureNormSigma float64 `json:"feature_norm_sigma"` // "private": noise multiplier of the statistics
+	FeatureNormClip  float64 `json:"feature_norm_clip"`  // "private": L2 clip of each example's statistics
+	FeatureCache     string  `json:"feature_cache"`      // directory for cached features ("" = user cache dir)
 
 	// Model.
 	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"
@@ -117,6 +125,10 @@ func Default() Config {
 		D0:               100,
 		PublicN:          200,
 		PowerIters:       2,
+		FeatureNorm:      "group",
+		FeatureGroups:    27,
+		FeatureNormSigma: 8,
+		FeatureNormClip:  30,
 	}
 }
 
@@ -129,6 +141,7 @@ var (
 	knownSchedules  = []string{"constant", "cosine"}
 	knownFeatures   = []string{"", "scatternet"}
 	knownPreprocess = []string{"", "pca", "standardize"}
+	knownFeatNorms  = []string{"group", "private", "none"}
 )
 
 // Validate checks every field and returns one error naming every bad value.
@@ -155,6 +168,23 @@ func (c *Config) Validate() error {
 	oneOf("schedule", c.Schedule, knownSchedules)
 	oneOf("features", c.Features, knownFeatures)
 	oneOf("preprocess", c.Preprocess, knownPreprocess)
+	if c.Features == "scatternet" {
+		oneOf("feature_norm", c.FeatureNorm, knownFeatNorms)
+		if c.FeatureNorm == "group" && c.FeatureGroups < 1 {
+			bad("feature_groups must be >= 1, got %d", c.FeatureGroups)
+		}
+		if c.FeatureNorm == "private" {
+			if finite("feature_norm_sigma", c.FeatureNormSigma) && !(c.FeatureNormSigma > 0) {
+				bad("feature_norm_sigma must be > 0 with private normalisation, got %v", c.FeatureNormSigma)
+			}
+			if finite("feature_norm_clip", c.FeatureNormClip) && !(c.FeatureNormClip > 0) {
+				bad("feature_norm_clip must be > 0 with private normalisation, got %v", c.FeatureNormClip)
+			}
+		}
+		if c.Model == "cnn" || c.Model == "resnet20" || c.Model == "resnet22" {
+			bad("features scatternet feeds flat models (logreg, mlp); model %q takes raw images", c.Model)
+		}
+	}
 	switch c.Preprocess {
 	case "pca":
 		if c.PCAK < 1 {

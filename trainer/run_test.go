@@ -357,3 +357,33 @@ func TestSubspaceAccounting(t *testing.T) {
 		t.Fatalf("bound %+v, independent ε %v", s.Best, wb.Epsilon)
 	}
 }
+
+// ScatterNet features feed a linear model; group normalisation is free,
+// private channel statistics add their Gaussian to the account.
+func TestScatterNetFeatures(t *testing.T) {
+	base := small(t)
+	base.Dataset, base.TrainLimit, base.TestLimit = "embedded", 300, 100
+	base.Model, base.Features, base.FeatureCache = "logreg", "scatternet", t.TempDir()
+	base.BatchSize, base.Steps, base.Sigma = 30, 5, 2
+	group := run(t, base, Options{})
+	if group.Params != 81*7*7*10+10 {
+		t.Fatalf("logreg on 81×7×7 scattering features has %d parameters", group.Params)
+	}
+	want, err := accountant.PoissonEpsilon(float64(base.BatchSize)/300, base.Sigma, base.Steps, base.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(group.Epsilon["rdp"]-want.Epsilon) > 1e-12 {
+		t.Fatalf("group normalisation changed ε: %v vs %v", group.Epsilon["rdp"], want.Epsilon)
+	}
+	priv := base
+	priv.OutDir, priv.FeatureNorm = t.TempDir(), "private"
+	p := run(t, priv, Options{})
+	acc, _ := accountant.NewRDP()
+	acc.Compose(accountant.Gaussian{Sigma: priv.FeatureNormSigma}, 1)
+	acc.Compose(accountant.PoissonSampled{Q: float64(base.BatchSize) / 300, Event: accountant.Gaussian{Sigma: base.Sigma}}, base.Steps)
+	wb, _ := acc.Epsilon(base.Delta)
+	if math.Abs(p.Epsilon["rdp"]-wb.Epsilon) > 1e-12 {
+		t.Fatalf("private normalisation: ε %v, independent composition %v", p.Epsilon["rdp"], wb.Epsilon)
+	}
+}
