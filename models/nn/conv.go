@@ -11,22 +11,28 @@ import (
 // Bias. Parameters: W (Cout × Cin·K·K, row-major) then b.
 //
 // Computation is per sample through im2col: U_i (Cin·K·K × P_out) holds the
-// receptive fields of sample i, so Z_i = W·U_i, dU_i = Wᵀ·dZ_i and the
-// per-sample weight gradient is g_i = dZ_i·U_iᵀ. U_i is rebuilt from the
-// retained input whenever needed instead of stored, so memory stays at one
-// sample's U.
+// receptive fields of sample i, so Z_i = W·U_i and the per-sample weight
+// gradient is g_i = dZ_i·U_iᵀ. U_i is rebuilt from the retained input
+// whenever needed instead of stored, so memory stays at one U per worker.
+// Samples are split over the workers (see parallel.go), each with its own
+// workspace.
 //
-// Norm-only path: ‖g_i‖² from g_i computed into one reused Cout×Cin·K·K
-// buffer (a direct per-sample GEMM, cost Cout·P_out·Cin·K·K, the cost of the
-// forward pass). The Gram alternative ‖g_i‖² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ costs
-// P_out²·(Cin·K·K + Cout), which is larger for every zoo layer (P_out ≥ Cout
-// in the early layers, where the cost is) and equal at best in ResNet's last
-// stage, so the direct product is used.
+// Input gradient: with stride 1 (and P < K) it is itself a convolution,
+// dX_i = W̃·Ũ_i, where Ũ_i is the im2col of dZ_i padded by K−1−P and W̃
+// (Cin × Cout·K·K) holds W with channels swapped and kernels rotated by
+// 180°: a GEMM with k = Cout·K·K and no scatter. Otherwise dU_i = Wᵀ·dZ_i
+// and col2im scatters it back.
 //
-// The norm-only path keeps the per-sample gradients it computes (when
-// MaxBatch·NumParams ≤ CacheLimit), so AccumulateScaled is an axpy per sample
-// instead of a second im2col and GEMM: a DP step then costs what a non-private
-// step costs, for MaxBatch·NumParams values of memory.
+// Norm-only path: the per-sample gradients are computed (a per-sample GEMM,
+// the cost of the forward pass) and kept when MaxBatch·NumParams ≤
+// CacheLimit, so AccumulateScaled is an ordered axpy per sample instead of a
+// second im2col and GEMM: a DP step then costs what a non-private step costs.
+// Without the cache, ‖g_i‖² is computed either directly (g_i into a scratch,
+// cost Cout·Cin·K²·P_out) or by the ghost-norm identity
+// ‖dZ_i U_iᵀ‖² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ (two Gram matrices, cost
+// P_out²·(Cin·K² + Cout)), whichever the cost estimate says is cheaper
+// (useGram). In the zoo the direct product always wins (P_out ≥ Cout where
+// the cost is), and the cache is on.
 type Conv2d[T Float] struct {
 	Cin, Cout, K, Stride, Pad int
 	Bias                      bool
@@ -34,17 +40,49 @@ type Conv2d[T Float] struct {
 
 	in, outShape Shape
 	ckk, p       int // Cin·K·K, output positions
+	fwd, bwd     geom
+	flip         bool // input gradient by the rotated-kernel convolution
 	w, b         []T
+	wt           []T // W̃ (Cin × Cout·K·K) for the flip path
 	x, dz        []T
 	out, dx      []T
-	u, du, g     []T // one sample's im2col, its gradient, a weight-gradient scratch
-	cache        []T // per-sample gradients from PerSampleNormsSq, or nil
-	cached       int // samples in cache for the current chunk; −1 none
+	ws           []convWork[T]
+	cache        []T  // per-sample gradients from PerSampleNormsSq, or nil
+	cached       int  // samples in cache for the current chunk; −1 none
+	partial      []T  // accBlocks partial sums for AccumulateScaled without cache
+	gram         bool // norms without cache by the ghost-norm identity
+	fromCache    bool // accRange reads the cache (else the block sums)
+
+	// Arguments of the current parallel call, and the method values
+	// (bound once in Build, so calls do not allocate).
+	n                      int
+	scales                 []T
+	stride                 int
+	dst                    []T
+	norms                  []float64
+	sum                    []T
+	fwdFn, bwdFn, gradFn   rangeFunc
+	normFn, accFn, blockFn rangeFunc
+}
+
+// convWork is one worker's scratch.
+type convWork[T Float] struct {
+	u, du, g []T // im2col, its gradient (or Ũ), a weight-gradient scratch
+	gu, gz   []T // Gram matrices of the ghost-norm path
 }
 
 // CacheLimit bounds the per-layer per-sample gradient cache of Conv2d
 // (MaxBatch·NumParams values); larger layers recompute in AccumulateScaled.
 var CacheLimit = 1 << 24
+
+// normMode forces Conv2d's norm path without cache in tests: 0 by cost,
+// 1 direct, 2 Gram.
+var normMode int
+
+// accBlocks is the number of fixed sample blocks AccumulateScaled sums
+// separately (in parallel) before adding the block sums in order: the split
+// depends on the chunk size only, never on the number of workers.
+const accBlocks = 8
 
 // NewConv2d returns a convolution from cin to cout channels with k×k kernels.
 func NewConv2d[T Float](cin, cout, k, stride, pad int, bias bool) *Conv2d[T] {
@@ -67,15 +105,41 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	}
 	l.in, l.outShape = in, Shape{C: l.Cout, H: oh, W: ow}
 	l.ckk, l.p = l.Cin*l.K*l.K, oh*ow
+	l.fwd = geom{C: l.Cin, H: in.H, W: in.W, K: l.K, S: l.Stride, P: l.Pad, OH: oh, OW: ow}
+	l.flip = l.Stride == 1 && l.Pad < l.K
+	l.bwd = geom{C: l.Cout, H: oh, W: ow, K: l.K, S: 1, P: l.K - 1 - l.Pad, OH: in.H, OW: in.W}
 	l.out = make([]T, maxBatch*l.outShape.Size())
 	l.dx = make([]T, maxBatch*in.Size())
-	l.u = make([]T, l.ckk*l.p)
-	l.du = make([]T, l.ckk*l.p)
-	l.g = make([]T, l.Cout*l.ckk)
+	if l.flip {
+		l.wt = make([]T, l.Cin*l.Cout*l.K*l.K)
+	}
+	nw := min(numWorkers(), maxBatch)
+	l.ws = make([]convWork[T], nw)
+	for w := range l.ws {
+		ws := &l.ws[w]
+		ws.u = make([]T, l.ckk*l.p)
+		if l.flip {
+			ws.du = make([]T, l.Cout*l.K*l.K*in.H*in.W)
+		} else {
+			ws.du = make([]T, l.ckk*l.p)
+		}
+		ws.g = make([]T, l.Cout*l.ckk)
+	}
 	l.cache, l.cached = nil, -1
 	if maxBatch*l.NumParams() <= CacheLimit {
 		l.cache = make([]T, maxBatch*l.NumParams())
 	}
+	l.partial = make([]T, min(maxBatch, accBlocks)*l.NumParams())
+	direct, gram := l.Cout*l.ckk*l.p, l.p*l.p*(l.ckk+l.Cout+1)
+	l.gram = l.cache == nil && (normMode == 2 || normMode == 0 && gram < direct)
+	if l.gram {
+		for w := range l.ws {
+			l.ws[w].gu = make([]T, l.p*l.p)
+			l.ws[w].gz = make([]T, l.p*l.p)
+		}
+	}
+	l.fwdFn, l.bwdFn, l.gradFn = l.forwardRange, l.backwardRange, l.gradRange
+	l.normFn, l.accFn, l.blockFn = l.normRange, l.accRange, l.blockRange
 	return l.outShape, nil
 }
 
@@ -95,76 +159,22 @@ func (l *Conv2d[T]) Init(s *rng.Stream) {
 	initWeights(l.Scheme, l.w, l.b, l.ckk, l.Cout*l.K*l.K, s)
 }
 
-// im2col fills l.u from sample x (Cin×H×W): row (c,kh,kw), column (oh,ow).
-func (l *Conv2d[T]) im2col(x []T) {
-	H, W, OH, OW := l.in.H, l.in.W, l.outShape.H, l.outShape.W
-	r := 0
-	for c := range l.Cin {
-		xc := x[c*H*W : (c+1)*H*W]
-		for kh := range l.K {
-			for kw := range l.K {
-				row := l.u[r*l.p : (r+1)*l.p]
-				r++
-				for oh := range OH {
-					ih := oh*l.Stride - l.Pad + kh
-					dst := row[oh*OW : (oh+1)*OW]
-					if ih < 0 || ih >= H {
-						clear(dst)
-						continue
-					}
-					xr := xc[ih*W : (ih+1)*W]
-					for ow := range OW {
-						iw := ow*l.Stride - l.Pad + kw
-						if iw < 0 || iw >= W {
-							dst[ow] = 0
-						} else {
-							dst[ow] = xr[iw]
-						}
-					}
-				}
-			}
-		}
-	}
-}
-
-// col2im sets dx (Cin×H×W) to the sum of l.du's entries over receptive fields.
-func (l *Conv2d[T]) col2im(dx []T) {
-	clear(dx)
-	H, W, OH, OW := l.in.H, l.in.W, l.outShape.H, l.outShape.W
-	r := 0
-	for c := range l.Cin {
-		dc := dx[c*H*W : (c+1)*H*W]
-		for kh := range l.K {
-			for kw := range l.K {
-				row := l.du[r*l.p : (r+1)*l.p]
-				r++
-				for oh := range OH {
-					ih := oh*l.Stride - l.Pad + kh
-					if ih < 0 || ih >= H {
-						continue
-					}
-					dr := dc[ih*W : (ih+1)*W]
-					src := row[oh*OW : (oh+1)*OW]
-					for ow := range OW {
-						iw := ow*l.Stride - l.Pad + kw
-						if iw >= 0 && iw < W {
-							dr[iw] += src[ow]
-						}
-					}
-				}
-			}
-		}
-	}
-}
+// perSample is the rough multiply-add count of one sample's GEMM.
+func (l *Conv2d[T]) perSample() int { return l.Cout * l.ckk * l.p }
 
 func (l *Conv2d[T]) Forward(x []T, n int, _ bool) []T {
+	l.x, l.cached = x[:n*l.in.Size()], -1
+	parallelFor(n, len(l.ws), n*l.perSample(), l.fwdFn)
+	return l.out[:n*l.outShape.Size()]
+}
+
+func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 	isz, osz := l.in.Size(), l.outShape.Size()
-	l.x, l.cached = x[:n*isz], -1
-	out := l.out[:n*osz]
-	for i := range n {
-		l.im2col(l.x[i*isz : (i+1)*isz])
-		oi := out[i*osz : (i+1)*osz]
-		gemm(false, false, l.Cout, l.p, l.ckk, 1, l.w, l.ckk, l.u, l.p, 0, oi, l.p)
+	u := l.ws[w].u
+	for i := lo; i < hi; i++ {
+		im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p)
+		oi := l.out[i*osz : (i+1)*osz]
+		gemm(false, false, l.Cout, l.p, l.ckk, 1, l.w, l.ckk, u, l.p, 0, oi, l.p)
 		if l.Bias {
 			for c, b := range l.b {
 				row := oi[c*l.p : (c+1)*l.p]
@@ -174,30 +184,55 @@ func (l *Conv2d[T]) Forward(x []T, n int, _ bool) []T {
 			}
 		}
 	}
-	return out
 }
 
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
-	isz, osz := l.in.Size(), l.outShape.Size()
-	l.dz, l.cached = dy[:n*osz], -1
+	l.dz, l.cached = dy[:n*l.outShape.Size()], -1
 	if !needDx {
 		return nil
 	}
-	dx := l.dx[:n*isz]
-	for i := range n {
-		gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, l.dz[i*osz:(i+1)*osz], l.p, 0, l.du, l.p)
-		l.col2im(dx[i*isz : (i+1)*isz])
+	if l.flip {
+		// W̃[ci, (co, kh, kw)] = W[co, (ci, K−1−kh, K−1−kw)].
+		kk := l.K * l.K
+		for co := range l.Cout {
+			for ci := range l.Cin {
+				src := l.w[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
+				dst := l.wt[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
+				for t, v := range src {
+					dst[kk-1-t] = v
+				}
+			}
+		}
 	}
-	return dx
+	parallelFor(n, len(l.ws), n*l.perSample(), l.bwdFn)
+	return l.dx[:n*l.in.Size()]
+}
+
+func (l *Conv2d[T]) backwardRange(w, lo, hi int) {
+	isz, osz := l.in.Size(), l.outShape.Size()
+	du := l.ws[w].du
+	for i := lo; i < hi; i++ {
+		dz, dx := l.dz[i*osz:(i+1)*osz], l.dx[i*isz:(i+1)*isz]
+		if l.flip {
+			hw := l.in.H * l.in.W
+			im2col(&l.bwd, dz, du, hw)
+			gemm(false, false, l.Cin, hw, l.Cout*l.K*l.K, 1, l.wt, l.Cout*l.K*l.K, du, hw, 0, dx, hw)
+			continue
+		}
+		gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, du, l.p)
+		col2im(&l.fwd, du, l.p, dx)
+	}
 }
 
 // sampleGrad writes sample i's gradient, scaled by alpha and added to beta
-// times the destination, into gw (Cout×Cin·K·K) and gb (Cout, may be nil).
-func (l *Conv2d[T]) sampleGrad(i int, alpha, beta T, gw, gb []T) {
+// times the destination, into gw (Cout×Cin·K·K) and gb (Cout, may be nil),
+// using worker w's im2col buffer.
+func (l *Conv2d[T]) sampleGrad(w, i int, alpha, beta T, gw, gb []T) {
 	isz, osz := l.in.Size(), l.outShape.Size()
-	l.im2col(l.x[i*isz : (i+1)*isz])
+	u := l.ws[w].u
+	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p)
 	dz := l.dz[i*osz : (i+1)*osz]
-	gemm(false, true, l.Cout, l.ckk, l.p, alpha, dz, l.p, l.u, l.p, beta, gw, l.ckk)
+	gemm(false, true, l.Cout, l.ckk, l.p, alpha, dz, l.p, u, l.p, beta, gw, l.ckk)
 	if gb != nil {
 		for c := range l.Cout {
 			var s T
@@ -217,25 +252,41 @@ func (l *Conv2d[T]) biasOf(g []T) []T {
 }
 
 func (l *Conv2d[T]) PerSampleGrads(n int, dst []T, stride int) {
-	for i := range n {
-		g := dst[i*stride : i*stride+l.NumParams()]
-		l.sampleGrad(i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+	l.dst, l.stride = dst, stride
+	parallelFor(n, len(l.ws), n*l.perSample(), l.gradFn)
+}
+
+func (l *Conv2d[T]) gradRange(w, lo, hi int) {
+	for i := lo; i < hi; i++ {
+		g := l.dst[i*l.stride : i*l.stride+l.NumParams()]
+		l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
 	}
 }
 
 func (l *Conv2d[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
+	l.norms, l.stride = dst, stride
+	parallelFor(n, len(l.ws), n*l.perSample(), l.normFn)
 	if l.cache != nil {
-		np := l.NumParams()
-		l.PerSampleGrads(n, l.cache, np)
-		for i := range n {
-			dst[i*stride] = sumSq(l.cache[i*np : (i+1)*np])
-		}
 		l.cached = n
-		return
 	}
-	for i := range n {
-		l.sampleGrad(i, 1, 0, l.g, nil)
-		v := sumSq(l.g)
+}
+
+func (l *Conv2d[T]) normRange(w, lo, hi int) {
+	np := l.NumParams()
+	for i := lo; i < hi; i++ {
+		if l.cache != nil {
+			g := l.cache[i*np : (i+1)*np]
+			l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+			l.norms[i*l.stride] = sumSq(g)
+			continue
+		}
+		var v float64
+		if l.gram {
+			v = l.gramNormSq(w, i)
+		} else {
+			l.sampleGrad(w, i, 1, 0, l.ws[w].g, nil)
+			v = sumSq(l.ws[w].g)
+		}
 		if l.Bias {
 			osz := l.outShape.Size()
 			dz := l.dz[i*osz : (i+1)*osz]
@@ -244,27 +295,74 @@ func (l *Conv2d[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
 				v += s * s
 			}
 		}
-		dst[i*stride] = v
+		l.norms[i*l.stride] = v
 	}
 }
 
+// gramNormSq is ‖dZ_i U_iᵀ‖_F² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ (the ghost norm):
+// two P_out×P_out Gram matrices instead of the Cout×Cin·K² gradient.
+func (l *Conv2d[T]) gramNormSq(w, i int) float64 {
+	isz, osz := l.in.Size(), l.outShape.Size()
+	ws := &l.ws[w]
+	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], ws.u, l.p)
+	dz := l.dz[i*osz : (i+1)*osz]
+	gemm(true, false, l.p, l.p, l.ckk, 1, ws.u, l.p, ws.u, l.p, 0, ws.gu, l.p)
+	gemm(true, false, l.p, l.p, l.Cout, 1, dz, l.p, dz, l.p, 0, ws.gz, l.p)
+	var v float64
+	for j, a := range ws.gu {
+		v += float64(a) * float64(ws.gz[j])
+	}
+	return v
+}
+
+func (l *Conv2d[T]) scaleOf(i int) T {
+	if l.scales == nil {
+		return 1
+	}
+	return l.scales[i*l.stride]
+}
+
+// AccumulateScaled adds Σ_i s_i g_i. From the cache, each parameter's sum
+// runs over the samples in order (workers split the parameters). Without the
+// cache, the chunk is cut into at most accBlocks fixed blocks of samples,
+// each block's sum is computed by one worker (per-sample GEMMs accumulating
+// in sample order), and the block sums are added in block order: the result
+// does not depend on the number of workers.
 func (l *Conv2d[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
-	if l.cached == n {
-		np := l.NumParams()
-		for i := range n {
-			s := T(1)
-			if scales != nil {
-				s = scales[i*stride]
-			}
-			axpy(s, l.cache[i*np:(i+1)*np], sum[:np])
+	np := l.NumParams()
+	l.n, l.scales, l.stride, l.sum = n, scales, stride, sum[:np]
+	l.fromCache = l.cached == n
+	if !l.fromCache {
+		parallelFor(min(n, accBlocks), len(l.ws), n*l.perSample(), l.blockFn)
+	}
+	parallelFor(np, len(l.ws), n*np, l.accFn)
+	l.scales, l.sum = nil, nil
+}
+
+// blockRange computes the sums of sample blocks [lo, hi) into partial.
+func (l *Conv2d[T]) blockRange(w, lo, hi int) {
+	np, nb := l.NumParams(), min(l.n, accBlocks)
+	for b := lo; b < hi; b++ {
+		g := l.partial[b*np : (b+1)*np]
+		beta := T(0)
+		for i := b * l.n / nb; i < (b+1)*l.n/nb; i++ {
+			l.sampleGrad(w, i, l.scaleOf(i), beta, g[:l.Cout*l.ckk], l.biasOf(g))
+			beta = 1
+		}
+	}
+}
+
+// accRange adds parameters [lo, hi) of the cached per-sample gradients
+// (scaled), or of the block sums, to sum, in sample or block order.
+func (l *Conv2d[T]) accRange(_, lo, hi int) {
+	np, dst := l.NumParams(), l.sum[lo:hi]
+	if l.fromCache {
+		for i := range l.n {
+			axpy(l.scaleOf(i), l.cache[i*np+lo:i*np+hi], dst)
 		}
 		return
 	}
-	for i := range n {
-		s := T(1)
-		if scales != nil {
-			s = scales[i*stride]
-		}
-		l.sampleGrad(i, s, 1, sum[:l.Cout*l.ckk], l.biasOf(sum))
+	for b := range min(l.n, accBlocks) {
+		axpy(1, l.partial[b*np+lo:b*np+hi], dst)
 	}
 }

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -311,15 +312,19 @@ func TestDropout(t *testing.T) {
 }
 
 // TestConvWithoutCache repeats the checks with Conv2d's per-sample gradient
-// cache off, so AccumulateScaled takes the recomputing path.
+// cache off, so AccumulateScaled takes the recomputing path, and the norms
+// come from the direct product or from the ghost-norm Gram identity.
 func TestConvWithoutCache(t *testing.T) {
-	old := CacheLimit
+	old, oldMode := CacheLimit, normMode
 	CacheLimit = 0
-	defer func() { CacheLimit = old }()
-	for _, name := range []string{"conv", "conv-pool", "resblock-gn"} {
-		t.Run(name, func(t *testing.T) {
-			net := build[float64](t, name, 4, 1)
-			chunkFor(t, name, net, 4, 2).run(t)
-		})
+	defer func() { CacheLimit, normMode = old, oldMode }()
+	for _, mode := range []int{1, 2} {
+		normMode = mode
+		for _, name := range []string{"conv", "conv-pool", "resblock-gn"} {
+			t.Run(fmt.Sprintf("%s/mode=%d", name, mode), func(t *testing.T) {
+				net := build[float64](t, name, 4, 1)
+				chunkFor(t, name, net, 4, 2).run(t)
+			})
+		}
 	}
 }

@@ -1,0 +1,76 @@
+package nn
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+// stepOutputs runs every per-sample entry point of a float32 network on one
+// chunk and returns the results, concatenated.
+func stepOutputs(t *testing.T, name string, n int) [][]float32 {
+	t.Helper()
+	net := build[float32](t, name, n, 3)
+	s := rng.NewSeeded(4)
+	x := make([]float32, n*net.InputShape().Size())
+	for i := range x {
+		x[i] = float32(s.NormFloat64())
+	}
+	tg := Target[float32]{Y: labels(s, n, net.OutputShape().Size())}
+	d, k := net.NumParams(), len(net.Groups())
+	grads := make([]float32, n*d)
+	losses := make([]float32, n)
+	if err := net.PerSampleGrads(x, tg, n, grads, losses); err != nil {
+		t.Fatal(err)
+	}
+	norms := make([]float64, n*k)
+	if err := net.PerSampleNormsSq(x, tg, n, norms, losses); err != nil {
+		t.Fatal(err)
+	}
+	scales := make([]float32, n*k)
+	for i := range scales {
+		scales[i] = float32(1 / (1 + math.Sqrt(norms[i])))
+	}
+	clipped := make([]float32, d)
+	if err := net.AccumulateScaled(scales, clipped); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]float32, d)
+	if err := net.BatchGrad(x, tg, n, batch, losses); err != nil {
+		t.Fatal(err)
+	}
+	nf := make([]float32, len(norms))
+	for i, v := range norms {
+		nf[i] = float32(v)
+	}
+	return [][]float32{grads, nf, clipped, batch, losses}
+}
+
+// TestWorkersBitIdentical checks that per-sample gradients, norms, the
+// clipped sum and the batch gradient are bit-identical for 1, 2 and 3
+// workers, with and without Conv2d's cache: reproducibility from a seed must
+// not depend on the machine's core count.
+func TestWorkersBitIdentical(t *testing.T) {
+	oldMin, oldLimit, oldCache := minParallel, workerLimit, CacheLimit
+	defer func() { minParallel, workerLimit, CacheLimit = oldMin, oldLimit, oldCache }()
+	minParallel = 0
+	for _, cache := range []int{oldCache, 0} {
+		for _, name := range []string{"conv", "conv-pool", "groupnorm", "resblock-gn", "mlp-tanh"} {
+			CacheLimit = cache
+			workerLimit = 1
+			want := stepOutputs(t, name, 11)
+			for _, w := range []int{2, 3} {
+				workerLimit = w
+				got := stepOutputs(t, name, 11)
+				for o := range want {
+					for j := range want[o] {
+						if math.Float32bits(got[o][j]) != math.Float32bits(want[o][j]) {
+							t.Fatalf("%s cache=%d workers=%d: output %d[%d] = %g, 1 worker gives %g", name, cache, w, o, j, got[o][j], want[o][j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
