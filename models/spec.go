@@ -22,6 +22,9 @@ type Spec struct {
 	Widths []int `json:"widths,omitempty"`
 	// Activation is the MLP's "relu" (default) or "tanh".
 	Activation string `json:"activation,omitempty"`
+	// Shape is the per-example input shape [C,H,W] of scatcnn (ScatterNet
+	// feature maps).
+	Shape []int `json:"shape,omitempty"`
 	// Norm is the ResNets' normalisation: "groupnorm" (the default and only
 	// choice). "batchnorm" is refused with an error naming GroupNorm.
 	Norm string `json:"norm,omitempty"`
@@ -53,6 +56,11 @@ func New(s Spec, o Options) (*Net, error) {
 			return nil, fmt.Errorf("model mnistcnn: has 10 classes, asked for %d", s.Classes)
 		}
 		return NewMNISTCNN(o)
+	case "scatcnn":
+		if len(s.Shape) != 3 {
+			return nil, fmt.Errorf("model scatcnn: needs the feature shape [C,H,W], got %v", s.Shape)
+		}
+		return NewScatterCNN(nn.Shape{C: s.Shape[0], H: s.Shape[1], W: s.Shape[2]}, defaultClasses(s.Classes), o)
 	case "resnet20gn", "resnet20":
 		return NewResNet20GN(defaultClasses(s.Classes), o)
 	case "resnet22":

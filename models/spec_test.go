@@ -22,6 +22,8 @@ func TestNewFromSpec(t *testing.T) {
 		{Spec{Arch: "mlp", InputSize: 4, Classes: 3, Activation: "sigmoid"}, "", 0, "activation"},
 		{Spec{Arch: "logreg", InputSize: 4, Classes: 1}, "", 0, "classes"},
 		{Spec{Arch: "vgg"}, "", 0, "unknown model"},
+		{Spec{Arch: "scatcnn", Shape: []int{81, 7, 7}, Classes: 10}, "scatcnn(81,7,7,10)", 64*81*9 + 64 + 64*64*9 + 64 + 64*3*3*10 + 10, ""},
+		{Spec{Arch: "scatcnn", Classes: 10}, "", 0, "feature shape"},
 	}
 	for _, tc := range tests {
 		m, err := New(tc.spec, Options{})

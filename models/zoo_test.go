@@ -33,6 +33,8 @@ func TestParamCounts(t *testing.T) {
 		// stem 432 + GN 32; stage 1: 3·(2·2304 + 64); stage 2: 4608 + 9216 + 128 + 512 + 64
 		// + 2·(2·9216 + 128); stage 3: 18432 + 36864 + 256 + 2048 + 128 + 2·(2·36864 + 256); fc 650.
 		{"resnet20gn", mk(NewResNet20GN(10, Options{})), 464 + 14016 + 51648 + 205696 + 650, nil},
+		// conv 64·243·9 + 64, conv 64·64·9 + 64, fc 64·4·4·10 + 10 (T&B's [64, M, 64]).
+		{"scatcnn", mk(NewScatterCNN(nn.Shape{C: 243, H: 8, W: 8}, 10, Options{})), 187210, []int{140032, 36928, 10250}},
 		// specs/003 §6.2: 291,034 with affine GN (stage 2 has one more 18,560 block).
 		{"resnet22", mk(NewResNet22(10, Options{})), 291034, nil},
 	}
@@ -83,6 +85,8 @@ func zooNet[T nn.Float](t *testing.T, name string, maxBatch int) *nn.Network[T] 
 		net, err = ResNetGNNet[T](small, [3]int{3, 3, 3}, 10, maxBatch)
 	case "resnet22":
 		net, err = ResNetGNNet[T](small, [3]int{3, 4, 3}, 10, maxBatch)
+	case "scatcnn":
+		net, err = ScatterCNNNet[T](nn.Shape{C: 5, H: 6, W: 6}, 4, maxBatch)
 	default:
 		t.Fatalf("unknown %s", name)
 	}
@@ -121,7 +125,7 @@ func makeChunk(net *nn.Network[float64], n int, seed uint64) chunk64 {
 	return c
 }
 
-var zooNames = []string{"logreg", "logreg-binary", "linreg", "mlp-tanh", "mlp-relu", "mnistcnn", "resnet20gn", "resnet22"}
+var zooNames = []string{"logreg", "logreg-binary", "linreg", "mlp-tanh", "mlp-relu", "mnistcnn", "resnet20gn", "resnet22", "scatcnn"}
 
 // TestZooFiniteDifferences checks each zoo model's per-sample gradients
 // (float64) against central finite differences of the sample's own loss, the

@@ -32,7 +32,7 @@ type Config struct {
 	FeatureCache     string  `json:"feature_cache"`      // directory for cached features ("" = user cache dir)
 
 	// Model.
-	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"
+	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn" (CNN on ScatterNet features)
 	Hidden []int  `json:"hidden"` // MLP hidden widths
 
 	// Feature preprocessing: DPSGD-F private centering (paper 001).
@@ -134,7 +134,7 @@ func Default() Config {
 
 var (
 	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic"}
-	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22"}
+	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}
 	knownSamplers   = []string{"poisson", "twice", "shuffle"}
 	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
 	knownOptimizers = []string{"sgd", "momentum", "adam"}
@@ -182,7 +182,7 @@ func (c *Config) Validate() error {
 			}
 		}
 		if c.Model == "cnn" || c.Model == "resnet20" || c.Model == "resnet22" {
-			bad("features scatternet feeds flat models (logreg, mlp); model %q takes raw images", c.Model)
+			bad("features scatternet feeds logreg, mlp or scatcnn; model %q takes raw images", c.Model)
 		}
 	}
 	switch c.Preprocess {

@@ -376,6 +376,11 @@ func TestScatterNetFeatures(t *testing.T) {
 	if math.Abs(group.Epsilon["rdp"]-want.Epsilon) > 1e-12 {
 		t.Fatalf("group normalisation changed ε: %v vs %v", group.Epsilon["rdp"], want.Epsilon)
 	}
+	cnn := base
+	cnn.OutDir, cnn.Model = t.TempDir(), "scatcnn"
+	if s := run(t, cnn, Options{}); s.Params != 64*81*9+64+64*64*9+64+64*3*3*10+10 {
+		t.Fatalf("scatcnn on 81×7×7 features has %d parameters", s.Params)
+	}
 	priv := base
 	priv.OutDir, priv.FeatureNorm = t.TempDir(), "private"
 	p := run(t, priv, Options{})

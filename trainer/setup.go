@@ -33,6 +33,11 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
 			return nil, fmt.Errorf("model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes", train.Name, train.Shape, train.NumClasses)
 		}
+	case "scatcnn":
+		spec.Arch, spec.Shape = "scatcnn", train.Shape
+		if len(train.Shape) != 3 {
+			return nil, fmt.Errorf("model scatcnn needs feature maps [C,H,W] (use features scatternet); dataset %s has shape %v", train.Name, train.Shape)
+		}
 	case "resnet20", "resnet22":
 		spec.Arch = map[string]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
 		if !slices.Equal(train.Shape, []int{3, 32, 32}) {

@@ -60,7 +60,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.FeatureNormSigma, "feature-norm-sigma", c.FeatureNormSigma, "scatternet private normalisation: noise multiplier")
 	fs.Float64Var(&c.FeatureNormClip, "feature-norm-clip", c.FeatureNormClip, "scatternet private normalisation: clip of each example's statistics")
 	fs.StringVar(&c.FeatureCache, "feature-cache", c.FeatureCache, "directory for cached features (default: the user cache dir)")
-	fs.StringVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22")
+	fs.StringVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22 | scatcnn (CNN on ScatterNet features)")
 	fs.Var(intList{&c.Hidden}, "hidden", "MLP hidden widths, comma-separated")
 	fs.BoolVar(&c.DPSGDF, "dpsgdf", c.DPSGDF, "DPSGD-F: private feature centring before DP-SGD (paper 001)")
 	fs.Float64Var(&c.FeatureEps, "feature-epsilon", c.FeatureEps, "ε_F spent on DPSGD-F's private mean")
