@@ -15,7 +15,7 @@ func ExampleRun() {
 	cfg := trainer.Default()
 	cfg.Dataset, cfg.Model = "synthetic", "logreg"
 	cfg.Steps, cfg.BatchSize = 5, 50
-	cfg.Sigma, cfg.Epsilon, cfg.Q2 = 1.5, 0, 0.5
+	cfg.Sigma, cfg.Epsilon, cfg.Q2, cfg.ClipNorm = 1.5, 0, 0.5, 1
 	rows, err := benchmarks.Run(context.Background(), benchmarks.Grid{
 		Base: cfg, Clips: []string{"flat", "hybrid"}, Samplers: []string{"poisson", "twice"}})
 	if err != nil {

@@ -48,7 +48,7 @@ func DefaultGrid() Grid {
 	cfg.BatchSize = 128
 	cfg.Sigma, cfg.Epsilon = 1, 0
 	cfg.Q2 = 0.5
-	cfg.LR = 0.5
+	cfg.LR, cfg.ClipNorm = 0.5, 1
 	return Grid{Base: cfg, Clips: slices.Clone(TrainerClips), Samplers: slices.Clone(Samplers)}
 }
 

@@ -18,7 +18,7 @@ func small(t *testing.T) Config {
 	c := Default()
 	c.Dataset, c.Model, c.Hidden = "synthetic", "mlp", []int{16}
 	c.BatchSize, c.Steps, c.Epsilon, c.Sigma = 200, 30, 0, 1.0
-	c.Optimizer, c.LR, c.Momentum = "momentum", 1, 0.5
+	c.Optimizer, c.LR, c.Momentum, c.ClipNorm = "momentum", 1, 0.5, 1
 	c.EvalEvery, c.CheckpointEvery, c.Plots = 10, 7, false
 	c.OutDir = t.TempDir()
 	return c

@@ -11,6 +11,7 @@ import (
 func TestTrainEmbeddedLogreg(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := runCLI(t, "train", "--model", "logreg", "--epochs", "1", "--epsilon", "2",
+		"--batch", "256", "--lr", "1", "--clip-norm", "1",
 		"--eval-every", "5", "--quiet", "--out", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
