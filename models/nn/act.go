@@ -1,5 +1,7 @@
 package nn
 
+import "math"
+
 // ReLU is max(x, 0), elementwise.
 type ReLU[T Float] struct{ elementwise[T] }
 
@@ -8,28 +10,55 @@ func NewReLU[T Float]() *ReLU[T] { return &ReLU[T]{} }
 
 func (*ReLU[T]) Kind() string { return "relu" }
 
-func (l *ReLU[T]) Forward(x []T, n int, _ bool) []T {
-	out := l.out[:n*l.size]
-	for i, v := range x[:len(out)] {
+func (l *ReLU[T]) Build(in Shape, maxBatch int) (Shape, error) {
+	l.fwdFn, l.bwdFn = l.fwdRange, l.bwdRange
+	return l.elementwise.Build(in, maxBatch)
+}
+
+func (l *ReLU[T]) Forward(x []T, n int, _ bool) []T { return l.run(x, n, 1, l.fwdFn) }
+
+func (l *ReLU[T]) fwdRange(_, lo, hi int) {
+	out := l.out[lo:hi]
+	for i, v := range l.arg[lo:hi] {
 		out[i] = max(v, 0)
 	}
-	return out
 }
 
 func (l *ReLU[T]) Backward(dy []T, n int, needDx bool) []T {
 	if !needDx {
 		return nil
 	}
-	dx := l.dx[:n*l.size]
-	out := l.out[:len(dx)]
-	for i, d := range dy[:len(dx)] {
+	return l.runBack(dy, n, 1, l.bwdFn)
+}
+
+func (l *ReLU[T]) bwdRange(_, lo, hi int) {
+	dx, out := l.dx[lo:hi], l.out[lo:hi]
+	if d32, ok := any(l.arg[lo:hi]).([]float32); ok {
+		reluBack32(any(dx).([]float32), any(out).([]float32), d32)
+		return
+	}
+	for i, d := range l.arg[lo:hi] {
 		if out[i] > 0 {
 			dx[i] = d
 		} else {
 			dx[i] = 0
 		}
 	}
-	return dx
+}
+
+// reluBack32 sets dx = dy where out > 0, else 0, without branches: out is
+// max(x, 0), never −0, so out > 0 exactly when its bits are non-zero, and
+// the mask selects dy's bits (a data-dependent branch here mispredicts about
+// half the time).
+func reluBack32(dx, out, dy []float32) {
+	out, dy = out[:len(dx)], dy[:len(dx)]
+	for i := range dx {
+		var m uint32
+		if math.Float32bits(out[i]) != 0 {
+			m = ^uint32(0)
+		}
+		dx[i] = math.Float32frombits(math.Float32bits(dy[i]) & m)
+	}
 }
 
 // Tanh is tanh(x), elementwise.
@@ -40,30 +69,61 @@ func NewTanh[T Float]() *Tanh[T] { return &Tanh[T]{} }
 
 func (*Tanh[T]) Kind() string { return "tanh" }
 
-func (l *Tanh[T]) Forward(x []T, n int, _ bool) []T {
-	out := l.out[:n*l.size]
-	for i, v := range x[:len(out)] {
+func (l *Tanh[T]) Build(in Shape, maxBatch int) (Shape, error) {
+	l.fwdFn, l.bwdFn = l.fwdRange, l.bwdRange
+	return l.elementwise.Build(in, maxBatch)
+}
+
+func (l *Tanh[T]) Forward(x []T, n int, _ bool) []T { return l.run(x, n, 20, l.fwdFn) }
+
+func (l *Tanh[T]) fwdRange(_, lo, hi int) {
+	out := l.out[lo:hi]
+	for i, v := range l.arg[lo:hi] {
 		out[i] = tanh(v)
 	}
-	return out
 }
 
 func (l *Tanh[T]) Backward(dy []T, n int, needDx bool) []T {
 	if !needDx {
 		return nil
 	}
-	dx := l.dx[:n*l.size]
-	out := l.out[:len(dx)]
-	for i, d := range dy[:len(dx)] {
-		dx[i] = d * (1 - out[i]*out[i])
-	}
-	return dx
+	return l.runBack(dy, n, 1, l.bwdFn)
 }
 
-// elementwise holds the buffers of a shape-preserving layer.
+func (l *Tanh[T]) bwdRange(_, lo, hi int) {
+	dx, out := l.dx[lo:hi], l.out[lo:hi]
+	for i, d := range l.arg[lo:hi] {
+		dx[i] = d * (1 - out[i]*out[i])
+	}
+}
+
+// elementwise holds the buffers of a shape-preserving layer. Its passes are
+// split over the workers by element ranges (no sums, so any split gives the
+// same values); each pass's range function is made once and kept, so the
+// steady state allocates nothing (the layers bind them in Build).
 type elementwise[T Float] struct {
-	size    int
-	out, dx []T
+	size         int
+	out, dx      []T
+	arg          []T // input of the current pass
+	fwdFn, bwdFn rangeFunc
+}
+
+// run applies the forward range function fn to x.
+func (e *elementwise[T]) run(x []T, n, cost int, fn rangeFunc) []T {
+	m := n * e.size
+	e.arg = x[:m]
+	parallelFor(m, maxWorkers, m*cost, fn)
+	e.arg = nil
+	return e.out[:m]
+}
+
+// runBack applies the backward range function to dy.
+func (e *elementwise[T]) runBack(dy []T, n, cost int, fn rangeFunc) []T {
+	m := n * e.size
+	e.arg = dy[:m]
+	parallelFor(m, maxWorkers, m*cost, fn)
+	e.arg = nil
+	return e.dx[:m]
 }
 
 func (e *elementwise[T]) Build(in Shape, maxBatch int) (Shape, error) {

@@ -31,7 +31,14 @@ type GroupNorm[T Float] struct {
 	rstd    []T // 1/σ per (sample, group)
 	dy      []T
 	out, dx []T
-	gs      []T // 2C scratch: one sample's (dγ, dβ)
+	x       []T
+	gs      []T // per-sample (dγ, dβ), maxBatch × 2C
+	gsN     int // samples in gs for the current chunk; −1 none
+
+	n, stride            int
+	dst                  []T
+	norms                []float64
+	fwdFn, bwdFn, gradFn rangeFunc
 }
 
 // NewGroupNorm returns a GroupNorm of channels split into groups, eps 1e-5.
@@ -61,7 +68,9 @@ func (l *GroupNorm[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	l.rstd = make([]T, maxBatch*l.Groups)
 	l.out = make([]T, maxBatch*in.Size())
 	l.dx = make([]T, maxBatch*in.Size())
-	l.gs = make([]T, 2*l.Channels)
+	l.gs = make([]T, maxBatch*2*l.Channels)
+	l.gsN = -1
+	l.fwdFn, l.bwdFn, l.gradFn = l.forwardRange, l.backwardRange, l.gradRange
 	return in, nil
 }
 
@@ -83,10 +92,21 @@ func (l *GroupNorm[T]) Init(*rng.Stream) {
 	}
 }
 
+// Samples are independent in every pass, so the passes are split over the
+// workers by samples; the per-sample gradients are computed in parallel into
+// gs and summed in sample order.
 func (l *GroupNorm[T]) Forward(x []T, n int, _ bool) []T {
+	l.x, l.gsN = x, -1
+	parallelFor(n, maxWorkers, n*l.in.Size()*4, l.fwdFn)
+	l.x = nil
+	return l.out[:n*l.in.Size()]
+}
+
+func (l *GroupNorm[T]) forwardRange(_, lo, hi int) {
+	x := l.x
 	sz, hw := l.in.Size(), l.in.H*l.in.W
 	gsz := sz / l.Groups
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		for g := range l.Groups {
 			off := i*sz + g*gsz
 			xs := x[off : off+gsz]
@@ -115,42 +135,56 @@ func (l *GroupNorm[T]) Forward(x []T, n int, _ bool) []T {
 			}
 		}
 	}
-	return l.out[:n*sz]
 }
 
 func (l *GroupNorm[T]) Backward(dy []T, n int, needDx bool) []T {
-	l.dy = dy[:n*l.in.Size()]
+	l.dy, l.gsN = dy[:n*l.in.Size()], -1
 	if !needDx {
 		return nil
 	}
+	parallelFor(n, maxWorkers, n*l.in.Size()*4, l.bwdFn)
+	l.gsN = n
+	return l.dx[:n*l.in.Size()]
+}
+
+// backwardRange computes dx for samples [lo, hi). With dx̂ = γ·dy,
+// dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)); both means are sums over the
+// group's channels of γ_c·dβ_c and γ_c·dγ_c, so the per-sample gradient
+// (dγ, dβ) is computed on the way, by sampleGrad's loop, and kept in gs.
+func (l *GroupNorm[T]) backwardRange(_, lo, hi int) {
 	sz, hw := l.in.Size(), l.in.H*l.in.W
 	gsz, cpg := sz/l.Groups, l.Channels/l.Groups
-	dx := l.dx[:n*sz]
-	for i := range n {
+	for i := lo; i < hi; i++ {
+		gi := l.gs[i*2*l.Channels : (i+1)*2*l.Channels]
+		l.sampleGrad(i, gi)
 		for g := range l.Groups {
-			off := i*sz + g*gsz
-			xh, d, o := l.xhat[off:off+gsz], l.dy[off:off+gsz], dx[off:off+gsz]
-			// dx̂ = γ·dy; dx = rstd·(dx̂ − mean(dx̂) − x̂·mean(dx̂·x̂)).
-			for j := range d {
-				o[j] = d[j]
-				if l.Affine {
-					o[j] *= l.gamma[g*cpg+j/hw]
-				}
-			}
 			var m1, m2 float64
-			for j, v := range o {
-				m1 += float64(v)
-				m2 += float64(v) * float64(xh[j])
+			for c := g * cpg; c < (g+1)*cpg; c++ {
+				gm := 1.0
+				if l.Affine {
+					gm = float64(l.gamma[c])
+				}
+				m2 += gm * float64(gi[c])
+				m1 += gm * float64(gi[l.Channels+c])
 			}
 			m1 /= float64(gsz)
 			m2 /= float64(gsz)
 			r := float64(l.rstd[i*l.Groups+g])
-			for j, v := range o {
-				o[j] = T(r * (float64(v) - m1 - float64(xh[j])*m2))
+			rT, a, b := T(r), T(r*m1), T(r*m2)
+			for c := g * cpg; c < (g+1)*cpg; c++ {
+				off := i*sz + c*hw
+				xh, d, o := l.xhat[off:off+hw], l.dy[off:off+hw], l.dx[off:off+hw]
+				d, o = d[:len(xh)], o[:len(xh)]
+				gm := rT
+				if l.Affine {
+					gm *= l.gamma[c]
+				}
+				for j, v := range xh {
+					o[j] = gm*d[j] - a - v*b
+				}
 			}
 		}
 	}
-	return dx
 }
 
 // sampleGrad writes sample i's (dγ, dβ) into g (length 2C).
@@ -159,35 +193,67 @@ func (l *GroupNorm[T]) sampleGrad(i int, g []T) {
 	xh, d := l.xhat[i*sz:(i+1)*sz], l.dy[i*sz:(i+1)*sz]
 	for c := range l.Channels {
 		var sg, sb T
-		for j := c * hw; j < (c+1)*hw; j++ {
-			sg += d[j] * xh[j]
-			sb += d[j]
+		dc := d[c*hw : (c+1)*hw]
+		for j, v := range xh[c*hw : (c+1)*hw] {
+			sg += dc[j] * v
+			sb += dc[j]
 		}
 		g[c], g[l.Channels+c] = sg, sb
 	}
 }
 
 func (l *GroupNorm[T]) PerSampleGrads(n int, dst []T, stride int) {
-	for i := range n {
-		l.sampleGrad(i, dst[i*stride:i*stride+2*l.Channels])
+	l.dst, l.stride = dst, stride
+	parallelFor(n, maxWorkers, n*l.in.Size()*2, l.gradFn)
+	l.dst = nil
+}
+
+// gradRange writes the per-sample gradients of samples [lo, hi) to dst, or
+// to gs when dst is nil (then also their squared norms to norms).
+func (l *GroupNorm[T]) gradRange(_, lo, hi int) {
+	c2 := 2 * l.Channels
+	for i := lo; i < hi; i++ {
+		if l.dst != nil {
+			l.sampleGrad(i, l.dst[i*l.stride:i*l.stride+c2])
+			continue
+		}
+		g := l.gs[i*c2 : (i+1)*c2]
+		l.sampleGrad(i, g)
+		if l.norms != nil {
+			l.norms[i*l.stride] = sumSq(g)
+		}
 	}
+}
+
+// fillGS computes the chunk's per-sample gradients into gs once.
+func (l *GroupNorm[T]) fillGS(n int, norms []float64, stride int) {
+	l.dst, l.norms, l.stride = nil, norms, stride
+	parallelFor(n, maxWorkers, n*l.in.Size()*2, l.gradFn)
+	l.norms, l.gsN = nil, n
 }
 
 func (l *GroupNorm[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
-	for i := range n {
-		l.sampleGrad(i, l.gs)
-		dst[i*stride] = sumSq(l.gs)
+	if l.gsN == n {
+		c2 := 2 * l.Channels
+		for i := range n {
+			dst[i*stride] = sumSq(l.gs[i*c2 : (i+1)*c2])
+		}
+		return
 	}
+	l.fillGS(n, dst, stride)
 }
 
 func (l *GroupNorm[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
+	if l.gsN != n {
+		l.fillGS(n, nil, 0)
+	}
+	c2 := 2 * l.Channels
 	for i := range n {
-		l.sampleGrad(i, l.gs)
 		s := T(1)
 		if scales != nil {
 			s = scales[i*stride]
 		}
-		axpy(s, l.gs, sum[:2*l.Channels])
+		axpy(s, l.gs[i*c2:(i+1)*c2], sum[:c2])
 	}
 }
 

@@ -84,3 +84,7 @@ func parallelFor(n, maxW, work int, fn rangeFunc) {
 	fn(0, 0, n/nw)
 	workPool.wg.Wait()
 }
+
+// maxWorkers is the bound passed by layers that need no per-worker
+// workspace.
+const maxWorkers = 1 << 16

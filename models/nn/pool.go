@@ -9,6 +9,8 @@ type MaxPool2d[T Float] struct {
 	in, out   Shape
 	arg       []int32 // per output, index of the maximum within the sample
 	y, dx     []T
+	x         []T // input (forward) or output gradient (backward) of the pass
+	fwd, bwd  rangeFunc
 }
 
 // NewMaxPool2d returns a max pooling layer.
@@ -32,13 +34,22 @@ func (l *MaxPool2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	l.arg = make([]int32, maxBatch*out.Size())
 	l.y = make([]T, maxBatch*out.Size())
 	l.dx = make([]T, maxBatch*in.Size())
+	l.fwd, l.bwd = l.forwardRange, l.backwardRange
 	return out, nil
 }
 
 func (l *MaxPool2d[T]) Forward(x []T, n int, _ bool) []T {
+	l.x = x
+	parallelFor(n, maxWorkers, n*l.out.Size()*l.K*l.K, l.fwd)
+	l.x = nil
+	return l.y[:n*l.out.Size()]
+}
+
+func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
+	x := l.x
 	H, W, OH, OW := l.in.H, l.in.W, l.out.H, l.out.W
 	isz, osz := l.in.Size(), l.out.Size()
-	for i := range n {
+	for i := lo; i < hi; i++ {
 		xi := x[i*isz : (i+1)*isz]
 		yi, ai := l.y[i*osz:(i+1)*osz], l.arg[i*osz:(i+1)*osz]
 		for c := range l.in.C {
@@ -59,23 +70,27 @@ func (l *MaxPool2d[T]) Forward(x []T, n int, _ bool) []T {
 			}
 		}
 	}
-	return l.y[:n*osz]
 }
 
 func (l *MaxPool2d[T]) Backward(dy []T, n int, needDx bool) []T {
 	if !needDx {
 		return nil
 	}
+	l.x = dy
+	parallelFor(n, maxWorkers, n*l.in.Size(), l.bwd)
+	l.x = nil
+	return l.dx[:n*l.in.Size()]
+}
+
+func (l *MaxPool2d[T]) backwardRange(_, lo, hi int) {
 	isz, osz := l.in.Size(), l.out.Size()
-	dx := l.dx[:n*isz]
-	clear(dx)
-	for i := range n {
-		di, ai := dx[i*isz:(i+1)*isz], l.arg[i*osz:(i+1)*osz]
-		for o, d := range dy[i*osz : (i+1)*osz] {
+	for i := lo; i < hi; i++ {
+		di, ai := l.dx[i*isz:(i+1)*isz], l.arg[i*osz:(i+1)*osz]
+		clear(di)
+		for o, d := range l.x[i*osz : (i+1)*osz] {
 			di[ai[o]] += d
 		}
 	}
-	return dx
 }
 
 // AvgPool2d averages over K×K windows moved by Stride, per channel, without

@@ -51,6 +51,8 @@ type Residual[T Float] struct {
 	Body, Shortcut Layer[T]
 	size           int
 	out, dx        []T
+	a, b, dst      []T // operands of the current sum, split over the workers
+	addFn          rangeFunc
 }
 
 // NewResidual returns the block body(x) + shortcut(x); shortcut nil is the
@@ -85,6 +87,7 @@ func (r *Residual[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	r.size = out.Size()
 	r.out = make([]T, maxBatch*r.size)
 	r.dx = make([]T, maxBatch*in.Size())
+	r.addFn = r.addRange
 	return out, nil
 }
 
@@ -94,11 +97,22 @@ func (r *Residual[T]) Forward(x []T, n int, train bool) []T {
 	if r.Shortcut != nil {
 		ys = r.Shortcut.Forward(x, n, train)
 	}
-	out := r.out[:n*r.size]
-	for i := range out {
-		out[i] = yb[i] + ys[i]
+	return r.add(r.out[:n*r.size], yb, ys)
+}
+
+// add sets dst = a + b elementwise, split over the workers.
+func (r *Residual[T]) add(dst, a, b []T) []T {
+	r.dst, r.a, r.b = dst, a, b
+	parallelFor(len(dst), maxWorkers, len(dst), r.addFn)
+	r.dst, r.a, r.b = nil, nil, nil
+	return dst
+}
+
+func (r *Residual[T]) addRange(_, lo, hi int) {
+	dst, b := r.dst[lo:hi], r.b[lo:hi]
+	for i, v := range r.a[lo:hi] {
+		dst[i] = v + b[i]
 	}
-	return out
 }
 
 func (r *Residual[T]) Backward(dy []T, n int, needDx bool) []T {
@@ -110,9 +124,5 @@ func (r *Residual[T]) Backward(dy []T, n int, needDx bool) []T {
 	if !needDx {
 		return nil
 	}
-	dx := r.dx[:len(dxb)]
-	for i := range dx {
-		dx[i] = dxb[i] + dxs[i]
-	}
-	return dx
+	return r.add(r.dx[:len(dxb)], dxb, dxs)
 }
