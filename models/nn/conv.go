@@ -23,10 +23,12 @@ import (
 // 180°: a GEMM with k = Cout·K·K and no scatter. Otherwise dU_i = Wᵀ·dZ_i
 // and col2im scatters it back.
 //
-// Norm-only path: the per-sample gradients are computed (a per-sample GEMM,
-// the cost of the forward pass) and kept when MaxBatch·NumParams ≤
-// CacheLimit, so AccumulateScaled is an ordered axpy per sample instead of a
-// second im2col and GEMM: a DP step then costs what a non-private step costs.
+// Per-sample gradients: when MaxBatch·NumParams ≤ CacheLimit, Backward
+// computes every sample's gradient (a per-sample GEMM, the cost of the
+// forward pass) into a cache; on the flip path from Ũ_i, with no second
+// im2col. The norms are then sums of squares, PerSampleGrads a copy and
+// AccumulateScaled an ordered axpy per sample (the batch gradient too): a DP
+// step costs what a non-private step costs.
 // Without the cache, ‖g_i‖² is computed either directly (g_i into a scratch,
 // cost Cout·Cin·K²·P_out) or by the ghost-norm identity
 // ‖dZ_i U_iᵀ‖² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ (two Gram matrices, cost
@@ -52,6 +54,7 @@ type Conv2d[T Float] struct {
 	partial      []T  // accBlocks partial sums for AccumulateScaled without cache
 	gram         bool // norms without cache by the ghost-norm identity
 	fromCache    bool // accRange reads the cache (else the block sums)
+	needDx       bool // the current Backward computes dX
 
 	// Arguments of the current parallel call, and the method values
 	// (bound once in Build, so calls do not allocate).
@@ -187,11 +190,11 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 }
 
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
-	l.dz, l.cached = dy[:n*l.outShape.Size()], -1
-	if !needDx {
+	l.dz, l.cached, l.needDx = dy[:n*l.outShape.Size()], -1, needDx
+	if !needDx && l.cache == nil {
 		return nil
 	}
-	if l.flip {
+	if l.flip && needDx {
 		// W̃[ci, (co, kh, kw)] = W[co, (ci, K−1−kh, K−1−kw)].
 		kk := l.K * l.K
 		for co := range l.Cout {
@@ -205,22 +208,65 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 		}
 	}
 	parallelFor(n, len(l.ws), n*l.perSample(), l.bwdFn)
+	if l.cache != nil {
+		l.cached = n
+	}
+	if !needDx {
+		return nil
+	}
 	return l.dx[:n*l.in.Size()]
 }
 
+// backwardRange computes dX for samples [lo, hi) when needDx, and with the
+// cache on, their per-sample gradients into the cache: every caller of
+// Backward (DP or not) needs them or their sum, and on the flip path they
+// come from Ũ_i, already built for dX, instead of a second im2col of X_i:
+// g_i[co, (ci, t)] = (X_i·Ũ_iᵀ)[ci, (co, K²−1−t)] (stride 1, same
+// rotation as W̃).
 func (l *Conv2d[T]) backwardRange(w, lo, hi int) {
-	isz, osz := l.in.Size(), l.outShape.Size()
-	du := l.ws[w].du
+	isz, osz, np := l.in.Size(), l.outShape.Size(), l.NumParams()
+	hw, kk := l.in.H*l.in.W, l.K*l.K
+	ws := &l.ws[w]
 	for i := lo; i < hi; i++ {
 		dz, dx := l.dz[i*osz:(i+1)*osz], l.dx[i*isz:(i+1)*isz]
-		if l.flip {
-			hw := l.in.H * l.in.W
-			im2col(&l.bwd, dz, du, hw)
-			gemm(false, false, l.Cin, hw, l.Cout*l.K*l.K, 1, l.wt, l.Cout*l.K*l.K, du, hw, 0, dx, hw)
-			continue
+		var g []T
+		if l.cache != nil {
+			g = l.cache[i*np : (i+1)*np]
 		}
-		gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, du, l.p)
-		col2im(&l.fwd, du, l.p, dx)
+		switch {
+		case l.flip && l.needDx:
+			im2col(&l.bwd, dz, ws.du, hw)
+			gemm(false, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cout*kk, ws.du, hw, 0, dx, hw)
+			if g == nil {
+				continue
+			}
+			gemm(false, true, l.Cin, l.Cout*kk, hw, 1, l.x[i*isz:(i+1)*isz], hw, ws.du, hw, 0, ws.g, l.Cout*kk)
+			for ci := range l.Cin {
+				for co := range l.Cout {
+					src := ws.g[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
+					dst := g[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
+					for t, v := range src {
+						dst[kk-1-t] = v
+					}
+				}
+			}
+			if gb := l.biasOf(g); gb != nil {
+				for c := range l.Cout {
+					var s T
+					for _, v := range dz[c*l.p : (c+1)*l.p] {
+						s += v
+					}
+					gb[c] = s
+				}
+			}
+			continue
+		case l.needDx:
+			gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, ws.du, l.p)
+			col2im(&l.fwd, ws.du, l.p, dx)
+		}
+		if g != nil {
+			l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+		}
 	}
 }
 
@@ -257,8 +303,13 @@ func (l *Conv2d[T]) PerSampleGrads(n int, dst []T, stride int) {
 }
 
 func (l *Conv2d[T]) gradRange(w, lo, hi int) {
+	np := l.NumParams()
 	for i := lo; i < hi; i++ {
-		g := l.dst[i*l.stride : i*l.stride+l.NumParams()]
+		g := l.dst[i*l.stride : i*l.stride+np]
+		if l.cached >= 0 {
+			copy(g, l.cache[i*np:(i+1)*np])
+			continue
+		}
 		l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
 	}
 }
@@ -276,7 +327,9 @@ func (l *Conv2d[T]) normRange(w, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		if l.cache != nil {
 			g := l.cache[i*np : (i+1)*np]
-			l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+			if l.cached < 0 {
+				l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+			}
 			l.norms[i*l.stride] = sumSq(g)
 			continue
 		}
