@@ -55,12 +55,23 @@ func loadCheckpoint(path string) (*checkpoint, error) {
 	if err != nil {
 		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
 	}
+	c, err := parseCheckpoint(b)
+	if err != nil {
+		return nil, fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func parseCheckpoint(b []byte) (*checkpoint, error) {
 	var c checkpoint
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: corrupt: %w", path, err)
+		return nil, fmt.Errorf("corrupt: %w", err)
 	}
 	if c.Version != checkpointVersion {
-		return nil, fmt.Errorf("checkpoint %s: version %d, want %d", path, c.Version, checkpointVersion)
+		return nil, fmt.Errorf("version %d, want %d", c.Version, checkpointVersion)
+	}
+	if c.Step < 0 || len(c.Params)%4 != 0 || len(c.BasisFrom)%4 != 0 {
+		return nil, fmt.Errorf("corrupt: step %d, %d parameter bytes", c.Step, len(c.Params))
 	}
 	return &c, nil
 }

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -316,11 +317,24 @@ func LoadConfig(path string, base Config) (Config, error) {
 	if err != nil {
 		return base, fmt.Errorf("config %s: %w", path, err)
 	}
-	dec := json.NewDecoder(strings.NewReader(string(data)))
+	cfg, err := ParseConfig(data, base)
+	if err != nil {
+		return base, fmt.Errorf("config %s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// ParseConfig reads a JSON config over base, as LoadConfig does; one JSON
+// object, unknown keys and trailing data are errors.
+func ParseConfig(data []byte, base Config) (Config, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	cfg := base
 	if err := dec.Decode(&cfg); err != nil {
-		return base, fmt.Errorf("config %s: %w", path, err)
+		return base, err
+	}
+	if dec.More() {
+		return base, errors.New("trailing data after the config object")
 	}
 	return cfg, nil
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -80,8 +81,12 @@ func ReadMetrics(path string) ([]Record, error) {
 		return nil, fmt.Errorf("metrics %s: %w", path, err)
 	}
 	defer f.Close()
+	return readMetrics(f, path)
+}
+
+func readMetrics(r io.Reader, path string) ([]Record, error) {
 	var recs []Record
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
 	for line := 1; sc.Scan(); line++ {
 		var r Record

@@ -1,0 +1,66 @@
+package trainer
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// Config files come from users: parsing never panics, and what parses
+// either validates or names what is wrong.
+func FuzzParseConfig(f *testing.F) {
+	for _, s := range []string{
+		`{"model":"logreg","epsilon":1}`,
+		`{"dataset":"cifar10","features":"scatternet","feature_norm":"private"}`,
+		`{"clip":"subspace","subspace_ranks":[4,8],"public_n":50}`,
+		`{"delta":2,"sigma":-1,"hidden":[0]}`,
+		`{"model":"cnn"} {"x":1}`,
+		`[]`, `{"steps":1e309}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data, Default())
+		if err != nil {
+			return
+		}
+		if err := c.Validate(); err == nil {
+			c.Hash()
+		}
+	})
+}
+
+// A truncated or corrupt metrics file is an error with its line, never a panic.
+func FuzzReadMetrics(f *testing.F) {
+	a, _ := json.Marshal(&Record{Step: 1, Loss: 2.3, Epsilon: map[string]float64{"rdp": 0.5}})
+	f.Add(append(append(a, '\n'), a...))
+	f.Add([]byte("{\"step\":1}\n{\"step\""))
+	f.Add([]byte("\n\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		recs, err := readMetrics(bytes.NewReader(data), "fuzz")
+		if err == nil && bytes.Count(data, []byte{'\n'})+1 < len(recs) {
+			t.Fatalf("%d records from %d lines", len(recs), bytes.Count(data, []byte{'\n'})+1)
+		}
+	})
+}
+
+// A corrupt checkpoint is refused, never half-restored or a panic.
+func FuzzParseCheckpoint(f *testing.F) {
+	ck, _ := json.Marshal(&checkpoint{Version: checkpointVersion, Step: 3, Params: []byte{1, 2, 3, 4}, Tracker: json.RawMessage(`{}`)})
+	f.Add(ck)
+	f.Add([]byte(`{"version":1,"step":-1}`))
+	f.Add([]byte(`{"version":1,"params":"AQID"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := parseCheckpoint(data)
+		if err != nil {
+			return
+		}
+		if c.Step < 0 || len(c.Params)%4 != 0 {
+			t.Fatalf("accepted %+v", c)
+		}
+		params := make([]float32, len(c.Params)/4)
+		if err := setFloat32s(params, c.Params); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
