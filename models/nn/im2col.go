@@ -39,6 +39,10 @@ func im2col[T Float](g *geom, x, u []T, ld int) {
 				row := u[r*ld : r*ld+OH*OW]
 				r++
 				lo, hi := g.span(kw)
+				if S == 1 && OW == W {
+					im2colRows(row, xc, OH, W, kh-P, kw-P, lo, hi)
+					continue
+				}
 				for oh := range OH {
 					dst := row[oh*OW : (oh+1)*OW]
 					ih := oh*S - P + kh
@@ -61,6 +65,30 @@ func im2col[T Float](g *geom, x, u []T, ld int) {
 				}
 			}
 		}
+	}
+}
+
+// im2colRows fills one im2col row for stride 1 when output rows are as wide
+// as input rows (OW = W): then the valid part of the whole tap is one
+// contiguous shifted copy of the input, and only the columns that wrapped
+// into a neighbouring row ([0, lo) and [hi, W) of each output row) and the
+// rows that read vertical padding are zeroed afterwards. dh and dw are the
+// tap's offsets kh−P and kw−P.
+func im2colRows[T Float](row, xc []T, OH, W, dh, dw, lo, hi int) {
+	H := len(xc) / W
+	oh0, oh1 := max(0, -dh), min(OH, H-dh)
+	if oh0 >= oh1 || lo >= hi {
+		clear(row)
+		return
+	}
+	clear(row[:oh0*W])
+	clear(row[oh1*W:])
+	start, end := oh0*W+lo, (oh1-1)*W+hi
+	copy(row[start:end], xc[start+dh*W+dw:])
+	for oh := oh0; oh < oh1; oh++ {
+		r := row[oh*W : (oh+1)*W]
+		clear(r[:lo])
+		clear(r[hi:])
 	}
 }
 
