@@ -105,7 +105,7 @@ func (l *GroupNorm[T]) Forward(x []T, n int, _ bool) []T {
 func (l *GroupNorm[T]) forwardRange(_, lo, hi int) {
 	x := l.x
 	sz, hw := l.in.Size(), l.in.H*l.in.W
-	gsz := sz / l.Groups
+	gsz, cpg := sz/l.Groups, l.Channels/l.Groups
 	for i := lo; i < hi; i++ {
 		for g := range l.Groups {
 			off := i*sz + g*gsz
@@ -118,20 +118,20 @@ func (l *GroupNorm[T]) forwardRange(_, lo, hi int) {
 			}
 			r := 1 / math.Sqrt(v/float64(gsz)+l.Eps)
 			l.rstd[i*l.Groups+g] = T(r)
-			xh := l.xhat[off : off+gsz]
-			for j, a := range xs {
-				xh[j] = T((float64(a) - mean) * r)
-			}
-		}
-		xh, out := l.xhat[i*sz:(i+1)*sz], l.out[i*sz:(i+1)*sz]
-		if !l.Affine {
-			copy(out, xh)
-			continue
-		}
-		for c := range l.Channels {
-			gm, bt := l.gamma[c], l.beta[c]
-			for j := c * hw; j < (c+1)*hw; j++ {
-				out[j] = gm*xh[j] + bt
+			// x̂ and the affine output in one pass, channel by channel.
+			for c := g * cpg; c < (g+1)*cpg; c++ {
+				o := i*sz + c*hw
+				xs, xh, out := x[o:o+hw], l.xhat[o:o+hw], l.out[o:o+hw]
+				xh, out = xh[:len(xs)], out[:len(xs)]
+				gm, bt := T(1), T(0)
+				if l.Affine {
+					gm, bt = l.gamma[c], l.beta[c]
+				}
+				for j, a := range xs {
+					h := T((float64(a) - mean) * r)
+					xh[j] = h
+					out[j] = gm*h + bt
+				}
 			}
 		}
 	}
