@@ -14,13 +14,17 @@
 //
 //   - PerSampleGrads: the materialised B×D per-sample gradients;
 //   - PerSampleNormsSq: per-sample, per-group squared gradient norms, without
-//     materialising the gradients (Linear: ‖a_i‖²‖dz_i‖²; Conv2d: one small
-//     per-sample GEMM into a reused scratch buffer);
+//     materialising the batch × D gradients (Linear: ‖a_i‖²‖dz_i‖²; Conv2d:
+//     per-sample gradients cached by Backward, or without the cache a
+//     per-sample GEMM into scratch or the ghost-norm Gram identity, by cost);
 //   - AccumulateScaled: Σ_i s_{i,k} g_{i,k} without materialising (Linear:
 //     Aᵀ·diag(s)·dZ as one GEMM).
 //
 // Every buffer is allocated once, in NewNetwork, for MaxBatch samples; the
-// steady state allocates nothing. Larger logical batches are split into
+// steady state allocates nothing. Per-sample work (convolutions,
+// normalisation, pooling, activations) is split over GOMAXPROCS workers of a
+// fixed goroutine pool; every sum over samples runs in an order that does not
+// depend on the split, so results are bit-identical for any core count. Larger logical batches are split into
 // chunks by the caller (models.Chunker does it for any models.PerSampleModel).
 //
 // The engine never switches on layer types: it walks Containers for their

@@ -74,3 +74,40 @@ func TestWorkersBitIdentical(t *testing.T) {
 		}
 	}
 }
+
+// TestParallelStepAllocs checks that a step split over workers (every
+// layer type of the residual test network) allocates nothing once built.
+func TestParallelStepAllocs(t *testing.T) {
+	oldMin, oldLimit := minParallel, workerLimit
+	defer func() { minParallel, workerLimit = oldMin, oldLimit }()
+	minParallel, workerLimit = 0, 2
+	for _, name := range []string{"resblock-gn", "conv-pool", "mlp-tanh"} {
+		net := build[float32](t, name, 6, 1)
+		s := rng.NewSeeded(2)
+		x := make([]float32, 6*net.InputShape().Size())
+		for i := range x {
+			x[i] = float32(s.NormFloat64())
+		}
+		tg := Target[float32]{Y: labels(s, 6, net.OutputShape().Size())}
+		k := len(net.Groups())
+		norms, losses := make([]float64, 6*k), make([]float32, 6)
+		scales, sum := make([]float32, 6*k), make([]float32, net.NumParams())
+		for i := range scales {
+			scales[i] = 0.5
+		}
+		allocs := testing.AllocsPerRun(5, func() {
+			if err := net.PerSampleNormsSq(x, tg, 6, norms, losses); err != nil {
+				t.Fatal(err)
+			}
+			if err := net.AccumulateScaled(scales, sum); err != nil {
+				t.Fatal(err)
+			}
+			if err := net.BatchGrad(x, tg, 6, sum, losses); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 0 {
+			t.Errorf("%s: %v allocations per step", name, allocs)
+		}
+	}
+}
