@@ -54,6 +54,7 @@ type Conv2d[T Float] struct {
 	partial      []T  // accBlocks partial sums for AccumulateScaled without cache
 	gram         bool // norms without cache by the ghost-norm identity
 	fromCache    bool // accRange reads the cache (else the block sums)
+	permuted     bool // cached weight gradients are in the flip layout
 	needDx       bool // the current Backward computes dX
 
 	// Arguments of the current parallel call, and the method values
@@ -207,6 +208,7 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 			}
 		}
 	}
+	l.permuted = l.flip && needDx && l.cache != nil
 	parallelFor(n, len(l.ws), n*l.perSample(), l.bwdFn)
 	if l.cache != nil {
 		l.cached = n
@@ -222,7 +224,8 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 // Backward (DP or not) needs them or their sum, and on the flip path they
 // come from Ũ_i, already built for dX, instead of a second im2col of X_i:
 // g_i[co, (ci, t)] = (X_i·Ũ_iᵀ)[ci, (co, K²−1−t)] (stride 1, same
-// rotation as W̃).
+// rotation as W̃). The cache keeps X_i·Ũ_iᵀ as it comes (permuted), since
+// a norm does not depend on the order and a sum can be reordered once.
 func (l *Conv2d[T]) backwardRange(w, lo, hi int) {
 	isz, osz, np := l.in.Size(), l.outShape.Size(), l.NumParams()
 	hw, kk := l.in.H*l.in.W, l.K*l.K
@@ -240,16 +243,9 @@ func (l *Conv2d[T]) backwardRange(w, lo, hi int) {
 			if g == nil {
 				continue
 			}
-			gemm(false, true, l.Cin, l.Cout*kk, hw, 1, l.x[i*isz:(i+1)*isz], hw, ws.du, hw, 0, ws.g, l.Cout*kk)
-			for ci := range l.Cin {
-				for co := range l.Cout {
-					src := ws.g[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
-					dst := g[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
-					for t, v := range src {
-						dst[kk-1-t] = v
-					}
-				}
-			}
+			// Kept in the flip layout (see unpermute): norms do not
+			// care, sums and copies convert once.
+			gemm(false, true, l.Cin, l.Cout*kk, hw, 1, l.x[i*isz:(i+1)*isz], hw, ws.du, hw, 0, g, l.Cout*kk)
 			if gb := l.biasOf(g); gb != nil {
 				for c := range l.Cout {
 					var s T
@@ -307,7 +303,13 @@ func (l *Conv2d[T]) gradRange(w, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		g := l.dst[i*l.stride : i*l.stride+np]
 		if l.cached >= 0 {
-			copy(g, l.cache[i*np:(i+1)*np])
+			c := l.cache[i*np : (i+1)*np]
+			if l.permuted {
+				l.unpermute(c, g, 0)
+				copy(g[l.Cout*l.ckk:], c[l.Cout*l.ckk:])
+				continue
+			}
+			copy(g, c)
 			continue
 		}
 		l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
@@ -388,8 +390,44 @@ func (l *Conv2d[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
 	if !l.fromCache {
 		parallelFor(min(n, accBlocks), len(l.ws), n*l.perSample(), l.blockFn)
 	}
-	parallelFor(np, len(l.ws), n*np, l.accFn)
+	if l.fromCache && l.permuted {
+		// Sum in the cache's layout into partial, then reorder once.
+		acc := l.partial[:np]
+		clear(acc)
+		l.sum = acc
+		parallelFor(np, len(l.ws), n*np, l.accFn)
+		nw := l.Cout * l.ckk
+		l.unpermute(acc, sum[:nw], 1)
+		axpy(1, acc[nw:], sum[nw:np])
+	} else {
+		parallelFor(np, len(l.ws), n*np, l.accFn)
+	}
 	l.scales, l.sum = nil, nil
+}
+
+// unpermute sets (beta = 0) or adds to (beta = 1) the weight gradient g
+// (Cout × Cin·K², the parameter layout) the matrix src in the flip layout
+// (Cin × Cout·K², kernels rotated): g[co, (ci, t)] = src[ci, (co, K²−1−t)].
+// The loop walks g in order, so the writes are sequential; with beta = 0,
+// g is not read.
+func (l *Conv2d[T]) unpermute(src, g []T, beta int) {
+	kk := l.K * l.K
+	for co := range l.Cout {
+		for ci := range l.Cin {
+			s := src[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
+			d := g[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
+			s = s[:len(d)]
+			if beta == 0 {
+				for t := range d {
+					d[t] = s[kk-1-t]
+				}
+				continue
+			}
+			for t := range d {
+				d[t] += s[kk-1-t]
+			}
+		}
+	}
 }
 
 // blockRange computes the sums of sample blocks [lo, hi) into partial.

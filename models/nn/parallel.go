@@ -40,12 +40,22 @@ type job struct {
 	w     int
 	n     int
 	grain int
+	epoch uint64
 }
 
+// gate states: the high 32 bits are the epoch of the current parallelFor,
+// bit 31 is set once the caller has finished its own share and closed the
+// call, and the low bits count the helpers inside it.
+const (
+	gateClosed = 1 << 31
+	gateCount  = gateClosed - 1
+)
+
 var workPool struct {
-	mu      sync.Mutex // held by the one parallelFor running on the pool
-	wg      sync.WaitGroup
-	next    atomic.Int64 // next unclaimed item of the current range
+	mu      sync.Mutex    // held by the one parallelFor running on the pool
+	gate    atomic.Uint64 // epoch, closed bit and helpers inside
+	next    atomic.Int64  // next unclaimed item of the current range
+	epoch   uint64
 	jobs    chan job
 	started int
 }
@@ -64,10 +74,27 @@ func drain(j job) {
 	}
 }
 
+// enter admits a helper to the call of its job's epoch unless that call has
+// closed (its caller did all the work while the helper waited to be
+// scheduled), so a late helper never touches a finished call's data.
+func enter(epoch uint64) bool {
+	for {
+		v := workPool.gate.Load()
+		if v>>32 != epoch&0xffffffff || v&gateClosed != 0 {
+			return false
+		}
+		if workPool.gate.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
 func poolWorker() {
 	for j := range workPool.jobs {
-		drain(j)
-		workPool.wg.Done()
+		if enter(j.epoch) {
+			drain(j)
+			workPool.gate.Add(^uint64(0)) // leave
+		}
 	}
 }
 
@@ -95,14 +122,29 @@ func parallelFor(n, maxW, work int, fn rangeFunc) {
 		go poolWorker()
 		workPool.started++
 	}
-	workPool.wg.Add(nw - 1)
+	workPool.epoch++
+	epoch := workPool.epoch & 0xffffffff
 	workPool.next.Store(0)
+	workPool.gate.Store(epoch << 32)
 	grain := max(1, (n+4*nw-1)/(4*nw))
 	for w := 1; w < nw; w++ {
-		workPool.jobs <- job{fn: fn, w: w, n: n, grain: grain}
+		select {
+		case workPool.jobs <- job{fn: fn, w: w, n: n, grain: grain, epoch: epoch}:
+		default: // helpers are behind: do without this one
+		}
 	}
 	drain(job{fn: fn, w: 0, n: n, grain: grain})
-	workPool.wg.Wait()
+	// Close the call, then wait for the helpers inside it to finish their
+	// grains. Helpers that have not started by now are not waited for.
+	for {
+		v := workPool.gate.Load()
+		if workPool.gate.CompareAndSwap(v, v|gateClosed) {
+			break
+		}
+	}
+	for workPool.gate.Load()&gateCount != 0 {
+		runtime.Gosched()
+	}
 }
 
 // maxWorkers is the bound passed by layers that need no per-worker

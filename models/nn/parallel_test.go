@@ -78,6 +78,9 @@ func TestWorkersBitIdentical(t *testing.T) {
 // TestParallelStepAllocs checks that a step split over workers (every
 // layer type of the residual test network) allocates nothing once built.
 func TestParallelStepAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
 	oldMin, oldLimit := minParallel, workerLimit
 	defer func() { minParallel, workerLimit = oldMin, oldLimit }()
 	minParallel, workerLimit = 0, 2
