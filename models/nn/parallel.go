@@ -57,6 +57,7 @@ var workPool struct {
 	next    atomic.Int64  // next unclaimed item of the current range
 	epoch   uint64
 	jobs    chan job
+	done    chan struct{} // the last helper out of a closed call signals
 	started int
 }
 
@@ -93,7 +94,11 @@ func poolWorker() {
 	for j := range workPool.jobs {
 		if enter(j.epoch) {
 			drain(j)
-			workPool.gate.Add(^uint64(0)) // leave
+			// Leave; the last helper out of a call its caller has closed
+			// wakes the caller (exactly one does: see parallelFor).
+			if v := workPool.gate.Add(^uint64(0)); v&gateClosed != 0 && v&gateCount == 0 {
+				workPool.done <- struct{}{}
+			}
 		}
 	}
 }
@@ -117,6 +122,7 @@ func parallelFor(n, maxW, work int, fn rangeFunc) {
 	defer workPool.mu.Unlock()
 	if workPool.jobs == nil {
 		workPool.jobs = make(chan job, 64)
+		workPool.done = make(chan struct{}, 1)
 	}
 	for workPool.started < nw-1 {
 		go poolWorker()
@@ -134,16 +140,16 @@ func parallelFor(n, maxW, work int, fn rangeFunc) {
 		}
 	}
 	drain(job{fn: fn, w: 0, n: n, grain: grain})
-	// Close the call, then wait for the helpers inside it to finish their
-	// grains. Helpers that have not started by now are not waited for.
+	// Close the call; if helpers are inside it, the last one out signals.
+	// Helpers that have not started by now skip it and are not waited for.
 	for {
 		v := workPool.gate.Load()
 		if workPool.gate.CompareAndSwap(v, v|gateClosed) {
-			break
+			if v&gateCount != 0 {
+				<-workPool.done
+			}
+			return
 		}
-	}
-	for workPool.gate.Load()&gateCount != 0 {
-		runtime.Gosched()
 	}
 }
 
