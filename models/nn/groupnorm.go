@@ -110,13 +110,17 @@ func (l *GroupNorm[T]) forwardRange(_, lo, hi int) {
 		for g := range l.Groups {
 			off := i*sz + g*gsz
 			xs := x[off : off+gsz]
-			mean := sum(xs) / float64(gsz)
-			var v float64
+			// One pass for Σx and Σx² in float64, exact enough for the
+			// variance of float32 data (cancellation costs ~μ²/σ²·2⁻⁵³).
+			var s1, s2 float64
 			for _, a := range xs {
-				d := float64(a) - mean
-				v += d * d
+				f := float64(a)
+				s1 += f
+				s2 += f * f
 			}
-			r := 1 / math.Sqrt(v/float64(gsz)+l.Eps)
+			mean := s1 / float64(gsz)
+			v := max(s2/float64(gsz)-mean*mean, 0)
+			r := 1 / math.Sqrt(v+l.Eps)
 			l.rstd[i*l.Groups+g] = T(r)
 			// x̂ and the affine output in one pass, channel by channel.
 			for c := g * cpg; c < (g+1)*cpg; c++ {

@@ -85,10 +85,15 @@ func im2colRows[T Float](row, xc []T, OH, W, dh, dw, lo, hi int) {
 	clear(row[oh1*W:])
 	start, end := oh0*W+lo, (oh1-1)*W+hi
 	copy(row[start:end], xc[start+dh*W+dw:])
+	// At most K−1−P columns per side: plain stores beat memclr calls.
 	for oh := oh0; oh < oh1; oh++ {
 		r := row[oh*W : (oh+1)*W]
-		clear(r[:lo])
-		clear(r[hi:])
+		for j := range r[:lo] {
+			r[j] = 0
+		}
+		for j := hi; j < len(r); j++ {
+			r[j] = 0
+		}
 	}
 }
 
