@@ -20,6 +20,11 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	// CreateTemp makes the file 0600; outputs are ordinary files.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
 	if err := f.Sync(); err != nil {
 		f.Close()
 		return fmt.Errorf("sync %s: %w", path, err)
