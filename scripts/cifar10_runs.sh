@@ -5,7 +5,7 @@
 #   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to /work/cifar10
 # Usage: scripts/cifar10_runs.sh [--run NAME,...] [--data DIR] [--resnet-epochs E] [--collate]
 # Runtime on 2 cores: scat-logreg ≈ 5 min (+5 min to compute the features once), scat-dpsgdf ≈ 5 min,
-# scat-cnn ≈ 40 min, each ResNet-20 run ≈ 25 min per epoch.
+# scat-cnn ≈ 20 min (15 epochs), each ResNet-20 run ≈ 25 min per epoch.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
