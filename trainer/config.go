@@ -204,6 +204,17 @@ func (c *Config) Validate() error {
 	if finite("lipschitz_mu", c.LipschitzMu) && c.LipschitzMu < 0 {
 		bad("lipschitz_mu must be >= 0, got %v", c.LipschitzMu)
 	}
+	// Combinations whose accounting is not implemented are refused rather
+	// than accounted as something they are not.
+	if c.Clip == "subspace" && c.Sampler == "shuffle" {
+		bad("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle")
+	}
+	if c.Preprocess != "" && c.Sampler != "poisson" {
+		bad("preprocess %s is accounted by SRDP for Poisson sampling; sampler %q is not supported with it", c.Preprocess, c.Sampler)
+	}
+	if c.Preprocess != "" && c.Clip == "subspace" {
+		bad("preprocess and clip subspace cannot be combined (no SRDP account for per-block noise)")
+	}
 	if c.Preprocess != "" && c.DPSGDF {
 		bad("preprocess and dpsgdf cannot be combined (the SRDP accountant takes one preprocessing declaration)")
 	}

@@ -27,6 +27,12 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 		{"model", func(c *Config) { c.Model = "bn-net" }, []string{`model "bn-net" is not one of`}},
 		{"no noise", func(c *Config) { c.Sigma, c.Epsilon = 0, 0 }, []string{"set sigma"}},
 		{"twice q2", func(c *Config) { c.Sampler, c.Q2 = "twice", 1.5 }, []string{"q2 must be in (0,1]"}},
+		{"subspace shuffle", func(c *Config) {
+			c.Clip, c.Sampler, c.SubspaceRanks = "subspace", "shuffle", []int{4}
+		}, []string{"clip subspace is accounted by the twice-sampling accountant"}},
+		{"srdp twice", func(c *Config) {
+			c.Preprocess, c.PCAK, c.EigenGapMin, c.Sampler, c.Q2 = "pca", 5, 0.1, "twice", 0.5
+		}, []string{"accounted by SRDP for Poisson sampling"}},
 		{"several", func(c *Config) { c.BatchSize, c.LR, c.ClipNorm = 0, -1, 0 },
 			[]string{"batch_size must be >= 1, got 0", "lr must be > 0, got -1", "clip_norm must be > 0, got 0"}},
 	}
