@@ -32,7 +32,10 @@ type checkpoint struct {
 	// which it was estimated and the parameters it was estimated at.
 	BasisAt   int    `json:"basis_at,omitempty"`
 	BasisFrom []byte `json:"basis_from,omitempty"`
-	Warning   string `json:"warning,omitempty"`
+	// InstanceNorms is the per-instance diagnostic's norm history
+	// ([step][example]); float64 round-trips exactly through JSON.
+	InstanceNorms [][]float64 `json:"instance_norms,omitempty"`
+	Warning       string      `json:"warning,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

@@ -88,6 +88,10 @@ type Config struct {
 	// and checkpoints are private state. Required for the hidden-state bound.
 	FinalOnly bool `json:"final_only"`
 
+	// PerInstance > 0 tracks the per-instance RDP (paper 004 §8.1) of the
+	// first PerInstance training examples: a curator-only diagnostic.
+	PerInstance int `json:"per_instance"`
+
 	// Engine.
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
 
@@ -305,6 +309,12 @@ func (c *Config) Validate() error {
 		if finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
 			bad("feature_clip must be > 0 with dpsgdf, got %v", c.FeatureCF)
 		}
+	}
+	if c.PerInstance < 0 {
+		bad("per_instance must be >= 0, got %d", c.PerInstance)
+	}
+	if c.PerInstance > 0 && (c.Sampler != "poisson" || c.Clip != "flat") {
+		bad("per_instance needs sampler poisson and clip flat (the per-instance sensitivity is min(‖g‖, C)), got %s and %s", c.Sampler, c.Clip)
 	}
 	if c.MaxPhysicalBatch < 1 {
 		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)

@@ -110,6 +110,7 @@ type state struct {
 	notes   []string
 	samples int
 	sub     *subspaceState // hybrid subspace clipping, or nil
+	piNorms [][]float64    // per-instance: [step][example] gradient norms
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -302,6 +303,11 @@ type stepStats struct {
 // step runs one DP-SGD step and returns its diagnostics.
 func (s *state) step() (stepStats, error) {
 	var st stepStats
+	if s.cfg.PerInstance > 0 {
+		if err := s.trackNorms(); err != nil {
+			return st, err
+		}
+	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
@@ -566,6 +572,11 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 	if b, ok := s.best(); ok {
 		sum.Best = b
 	}
+	notes, err := s.instanceReport()
+	if err != nil {
+		return nil, err
+	}
+	sum.Notes = append(sum.Notes, notes...)
 	return sum, nil
 }
 
@@ -622,6 +633,7 @@ func (s *state) checkpoint(step int) error {
 	if s.sub != nil {
 		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
 	}
+	ck.InstanceNorms = s.piNorms
 	if s.cfg.FinalOnly {
 		ck.Warning = "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound"
 	}
@@ -651,6 +663,10 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
 	}
 	s.sigma = ck.Sigma
+	if s.cfg.PerInstance > 0 && len(ck.InstanceNorms) != ck.Step {
+		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
+	}
+	s.piNorms = ck.InstanceNorms
 	if s.sub != nil {
 		from := make([]float32, s.model.NumParams())
 		if err := setFloat32s(from, ck.BasisFrom); err != nil {

@@ -392,3 +392,57 @@ func TestScatterNetFeatures(t *testing.T) {
 		t.Fatalf("private normalisation: ε %v, independent composition %v", p.Epsilon["rdp"], wb.Epsilon)
 	}
 }
+
+// Per-instance ε: an example clipped at every step gets exactly the run's ε,
+// a smaller gradient a smaller ε, a zero gradient none; and the diagnostic
+// survives an interrupted and resumed run bit for bit.
+func TestPerInstance(t *testing.T) {
+	const q, sigma, clip, delta, steps = 0.05, 1.2, 1.0, 1e-5, 40
+	norms := make([][]float64, steps)
+	for i := range norms {
+		norms[i] = []float64{5, 0.5, 0, 1}
+	}
+	eps, err := instanceEpsilons(norms, q, sigma, clip, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err := accountant.PoissonEpsilon(q, sigma, steps, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12*b }
+	if !near(eps[0], run.Epsilon) || !near(eps[3], run.Epsilon) {
+		t.Fatalf("clipped examples: ε %v and %v, run's ε %v", eps[0], eps[3], run.Epsilon)
+	}
+	half, _ := accountant.PoissonEpsilon(q, 2*sigma, steps, delta) // c = C/2: multiplier 2σ
+	if !near(eps[1], half.Epsilon) || !(eps[1] < eps[0]) || eps[2] != 0 {
+		t.Fatalf("per-instance ε %v, want [run, %v, 0, run]", eps, half.Epsilon)
+	}
+
+	c := small(t)
+	c.Model, c.PerInstance, c.Steps = "logreg", 20, 15
+	full := run1(t, c)
+	c2 := c
+	c2.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), c2, Options{StopAfter: 6}); !errors.Is(err, ErrInterrupted) {
+		t.Fatal(err)
+	}
+	resumed := run1(t, c2, Options{Resume: true})
+	a := readFile(t, filepath.Join(c.OutDir, "per_instance.csv"))
+	b := readFile(t, filepath.Join(c2.OutDir, "per_instance.csv"))
+	if !bytes.Equal(a, b) || len(bytes.Split(bytes.TrimSpace(a), []byte("\n"))) != 21 {
+		t.Fatalf("per-instance CSVs differ or have the wrong length:\n%s\n%s", a, b)
+	}
+	if !strings.Contains(strings.Join(full.Notes, "\n"), "DIAGNOSTIC") || len(resumed.Notes) != len(full.Notes) {
+		t.Fatalf("notes %v", full.Notes)
+	}
+}
+
+func run1(t *testing.T, c Config, o ...Options) *Summary {
+	t.Helper()
+	var opts Options
+	if len(o) > 0 {
+		opts = o[0]
+	}
+	return run(t, c, opts)
+}
