@@ -51,10 +51,10 @@ func runs(data string, resnetEpochs float64) []spec {
 			"--features scatternet --feature-norm private --model logreg --batch 8192 --epochs 80 --lr 2 --momentum 0.9 --clip-norm 0.1 --epsilon 3",
 			func(c *trainer.Config) { scat(c); c.Model, c.Epochs, c.LR = "logreg", 80, 2 }},
 		{"scat-dpsgdf", "ScatterNet + DPSGD-F logistic regression (ε_F = 0.05 inside ε = 3)", "–",
-			"--features scatternet --feature-norm private --model logreg --dpsgdf --feature-epsilon 0.05 --feature-clip 1 --batch 8192 --epochs 80 --lr 4 --clip-norm 0.1 --epsilon 3",
+			"--features scatternet --feature-norm private --model logreg --dpsgdf --feature-epsilon 0.05 --feature-clip 100 --batch 8192 --epochs 80 --lr 2 --clip-norm 0.1 --epsilon 3",
 			func(c *trainer.Config) {
 				scat(c)
-				c.Model, c.Epochs, c.DPSGDF, c.FeatureEps, c.FeatureCF = "logreg", 80, true, 0.05, 1
+				c.Model, c.Epochs, c.DPSGDF, c.FeatureEps, c.FeatureCF, c.LR = "logreg", 80, true, 0.05, 100, 2
 			}},
 		{"scat-cnn", "ScatterNet + small CNN (T&B's [64, M, 64]), DP-SGD, ε = 3, 15 epochs (T&B: 60; reduced to fit a session)", "69.3 (T&B, 60 epochs)",
 			"--features scatternet --feature-norm private --model scatcnn --batch 8192 --epochs 15 --lr 4 --momentum 0.9 --clip-norm 0.1 --epsilon 3",
