@@ -13,7 +13,7 @@ import (
 // Peak Sys is left to the CSV: the runtime rarely returns memory to the OS,
 // so it only grows across cells.
 var displayHeader = []string{"clip", "sampler", "steps", "samples/s", "peak heap MiB",
-	"σ", "E‖e‖²", "ε", "δ", "accountant", "test acc", "note"}
+	"σ", "E‖e‖²", "ε", "δ", "accountant", "relation", "test acc", "note"}
 
 // display formats one row for people: blanks for what was not measured.
 func display(r Row) []string {
@@ -22,18 +22,19 @@ func display(r Row) []string {
 		note = strings.TrimSuffix("kernel only; "+r.Err, "; ")
 	}
 	if r.Err != "" && r.Samples == 0 {
-		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", note}
+		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", "", note}
 	}
-	eps, acct, acc := "", "", ""
+	eps, acct, rel, acc := "", "", "", ""
 	if !r.KernelOnly {
 		acc = fmt.Sprintf("%.4f", r.TestAcc)
 		if r.Accountant != "" {
-			eps, acct = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant
+			// ε of different neighbouring relations are not comparable.
+			eps, acct, rel = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant, r.Relation
 		}
 	}
 	return []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
 		mib(r.PeakHeapMiB), fmt.Sprintf("%.4g", r.Sigma), fmt.Sprintf("%.4g", r.NoiseVariance),
-		eps, fmt.Sprintf("%.0e", r.Delta), acct, acc, note}
+		eps, fmt.Sprintf("%.0e", r.Delta), acct, rel, acc, note}
 }
 
 func mib(v float64) string {
@@ -69,7 +70,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	sep := make([]string, len(displayHeader))
 	for i := range sep {
 		sep[i] = "---"
-		if i >= 2 && i <= 10 && i != 9 {
+		if i >= 2 && i <= 11 && i != 9 && i != 10 { // numbers right-aligned
 			sep[i] = "---:"
 		}
 	}

@@ -70,14 +70,14 @@ func TestWriteMarkdown(t *testing.T) {
 			t.Errorf("line %d has %d separators, want %d: %s", i, n, want, l)
 		}
 	}
-	for _, frag := range []string{"| flat | poisson | 30 | 3840 | 30.5 | 1 | 2.035e+05 | 2.793 | 1e-05 | rdp | 0.7190 |  |",
+	for _, frag := range []string{"| flat | poisson | 30 | 3840 | 30.5 | 1 | 2.035e+05 | 2.793 | 1e-05 | rdp | add/remove-one | 0.7190 |  |",
 		"kernel only", `refused \| with a pipe`} {
 		if !strings.Contains(buf.String(), frag) {
 			t.Errorf("markdown lacks %q:\n%s", frag, buf.String())
 		}
 	}
 	// A kernel-only row shows no ε and no accuracy.
-	if !strings.Contains(lines[3], "| 1e-05 |  |  | kernel only |") {
+	if !strings.Contains(lines[3], "| 1e-05 |  |  |  | kernel only |") {
 		t.Errorf("kernel-only row shows ε or accuracy: %s", lines[3])
 	}
 }
