@@ -111,6 +111,8 @@ type state struct {
 	samples int
 	sub     *subspaceState // hybrid subspace clipping, or nil
 	piNorms [][]float64    // per-instance: [step][example] gradient norms
+	// targetBuf holds regression targets (linreg) for one chunk.
+	targetBuf []float32
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -381,14 +383,12 @@ func (st *stepStats) addNorm(v float64) {
 	st.normsCount++
 }
 
-var targetBuf []float32
-
 // targets converts the gathered labels into regression targets.
 func (s *state) targets(b int) []float32 {
-	if cap(targetBuf) < b {
-		targetBuf = make([]float32, b)
+	if cap(s.targetBuf) < b {
+		s.targetBuf = make([]float32, b)
 	}
-	t := targetBuf[:b]
+	t := s.targetBuf[:b]
 	for i, y := range s.y[:b] {
 		t[i] = float32(y)
 	}
