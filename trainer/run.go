@@ -113,6 +113,12 @@ type state struct {
 	piNorms [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
 	targetBuf []float32
+	// lastEval is the most recent test evaluation, reused by the summary
+	// when it was taken at the final parameters.
+	lastEval struct {
+		step      int
+		acc, loss float64
+	}
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -477,6 +483,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
 			}
 			rec.TestAcc, rec.TestLoss = &acc, &loss
+			s.lastEval.step, s.lastEval.acc, s.lastEval.loss = step, acc, loss
 		}
 		if s.metrics != nil {
 			if err := s.metrics.write(rec); err != nil {
@@ -551,9 +558,12 @@ func (s *state) best() (accountant.Bound, bool) {
 }
 
 func (s *state) summary(done int, stopped string) (*Summary, error) {
-	acc, loss, err := s.evaluate(s.data.test)
-	if err != nil {
-		return nil, fmt.Errorf("final evaluation: %w", err)
+	acc, loss := s.lastEval.acc, s.lastEval.loss
+	if s.lastEval.step != done || done == 0 {
+		var err error
+		if acc, loss, err = s.evaluate(s.data.test); err != nil {
+			return nil, fmt.Errorf("final evaluation: %w", err)
+		}
 	}
 	sum := &Summary{
 		Dataset: s.cfg.Dataset, Source: s.data.source, Model: s.cfg.Model, Params: s.model.NumParams(),
