@@ -207,6 +207,17 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	if len(train.classes) > 10 {
 		return rep, fmt.Errorf("import %s: %d classes; the CIFAR-10 layout holds at most 10", from, len(train.classes))
 	}
+	// A given class without training images is almost always a typo in
+	// --classes; importing would silently leave its label empty.
+	seen := make([]bool, len(train.classes))
+	for _, y := range train.labels {
+		seen[y] = true
+	}
+	for k, ok := range seen {
+		if !ok {
+			return rep, fmt.Errorf("import %s: class %q has no images in %s", from, train.classes[k], filepath.Join(from, "train"))
+		}
+	}
 	opts.Classes = train.classes
 	test, err := readImageFolder(filepath.Join(from, "test"), opts)
 	if err != nil {

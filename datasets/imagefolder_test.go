@@ -232,3 +232,25 @@ func TestImportCIFAR10Mixes(t *testing.T) {
 		t.Fatalf("first half of the imported training set is one class: %v", ld.Train.Y)
 	}
 }
+
+func TestImportCIFAR10UnknownClass(t *testing.T) {
+	root := t.TempDir()
+	tinyTree(t, root, 32)
+	for _, tc := range []struct {
+		classes []string
+		want    string // "" = accepted
+	}{
+		{[]string{"ant", "cat"}, ""},
+		{[]string{"cat", "ant"}, ""},
+		{[]string{"ant", "cta"}, `class "cta" has no images`},
+		{[]string{"ant", "cat", "dog"}, `class "dog" has no images`},
+	} {
+		_, err := ImportCIFAR10(root, t.TempDir(), tc.classes)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("classes %v: %v", tc.classes, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("classes %v: error %v, want %q", tc.classes, err, tc.want)
+		}
+	}
+}
