@@ -11,7 +11,8 @@ import (
 )
 
 // tinyGrid: logistic regression on the synthetic Gaussian mixture
-// (6000 points, 32 features, 10 classes; 5000 for training), 3 steps.
+// (6000 points, 32 features, 10 classes; 5000 for training), 3 steps; the
+// subspace cells use nested ranks 8, 16 estimated from 64 public examples.
 func tinyGrid() Grid {
 	cfg := trainer.Default()
 	cfg.Dataset, cfg.Model = "synthetic", "logreg"
@@ -19,8 +20,12 @@ func tinyGrid() Grid {
 	cfg.Sigma, cfg.Epsilon, cfg.Delta = 1.3, 0, 1e-5
 	cfg.ClipNorm, cfg.Q2, cfg.D0 = 0.7, 0.5, 50
 	cfg.LR = 0.5
+	cfg.SubspaceRanks, cfg.PublicN = []int{8, 16}, 64
 	return Grid{Base: cfg, Clips: Clips, Samplers: Samplers}
 }
+
+// The trainer's refusal of subspace clipping with shuffling.
+const subspaceShuffleRefusal = "clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle"
 
 func TestRunTinyGrid(t *testing.T) {
 	g := tinyGrid()
@@ -34,7 +39,8 @@ func TestRunTinyGrid(t *testing.T) {
 	const (
 		trainN = 5000          // 6000 · 5/6
 		d      = (32 + 1) * 10 // logreg weights and biases
-		k      = 16 + 16       // subspace principal ranks
+		k      = 16            // subspace: largest cumulative rank
+		subN   = trainN - 64   // subspace: the public examples leave the private set
 	)
 	sigma, c, delta := g.Base.Sigma, g.Base.ClipNorm, g.Base.Delta
 	q := float64(g.Base.BatchSize) / trainN
@@ -42,6 +48,13 @@ func TestRunTinyGrid(t *testing.T) {
 	// charged, under replace-one, one Gaussian of sensitivity 2C (multiplier
 	// σ/2) per epoch started: one epoch here.
 	poissonEps, err := accountant.PoissonEpsilon(q, sigma, g.Base.Steps, delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Subspace clipping's per-block noise has effective multiplier σ, so
+	// with every coordinate kept (q2 = 1) the twice-sampling accountant
+	// gives the Poisson subsampled Gaussian's ε at the private set's rate.
+	subPoissonEps, err := accountant.PoissonEpsilon(float64(g.Base.BatchSize)/subN, sigma, g.Base.Steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,15 +70,26 @@ func TestRunTinyGrid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+	at := map[[2]string]Row{}
 	i := 0
 	for _, cl := range Clips {
 		for _, s := range Samplers {
 			r := rows[i]
 			i++
-			t.Logf("%s × %s: %.0f samples/s, heap %.1f MiB, E‖e‖² = %.6g, ε = %.6g (%s), acc %.3f",
-				r.Clip, r.Sampler, r.SamplesPerSec, r.PeakHeapMiB, r.NoiseVariance, r.Epsilon, r.Accountant, r.TestAcc)
+			at[[2]string{cl, s}] = r
+			t.Logf("%s × %s: %.0f samples/s, heap %.1f MiB, E‖e‖² = %.6g, ε = %.6g (%s), acc %.3f %s",
+				r.Clip, r.Sampler, r.SamplesPerSec, r.PeakHeapMiB, r.NoiseVariance, r.Epsilon, r.Accountant, r.TestAcc, r.Err)
 			if r.Clip != cl || r.Sampler != s {
 				t.Errorf("row %d is %s × %s, want %s × %s", i, r.Clip, r.Sampler, cl, s)
+				continue
+			}
+			if cl == "subspace" && s == "shuffle" {
+				// Refused by the trainer: the row carries its error and
+				// nothing measured.
+				if !strings.Contains(r.Err, subspaceShuffleRefusal) || r.Steps != 0 || r.Samples != 0 || r.Epsilon != 0 || r.NoiseVariance != 0 || r.PeakHeapMiB != 0 {
+					t.Errorf("subspace × shuffle: %+v; want only the trainer's refusal %q", r, subspaceShuffleRefusal)
+				}
 				continue
 			}
 			if r.Err != "" {
@@ -78,63 +102,88 @@ func TestRunTinyGrid(t *testing.T) {
 			if r.Steps != 3 {
 				t.Errorf("%s × %s: %d steps, want 3", cl, s, r.Steps)
 			}
-			// Isotropic noise of std σ·Δ₂ on every released coordinate:
-			// E‖e‖² = σ²Δ₂²·dim, with Δ₂ = C for every variant (per-layer
-			// splits C² over the groups, L∞ clamps at C/√D, the subspace
-			// blocks get C/√3 each) and dim = D, or K + D for subspace.
-			dim := d
+			if !(r.TestAcc >= 0 && r.TestAcc <= 1) {
+				t.Errorf("%s × %s: test accuracy %v outside [0,1]", cl, s, r.TestAcc)
+			}
+			// Every variant's L2 sensitivity is C (per-layer splits C² over
+			// the groups, L∞ clamps at C/√D, the subspace budgets satisfy
+			// Σ c2_j² = C²).
+			if !near(r.Sensitivity, c) || r.Sigma != sigma {
+				t.Errorf("%s × %s: sensitivity %v, σ %v; want C = %v, σ = %v", cl, s, r.Sensitivity, r.Sigma, c, sigma)
+			}
 			if cl == "subspace" {
-				dim = k + d
-				if !r.KernelOnly {
-					t.Errorf("subspace × %s not marked kernel only", s)
+				// K principal coefficients and the D-dimensional residual
+				// are released, with per-block noise (Theorem 4.6) of total
+				// variance σ²(Σ_j c2_j√n_j)²: by Cauchy–Schwarz at most the
+				// isotropic σ²C²(K+D), and at least σ²C²·min n_j (= 8).
+				if r.Dim != k+d || r.TrainN != subN {
+					t.Errorf("subspace × %s: released dim %d, private set %d; want K+D = %d, %d", s, r.Dim, r.TrainN, k+d, subN)
 				}
-			}
-			want := sigma * sigma * c * c * float64(dim)
-			if math.Abs(r.NoiseVariance-want) > 1e-9*want {
-				t.Errorf("%s × %s: noise variance %.10g, want σ²C²·%d = %.10g", cl, s, r.NoiseVariance, dim, want)
-			}
-			if r.Dim != dim {
-				t.Errorf("%s × %s: released dim %d, want %d", cl, s, r.Dim, dim)
-			}
-			if r.KernelOnly {
+				lo, hi := sigma*sigma*c*c*8, sigma*sigma*c*c*float64(k+d)
+				if !(r.NoiseVariance > lo && r.NoiseVariance < hi) {
+					t.Errorf("subspace × %s: noise variance %v outside (σ²C²·8, σ²C²(K+D)) = (%v, %v)", s, r.NoiseVariance, lo, hi)
+				}
+				if r.Accountant != "twice" || r.Relation != accountant.AddRemove.String() {
+					t.Errorf("subspace × %s: ε by %q (%s), want the twice-sampling accountant (add-remove)", s, r.Accountant, r.Relation)
+				}
+				if s == "poisson" && !near(r.Epsilon, subPoissonEps.Epsilon) {
+					t.Errorf("subspace × poisson: ε = %.10g, want PoissonEpsilon(%d/%d, σ) = %.10g", r.Epsilon, g.Base.BatchSize, subN, subPoissonEps.Epsilon)
+				}
 				continue
+			}
+			// Isotropic noise of std σ·Δ₂ = σC on every released
+			// coordinate: E‖e‖² = σ²C²·D.
+			want := sigma * sigma * c * c * d
+			if !near(r.NoiseVariance, want) {
+				t.Errorf("%s × %s: noise variance %.10g, want σ²C²·%d = %.10g", cl, s, r.NoiseVariance, d, want)
+			}
+			if r.Dim != d || r.TrainN != trainN {
+				t.Errorf("%s × %s: released dim %d, private set %d; want %d, %d", cl, s, r.Dim, r.TrainN, d, trainN)
 			}
 			switch s {
 			case "poisson":
-				if math.Abs(r.Epsilon-poissonEps.Epsilon) > 1e-9*poissonEps.Epsilon || r.Accountant != "rdp" {
+				if !near(r.Epsilon, poissonEps.Epsilon) || r.Accountant != "rdp" {
 					t.Errorf("%s × poisson: ε = %.10g (%s), want PoissonEpsilon = %.10g (rdp)", cl, r.Epsilon, r.Accountant, poissonEps.Epsilon)
 				}
 			case "shuffle":
-				if math.Abs(r.Epsilon-fullEps.Epsilon) > 1e-9*fullEps.Epsilon {
-					t.Errorf("%s × shuffle: ε = %.10g, want one replace-one Gaussian per epoch: %.10g", cl, r.Epsilon, fullEps.Epsilon)
+				if !near(r.Epsilon, fullEps.Epsilon) || r.Relation != accountant.ReplaceOne.String() {
+					t.Errorf("%s × shuffle: ε = %.10g (%s), want one replace-one Gaussian per epoch: %.10g", cl, r.Epsilon, r.Relation, fullEps.Epsilon)
 				}
 			case "twice":
 				if r.Accountant != "twice" || !(r.Epsilon > 0) {
 					t.Errorf("%s × twice: ε = %v by %q, want a positive twice-sampling bound", cl, r.Epsilon, r.Accountant)
 				}
 			}
-			if !(r.TestAcc >= 0 && r.TestAcc <= 1) {
-				t.Errorf("%s × %s: test accuracy %v outside [0,1]", cl, s, r.TestAcc)
-			}
 		}
+	}
+	// The basis, budgets and noise come from the public examples and the
+	// seed, not the sampler: both subspace cells add the same noise, and
+	// sampling coordinates at q2 = 0.5 only lowers ε.
+	sp, st := at[[2]string{"subspace", "poisson"}], at[[2]string{"subspace", "twice"}]
+	if sp.NoiseVariance != st.NoiseVariance || !(st.Epsilon < sp.Epsilon) {
+		t.Errorf("subspace: E‖e‖² %v (poisson) vs %v (twice), ε %v vs %v; want equal noise and a smaller ε with twice sampling",
+			sp.NoiseVariance, st.NoiseVariance, sp.Epsilon, st.Epsilon)
 	}
 }
 
-// Unknown variants and refused settings become rows with errors.
+// Unknown variants and refused settings become rows carrying the trainer's
+// error.
 func TestRunErrorRows(t *testing.T) {
 	g := tinyGrid()
 	g.Base.Steps = 1
 	g.Clips = []string{"bogus", "subspace"}
-	g.Samplers = []string{"poisson", "nosuch"}
+	g.Samplers = []string{"poisson", "shuffle", "nosuch"}
 	rows, err := Run(context.Background(), g)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []struct{ clip, sampler, err string }{
 		{"bogus", "poisson", `clip "bogus"`},
+		{"bogus", "shuffle", `clip "bogus"`},
 		{"bogus", "nosuch", `sampler "nosuch"`},
 		{"subspace", "poisson", ""},
-		{"subspace", "nosuch", `unknown sampler "nosuch"`},
+		{"subspace", "shuffle", subspaceShuffleRefusal},
+		{"subspace", "nosuch", `sampler "nosuch"`},
 	}
 	if len(rows) != len(want) {
 		t.Fatalf("%d rows, want %d: %+v", len(rows), len(want), rows)
@@ -147,6 +196,20 @@ func TestRunErrorRows(t *testing.T) {
 		if w.err == "" && r.Err != "" || !strings.Contains(r.Err, w.err) {
 			t.Errorf("%s × %s: error %q, want one containing %q", r.Clip, r.Sampler, r.Err, w.err)
 		}
+		if w.err != "" && !strings.HasPrefix(r.Err, trainer.ErrInvalidConfig.Error()) {
+			t.Errorf("%s × %s: error %q is not the trainer's validation error", r.Clip, r.Sampler, r.Err)
+		}
+		if (w.err == "") != (r.Steps == 1) {
+			t.Errorf("%s × %s: %d steps", r.Clip, r.Sampler, r.Steps)
+		}
+	}
+
+	// Without subspace ranks the trainer refuses the subspace cells.
+	g.Base.SubspaceRanks = nil
+	g.Clips, g.Samplers = []string{"subspace"}, []string{"twice"}
+	rows, err = Run(context.Background(), g)
+	if err != nil || len(rows) != 1 || !strings.Contains(rows[0].Err, "subspace_ranks must list") {
+		t.Errorf("subspace without ranks: rows %+v, err %v; want one row carrying the trainer's refusal", rows, err)
 	}
 }
 
@@ -159,7 +222,9 @@ func TestRunCancelled(t *testing.T) {
 	}
 }
 
-// A calibrated grid: σ comes from the target ε, and the Poisson rows meet it.
+// A calibrated grid: σ comes from the target ε per cell, and every cell
+// meets it with its own accountant (the subspace cell's twice-sampling
+// accountant at the private set's rate).
 func TestRunCalibrated(t *testing.T) {
 	g := tinyGrid()
 	g.Base.Sigma, g.Base.Epsilon = 0, 2
@@ -179,33 +244,58 @@ func TestRunCalibrated(t *testing.T) {
 	if !(flat.Epsilon <= 2) || math.Abs(b.Epsilon-flat.Epsilon) > 1e-9 || flat.Epsilon < 1.9 {
 		t.Errorf("calibrated σ = %v gives ε = %v (independently %v); want just under 2", flat.Sigma, flat.Epsilon, b.Epsilon)
 	}
-	if sub.Sigma != flat.Sigma {
-		t.Errorf("kernel row σ = %v, want the calibrated %v", sub.Sigma, flat.Sigma)
+	// The subspace cell: σ calibrated on its own account. At q2 = 1 its
+	// event is the Poisson subsampled Gaussian of multiplier σ, which the
+	// twice-sampling accountant bounds at integer orders only, so its ε is
+	// never below the RDP accountant's (finer order grid) for the same σ.
+	bs, err := accountant.PoissonEpsilon(64/float64(sub.TrainN), sub.Sigma, 3, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sub.Accountant != "twice" || sub.TrainN != 5000-64 || !(sub.Epsilon <= 2) || sub.Epsilon < 1.9 || sub.Epsilon < bs.Epsilon-1e-9 {
+		t.Errorf("subspace: calibrated σ = %v gives ε = %v by %q on %d examples (Poisson RDP: %v); want the twice accountant on %d, ε just under 2",
+			sub.Sigma, sub.Epsilon, sub.Accountant, sub.TrainN, bs.Epsilon, 5000-64)
+	}
+	if !(sub.Sigma > flat.Sigma) {
+		t.Errorf("subspace σ = %v, flat σ = %v: a larger rate on the same target needs more noise", sub.Sigma, flat.Sigma)
 	}
 }
 
 // A harness cell reports what the trainer reports for the same seeded run,
 // and samples/s is exactly samples over seconds.
 func TestRunMatchesTrainer(t *testing.T) {
-	g := tinyGrid()
-	g.Clips, g.Samplers = []string{"per-layer"}, []string{"twice"}
-	rows, err := Run(context.Background(), g)
-	if err != nil || len(rows) != 1 || rows[0].Err != "" {
-		t.Fatalf("rows %+v, err %v", rows, err)
-	}
-	r := rows[0]
-	cfg := g.Base
-	cfg.Clip, cfg.Sampler = "per-layer", "twice"
-	cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
-	sum, err := trainer.Run(context.Background(), cfg, trainer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.TestAcc != sum.TestAcc || r.Samples != sum.Samples || r.Epsilon != sum.Best.Epsilon || r.Accountant != sum.Best.Accountant {
-		t.Errorf("harness row (acc %v, %d samples, ε %v %s) differs from the trainer's run (acc %v, %d samples, ε %v %s)",
-			r.TestAcc, r.Samples, r.Epsilon, r.Accountant, sum.TestAcc, sum.Samples, sum.Best.Epsilon, sum.Best.Accountant)
-	}
-	if r.SamplesPerSec != float64(r.Samples)/r.Seconds {
-		t.Errorf("samples/s %v, want %d / %v", r.SamplesPerSec, r.Samples, r.Seconds)
+	for _, cell := range [][2]string{{"per-layer", "twice"}, {"subspace", "twice"}} {
+		g := tinyGrid()
+		g.Clips, g.Samplers = []string{cell[0]}, []string{cell[1]}
+		rows, err := Run(context.Background(), g)
+		if err != nil || len(rows) != 1 || rows[0].Err != "" {
+			t.Fatalf("rows %+v, err %v", rows, err)
+		}
+		r := rows[0]
+		cfg := g.Base
+		cfg.Clip, cfg.Sampler = cell[0], cell[1]
+		cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
+		sum, err := trainer.Run(context.Background(), cfg, trainer.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.TestAcc != sum.TestAcc || r.Samples != sum.Samples || r.Epsilon != sum.Best.Epsilon || r.Accountant != sum.Best.Accountant {
+			t.Errorf("%v: harness row (acc %v, %d samples, ε %v %s) differs from the trainer's run (acc %v, %d samples, ε %v %s)",
+				cell, r.TestAcc, r.Samples, r.Epsilon, r.Accountant, sum.TestAcc, sum.Samples, sum.Best.Epsilon, sum.Best.Accountant)
+		}
+		if r.NoiseVariance != sum.NoiseVariance || r.Sensitivity != sum.Sensitivity || r.Sigma != sum.Sigma || r.TrainN != sum.TrainN {
+			t.Errorf("%v: harness row (E‖e‖² %v, Δ₂ %v, σ %v, n %d) differs from the trainer's (%v, %v, %v, %d)",
+				cell, r.NoiseVariance, r.Sensitivity, r.Sigma, r.TrainN, sum.NoiseVariance, sum.Sensitivity, sum.Sigma, sum.TrainN)
+		}
+		wantDim := sum.Params
+		if cell[0] == "subspace" {
+			wantDim += cfg.SubspaceRanks[len(cfg.SubspaceRanks)-1]
+		}
+		if r.Dim != wantDim {
+			t.Errorf("%v: released dim %d, want %d", cell, r.Dim, wantDim)
+		}
+		if r.SamplesPerSec != float64(r.Samples)/r.Seconds {
+			t.Errorf("%v: samples/s %v, want %d / %v", cell, r.SamplesPerSec, r.Samples, r.Seconds)
+		}
 	}
 }

@@ -10,17 +10,23 @@ import (
 	"github.com/dptrain/dptrain/sampler"
 )
 
-// Clips are the clip variants the harness knows: the trainer's four and
-// the kernel-only hybrid subspace clip.
+// Clips are the clip variants the harness and the kernel benchmarks know:
+// the trainer's five, hybrid subspace clipping ("subspace") included.
 var Clips = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
 
-// TrainerClips are the clip variants the trainer runs end to end.
-var TrainerClips = []string{"flat", "per-layer", "linf", "hybrid"}
+// DefaultClips are the clip variants DefaultGrid runs: all but "subspace",
+// whose cells add a basis estimate from public_n per-sample gradients of the
+// whole model and two rank-K projections of every gradient (on DefaultGrid's
+// MLP, over 1 GiB of peak heap and tens of samples/s over 5 steps), and
+// which the trainer refuses with shuffling. Name it in Grid.Clips (dptrain
+// bench --clips) to add its rows.
+var DefaultClips = []string{"flat", "per-layer", "linf", "hybrid"}
 
 // Samplers are the sampling schemes the harness knows.
 var Samplers = []string{"poisson", "twice", "shuffle"}
 
-// Subspace kernel settings: two nested principal blocks of rank 16 each,
+// Subspace kernel settings (BenchmarkClipSum, not the harness, whose cells
+// use the trainer's config): two nested principal blocks of rank 16 each,
 // estimated from 64 public gradients with 2 power iterations. The L2
 // budget C is split evenly over the three blocks (Σ c2_j² = C²).
 var (

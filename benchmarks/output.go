@@ -17,24 +17,17 @@ var displayHeader = []string{"clip", "sampler", "steps", "samples/s", "peak heap
 
 // display formats one row for people: blanks for what was not measured.
 func display(r Row) []string {
-	note := r.Err
-	if r.KernelOnly {
-		note = strings.TrimSuffix("kernel only; "+r.Err, "; ")
-	}
 	if r.Err != "" && r.Samples == 0 {
-		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", "", note}
+		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", "", r.Err}
 	}
-	eps, acct, rel, acc := "", "", "", ""
-	if !r.KernelOnly {
-		acc = fmt.Sprintf("%.4f", r.TestAcc)
-		if r.Accountant != "" {
-			// ε of different neighbouring relations are not comparable.
-			eps, acct, rel = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant, r.Relation
-		}
+	eps, acct, rel := "", "", ""
+	if r.Accountant != "" {
+		// ε of different neighbouring relations are not comparable.
+		eps, acct, rel = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant, r.Relation
 	}
 	return []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
 		mib(r.PeakHeapMiB), fmt.Sprintf("%.4g", r.Sigma), fmt.Sprintf("%.4g", r.NoiseVariance),
-		eps, fmt.Sprintf("%.0e", r.Delta), acct, rel, acc, note}
+		eps, fmt.Sprintf("%.0e", r.Delta), acct, rel, fmt.Sprintf("%.4f", r.TestAcc), r.Err}
 }
 
 func mib(v float64) string {
@@ -83,7 +76,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 }
 
 // CSVHeader names the CSV columns (Row's JSON keys).
-var CSVHeader = []string{"clip", "sampler", "kernel_only", "steps", "samples", "seconds", "samples_per_sec",
+var CSVHeader = []string{"clip", "sampler", "steps", "train_n", "samples", "seconds", "samples_per_sec",
 	"peak_heap_mib", "peak_sys_mib", "sigma", "sensitivity", "dim", "noise_variance", "epsilon", "delta",
 	"accountant", "relation", "test_acc", "error"}
 
@@ -95,7 +88,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
-		rec := []string{r.Clip, r.Sampler, strconv.FormatBool(r.KernelOnly), strconv.Itoa(r.Steps), strconv.Itoa(r.Samples),
+		rec := []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), strconv.Itoa(r.TrainN), strconv.Itoa(r.Samples),
 			f(r.Seconds), f(r.SamplesPerSec), f(r.PeakHeapMiB), f(r.PeakSysMiB), f(r.Sigma), f(r.Sensitivity),
 			strconv.Itoa(r.Dim), f(r.NoiseVariance), f(r.Epsilon), f(r.Delta), r.Accountant, r.Relation, f(r.TestAcc), r.Err}
 		if err := cw.Write(rec); err != nil {

@@ -9,10 +9,10 @@ import (
 )
 
 var sampleRows = []Row{
-	{Clip: "flat", Sampler: "poisson", Steps: 30, Samples: 7680, Seconds: 2, SamplesPerSec: 3840, PeakHeapMiB: 30.5, PeakSysMiB: 40,
+	{Clip: "flat", Sampler: "poisson", Steps: 30, TrainN: 5000, Samples: 7680, Seconds: 2, SamplesPerSec: 3840, PeakHeapMiB: 30.5, PeakSysMiB: 40,
 		Sigma: 1, Sensitivity: 1, Dim: 203530, NoiseVariance: 203530, Epsilon: 2.793, Delta: 1e-5, Accountant: "rdp", Relation: "add/remove-one", TestAcc: 0.719},
-	{Clip: "subspace", Sampler: "twice", KernelOnly: true, Steps: 3, Samples: 380, Seconds: 2.5, SamplesPerSec: 152, PeakHeapMiB: 500, PeakSysMiB: 540,
-		Sigma: 1, Sensitivity: 1, Dim: 203562, NoiseVariance: 203562, Delta: 1e-5},
+	{Clip: "subspace", Sampler: "twice", Steps: 30, TrainN: 4800, Samples: 3900, Seconds: 25, SamplesPerSec: 156, PeakHeapMiB: 500, PeakSysMiB: 540,
+		Sigma: 1, Sensitivity: 1, Dim: 203562, NoiseVariance: 150123.5, Epsilon: 1.234, Delta: 1e-5, Accountant: "twice", Relation: "add-remove", TestAcc: 0.6512},
 	{Clip: "per-layer", Sampler: "twice", Delta: 1e-5, Err: "trainer: refused | with a pipe"},
 }
 
@@ -48,7 +48,7 @@ func TestWriteCSVRoundTrip(t *testing.T) {
 			got[1] != r.SamplesPerSec || got[2] != r.Epsilon || got[3] != r.PeakSysMiB || got[4] != r.TestAcc {
 			t.Errorf("record %d numbers %v do not round-trip %+v", i, got, r)
 		}
-		if rec[col["clip"]] != r.Clip || rec[col["error"]] != r.Err || rec[col["kernel_only"]] != strconv.FormatBool(r.KernelOnly) {
+		if rec[col["clip"]] != r.Clip || rec[col["error"]] != r.Err || rec[col["train_n"]] != strconv.Itoa(r.TrainN) || rec[col["dim"]] != strconv.Itoa(r.Dim) {
 			t.Errorf("record %d: %v does not match %+v", i, rec, r)
 		}
 	}
@@ -71,14 +71,15 @@ func TestWriteMarkdown(t *testing.T) {
 		}
 	}
 	for _, frag := range []string{"| flat | poisson | 30 | 3840 | 30.5 | 1 | 2.035e+05 | 2.793 | 1e-05 | rdp | add/remove-one | 0.7190 |  |",
-		"kernel only", `refused \| with a pipe`} {
+		"| subspace | twice | 30 | 156 | 500.0 | 1 | 1.501e+05 | 1.234 | 1e-05 | twice | add-remove | 0.6512 |  |",
+		`refused \| with a pipe`} {
 		if !strings.Contains(buf.String(), frag) {
 			t.Errorf("markdown lacks %q:\n%s", frag, buf.String())
 		}
 	}
-	// A kernel-only row shows no ε and no accuracy.
-	if !strings.Contains(lines[3], "| 1e-05 |  |  |  | kernel only |") {
-		t.Errorf("kernel-only row shows ε or accuracy: %s", lines[3])
+	// A refused cell shows nothing measured, only its error.
+	if !strings.Contains(lines[4], "| per-layer | twice |  |  |  |  |  |  |  |  |  |  | trainer: refused") {
+		t.Errorf("refused row shows measurements: %s", lines[4])
 	}
 }
 

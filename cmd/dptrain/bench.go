@@ -38,12 +38,15 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
 	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "L2 clip norm C (the L2 sensitivity of every variant)")
 	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate of twice sampling")
-	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0")
+	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0 (subspace: on the residual block)")
 	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of data order, initialisation and noise")
-	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: kernel only)")
+	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: hybrid subspace clipping; the trainer refuses it with shuffle)")
 	samplers := fs.String("samplers", strings.Join(g.Samplers, ","), "samplers, comma-separated: "+strings.Join(benchmarks.Samplers, ", "))
-	fs.IntVar(&g.KernelSteps, "kernel-steps", g.KernelSteps, "steps timed by kernel-only cells (0: min(--steps, 3))")
+	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative ranks of the principal blocks")
+	fs.IntVar(&c.PublicN, "public-n", c.PublicN, "clip subspace: training examples declared public for the basis (removed from the private set)")
+	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
+	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
 	out := fs.String("out", "", "directory for bench.csv and bench.md")
 	jsonOut := fs.Bool("json", false, "print one JSON object instead of the table")
 	if err := parseFlags(fs, args); err != nil {
@@ -65,9 +68,6 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if c.Steps < 1 {
 		return badInput("--steps must be >= 1, got %d", c.Steps)
 	}
-	if g.KernelSteps < 0 {
-		return badInput("--kernel-steps must be >= 0, got %d", g.KernelSteps)
-	}
 	var err error
 	if g.Clips, err = parseNames("clips", *clips, benchmarks.Clips); err != nil {
 		return err
@@ -84,6 +84,17 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	if err := probe.Validate(); err != nil {
 		return asInput(err)
+	}
+	if slices.Contains(g.Clips, "subspace") {
+		// The subspace settings too, with a sampler it accepts (the
+		// subspace × shuffle cell is left to carry the trainer's refusal).
+		probe.Clip = "subspace"
+		if probe.Sampler == "shuffle" {
+			probe.Sampler = "poisson"
+		}
+		if err := probe.Validate(); err != nil {
+			return asInput(err)
+		}
 	}
 	if !*jsonOut {
 		g.Log = stderr

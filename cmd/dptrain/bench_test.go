@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/benchmarks"
 )
 
@@ -42,8 +43,21 @@ func TestBenchTable(t *testing.T) {
 			t.Errorf("row %d = %q, want %s × %s", i, lines[2+i], w[0], w[1])
 		}
 	}
-	if !strings.Contains(lines[6], "kernel only") || strings.Contains(lines[2], "kernel only") {
-		t.Errorf("kernel-only marking wrong:\n%s", stdout)
+	// The subspace cells go through the trainer: with Poisson sampling a
+	// full row (ε by the twice-sampling accountant, test accuracy, no note);
+	// with shuffling the trainer's refusal and nothing measured.
+	if strings.Contains(stdout, "kernel only") {
+		t.Errorf("a row is marked kernel only:\n%s", stdout)
+	}
+	sub := strings.Fields(lines[6])
+	if len(sub) != 12 || sub[2] != "2" || sub[9] != "twice" || sub[10] != "add-remove" {
+		t.Errorf("subspace × poisson row %q: want 2 steps, ε by twice (add-remove), accuracy and no note", lines[6])
+	}
+	if f := strings.Fields(lines[7]); len(f) < 3 || f[2] != "invalid" || !strings.HasSuffix(lines[7], subspaceShuffleRefusal) {
+		t.Errorf("subspace × shuffle row %q: want only the trainer's refusal", lines[7])
+	}
+	if !strings.Contains(lines[0], "subspace ranks [16 32] from 200 public examples") {
+		t.Errorf("setup line %q lacks the subspace settings", lines[0])
 	}
 	// Progress goes to stderr, one line per cell.
 	if n := strings.Count(stderr, "\n"); n != 6 {
@@ -64,7 +78,7 @@ func TestBenchJSONAndFiles(t *testing.T) {
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("--json output is not one JSON object: %v\n%s", err, stdout)
 	}
-	if len(got.Rows) != len(benchmarks.TrainerClips)*len(benchmarks.Samplers) {
+	if len(got.Rows) != len(benchmarks.DefaultClips)*len(benchmarks.Samplers) {
 		t.Fatalf("%d rows, want the default 4 clips × 3 samplers", len(got.Rows))
 	}
 	const d = (32 + 1) * 10
@@ -92,6 +106,62 @@ func TestBenchJSONAndFiles(t *testing.T) {
 	}
 }
 
+// The trainer's refusal of subspace clipping with shuffling.
+const subspaceShuffleRefusal = "clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle"
+
+// Subspace cells report the trainer's run: K + D released coordinates,
+// sensitivity C, per-block noise within the Cauchy–Schwarz bounds, ε by the
+// twice-sampling accountant on the private set (public_n fewer examples).
+func TestBenchSubspaceJSON(t *testing.T) {
+	code, stdout, stderr := runCLI(t, append(benchTiny, "--json", "--clips", "subspace", "--samplers", "poisson,twice,shuffle",
+		"--sigma", "1.5", "--clip-norm", "0.5", "--subspace-ranks", "4,8", "--public-n", "40")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var got struct {
+		Setup string           `json:"setup"`
+		Rows  []benchmarks.Row `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("--json output is not one JSON object: %v\n%s", err, stdout)
+	}
+	if len(got.Rows) != 3 || !strings.Contains(got.Setup, "subspace ranks [4 8] from 40 public examples") {
+		t.Fatalf("setup %q, %d rows; want the subspace settings and 3 rows", got.Setup, len(got.Rows))
+	}
+	const (
+		sigma, c = 1.5, 0.5
+		d, k, n  = (32 + 1) * 10, 8, 5000 - 40
+	)
+	poisson, twice, shuffle := got.Rows[0], got.Rows[1], got.Rows[2]
+	want, err := accountant.PoissonEpsilon(32.0/n, sigma, 2, 1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []benchmarks.Row{poisson, twice} {
+		if r.Err != "" || r.Steps != 2 || r.TrainN != n || r.Dim != k+d || r.Sigma != sigma || math.Abs(r.Sensitivity-c) > 1e-12 {
+			t.Errorf("subspace × %s: err %q, %d steps, n %d, dim %d, σ %v, Δ₂ %v; want 2 steps, n = %d, K+D = %d, σ = %v, Δ₂ = C = %v",
+				r.Sampler, r.Err, r.Steps, r.TrainN, r.Dim, r.Sigma, r.Sensitivity, n, k+d, sigma, c)
+		}
+		if lo, hi := sigma*sigma*c*c*4, sigma*sigma*c*c*(k+d); !(r.NoiseVariance > lo && r.NoiseVariance < hi) {
+			t.Errorf("subspace × %s: E‖e‖² = %v outside (σ²C²·4, σ²C²(K+D)) = (%v, %v)", r.Sampler, r.NoiseVariance, lo, hi)
+		}
+		if r.Accountant != "twice" || r.Relation != "add-remove" || !(r.TestAcc >= 0 && r.TestAcc <= 1) {
+			t.Errorf("subspace × %s: ε by %q (%s), accuracy %v", r.Sampler, r.Accountant, r.Relation, r.TestAcc)
+		}
+	}
+	// At q2 = 1 the blocks' noise acts as one Gaussian of multiplier σ.
+	if math.Abs(poisson.Epsilon-want.Epsilon) > 1e-9*want.Epsilon {
+		t.Errorf("subspace × poisson: ε = %.10g, want PoissonEpsilon(32/%d, σ = %v, 2 steps) = %.10g", poisson.Epsilon, n, sigma, want.Epsilon)
+	}
+	if twice.NoiseVariance != poisson.NoiseVariance || !(twice.Epsilon < poisson.Epsilon) {
+		t.Errorf("subspace × twice: E‖e‖² %v, ε %v; want poisson's noise %v and a smaller ε than %v",
+			twice.NoiseVariance, twice.Epsilon, poisson.NoiseVariance, poisson.Epsilon)
+	}
+	if !strings.Contains(shuffle.Err, subspaceShuffleRefusal) || shuffle.Steps != 0 || shuffle.Epsilon != 0 {
+		t.Errorf("subspace × shuffle: %+v; want the trainer's refusal", shuffle)
+	}
+}
+
 func TestBenchBadInput(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -111,7 +181,11 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"--dataset", "nosuch"}, "dataset"},
 		{[]string{"--batch", "0"}, "batch_size"},
 		{[]string{"--delta", "1"}, "delta"},
-		{[]string{"--kernel-steps", "-1"}, "--kernel-steps"},
+		{[]string{"--subspace-ranks", "8,x"}, "subspace-ranks"},
+		{[]string{"--clips", "subspace", "--subspace-ranks", "8,4"}, "subspace_ranks must be increasing"},
+		{[]string{"--clips", "flat,subspace", "--public-n", "20"}, "public_n (20) must be at least the largest subspace rank (32)"},
+		{[]string{"--clips", "subspace", "--samplers", "shuffle", "--power-iters", "0"}, "power_iters"},
+		{[]string{"--kernel-steps", "3"}, "kernel-steps"},
 		{[]string{"--nosuchflag"}, "nosuchflag"},
 		{[]string{"stray"}, "unexpected argument"},
 	}
