@@ -67,11 +67,12 @@ func benchNonDPStep(b *testing.B, name string, batch int) {
 	report(b, batch, cpu)
 }
 
-// Each benchmark runs on both float32 GEMM backends (sub-benchmarks
-// gemm=asm, the default, and gemm=gonum, the pure-Go baseline), so the
-// speed-up is a ratio measured in one run.
+// Each benchmark runs on every float32 GEMM backend of the build
+// (sub-benchmarks gemm=asm, the default, gemm=gonum, the pure-Go baseline,
+// and gemm=openblas under -tags openblas), so speed-ups are ratios measured
+// in one run.
 func backends(b *testing.B, fn func(b *testing.B)) {
-	for _, be := range []string{"asm", "gonum"} {
+	for _, be := range nn.GEMMBackends() {
 		b.Run("gemm="+be, func(b *testing.B) {
 			if err := nn.SetGEMMBackend(be); err != nil {
 				b.Fatal(err)

@@ -22,4 +22,13 @@
 // It is not a BLAS: there is no float64, no complex and no level-1/2 routine,
 // and results are not bit-identical across kernels or tilings (the order of
 // the k-sums differs), only within float32 rounding of each other.
+//
+// The engine's other float32 backends are chosen with
+// models/nn.SetGEMMBackend: "gonum" (gonum's pure-Go blas32, about 9× slower)
+// and, only in builds with -tags openblas (cgo, and on Debian apt-get
+// install libopenblas-dev), "openblas": the system's OpenBLAS through
+// gonum.org/v1/netlib, in the subpackage openblas. On this machine's AVX-512
+// cores OpenBLAS matches these kernels on large products, is faster on some
+// of the engine's small per-sample ones and slower on others (see
+// BenchmarkSgemmOpenBLAS, which reports the same metrics as BenchmarkSgemm).
 package gemm

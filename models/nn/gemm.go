@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
@@ -15,28 +16,62 @@ import (
 // kernels (AVX-512/AVX2, about 9× gonum here), still cgo-free.
 var blasImpl gonum.Implementation
 
-// gonumF32 routes float32 products to gonum instead of internal/gemm.
-var gonumF32 atomic.Bool
+// Float32 GEMM backends, as stored in f32Backend.
+const (
+	backendASM      int32 = iota // internal/gemm, the default
+	backendGonum                 // gonum's pure-Go blas32
+	backendOpenBLAS              // OpenBLAS via cgo, only with -tags openblas
+)
+
+// f32Backend selects the float32 GEMM; float64 always runs on gonum.
+var f32Backend atomic.Int32
+
+// openblasSgemm and openblasName are set by gemm_openblas.go, which is built
+// only with -tags openblas (and cgo); nil otherwise.
+var (
+	openblasSgemm func(tA, tB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int)
+	openblasName  func() string
+)
 
 // SetGEMMBackend selects the float32 GEMM: "asm" (internal/gemm, the
-// default) or "gonum". It exists so that benchmarks can measure both in one
-// run; it is safe to call between steps, not during one.
+// default), "gonum" (gonum's pure-Go BLAS) or "openblas" (the system's
+// OpenBLAS through cgo, only in builds with -tags openblas; otherwise an
+// error). It exists so that benchmarks can measure the backends in one run;
+// it is safe to call between steps, not during one.
 func SetGEMMBackend(name string) error {
 	switch name {
 	case "asm":
-		gonumF32.Store(false)
+		f32Backend.Store(backendASM)
 	case "gonum":
-		gonumF32.Store(true)
+		f32Backend.Store(backendGonum)
+	case "openblas":
+		if openblasSgemm == nil {
+			return fmt.Errorf("GEMM backend \"openblas\" is not in this build: build with -tags openblas, with cgo enabled and OpenBLAS installed (Debian: apt-get install libopenblas-dev)")
+		}
+		f32Backend.Store(backendOpenBLAS)
 	default:
-		return fmt.Errorf("unknown GEMM backend %q (asm or gonum)", name)
+		return fmt.Errorf("unknown GEMM backend %q (%s)", name, strings.Join(GEMMBackends(), ", "))
 	}
 	return nil
 }
 
-// GEMMBackend names the float32 GEMM in use, with its kernels.
+// GEMMBackends lists the float32 GEMM backends SetGEMMBackend accepts in
+// this build: asm and gonum, and openblas with -tags openblas.
+func GEMMBackends() []string {
+	if openblasSgemm != nil {
+		return []string{"asm", "gonum", "openblas"}
+	}
+	return []string{"asm", "gonum"}
+}
+
+// GEMMBackend names the float32 GEMM in use, with its kernels:
+// "asm:<kernels>", "gonum" or "openblas:<OpenBLAS core>".
 func GEMMBackend() string {
-	if gonumF32.Load() {
+	switch f32Backend.Load() {
+	case backendGonum:
 		return "gonum"
+	case backendOpenBLAS:
+		return openblasName()
 	}
 	return "asm:" + fastgemm.KernelName()
 }
@@ -59,10 +94,18 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 	if m == 0 || n == 0 {
 		return
 	}
-	if a32, ok := any(a).([]float32); ok && !gonumF32.Load() {
-		// internal/gemm is serial below its own threshold and allocation-free.
-		fastgemm.Sgemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
-		return
+	if a32, ok := any(a).([]float32); ok {
+		switch f32Backend.Load() {
+		case backendASM:
+			// internal/gemm is serial below its own threshold and allocation-free.
+			fastgemm.Sgemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		case backendOpenBLAS:
+			// One OpenBLAS thread unless OPENBLAS_NUM_THREADS is set (see
+			// gemm_openblas.go); the engine's workers parallelise.
+			openblasSgemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		}
 	}
 	if m*n*k >= parallelFlops || (m <= tileRows && n <= tileCols) {
 		gemmCall(tA, tB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)

@@ -1,0 +1,64 @@
+//go:build openblas && cgo
+
+package gemm
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/dptrain/dptrain/internal/gemm/openblas"
+)
+
+// BenchmarkSgemmOpenBLAS runs OpenBLAS's cblas_sgemm (-tags openblas) on
+// benchCases with the same operands, names and metrics as BenchmarkSgemm,
+// so that
+//
+//	go test -tags openblas -run XXX -bench Sgemm ./internal/gemm
+//
+// compares asm, gonum and OpenBLAS in one run. openblas-serial is one
+// OpenBLAS thread (compare Sgemm-serial); openblas is OPENBLAS_NUM_THREADS
+// threads, one per core by default (compare Sgemm). GFLOP/cpu-s counts all
+// threads, including OpenBLAS's idle threads spinning after a call.
+func BenchmarkSgemmOpenBLAS(b *testing.B) {
+	b.Logf("OpenBLAS %s, core %s, %d threads", openblas.Config(), openblas.CoreName(), openblas.NumThreads())
+	threads := openblas.NumThreads()
+	defer openblas.SetNumThreads(threads)
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, bc := range benchCases {
+		m, n, k, tA, tB := bc.m, bc.n, bc.k, bc.tA, bc.tB
+		lda, ldb := k, n
+		if tA {
+			lda = m
+		}
+		if tB {
+			ldb = k
+		}
+		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+		for i := range a {
+			a[i] = rnd.Float32()
+		}
+		for i := range bm {
+			bm[i] = rnd.Float32()
+		}
+		name := fmt.Sprintf("%s-%dx%dx%d-%s", bc.what, m, n, k, map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{tA, tB}])
+		for _, nt := range []int{1, threads} {
+			sub := name + "/openblas"
+			if nt == 1 {
+				sub += "-serial"
+			}
+			b.Run(sub, func(b *testing.B) {
+				openblas.SetNumThreads(nt)
+				cpu0 := cpuSeconds()
+				for b.Loop() {
+					openblas.Sgemm(tA, tB, m, n, k, 1, a, lda, bm, ldb, 0, c, n)
+				}
+				gflop := 2 * float64(m) * float64(n) * float64(k) * float64(b.N) / 1e9
+				b.ReportMetric(gflop/b.Elapsed().Seconds(), "GFLOP/s")
+				if cpu := cpuSeconds() - cpu0; cpu > 0 {
+					b.ReportMetric(gflop/cpu, "GFLOP/cpu-s")
+				}
+			})
+		}
+	}
+}
