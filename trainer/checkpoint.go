@@ -36,6 +36,9 @@ type checkpoint struct {
 	// ([step][example]); float64 round-trips exactly through JSON.
 	InstanceNorms [][]float64 `json:"instance_norms,omitempty"`
 	Warning       string      `json:"warning,omitempty"`
+	// EMA is the parameter average's state (optim.EMA: its step count and
+	// the float64 average, exactly), present when the run keeps one.
+	EMA []byte `json:"ema,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

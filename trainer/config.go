@@ -87,6 +87,15 @@ type Config struct {
 	// FinalOnly declares that only the final model is released: metrics
 	// and checkpoints are private state. Required for the hidden-state bound.
 	FinalOnly bool `json:"final_only"`
+	// EMA d ∈ (0,1) keeps an exponential moving average of the iterates
+	// (De et al. 2022; [optim.EMA]): a₀ = θ₀, after step t
+	// a_t = d_t·a_{t−1} + (1−d_t)·θ_t with warm-up d_t = min(d, (1+t)/(10+t)).
+	// Test evaluation, the summary's test figures and model.bin then use the
+	// average; training proceeds on the iterates. Post-processing of the
+	// private iterates: no privacy cost. 0 = off. Refused with final_only
+	// (the hidden-state bound covers the last iterate only). omitempty keeps
+	// the config hash of runs without it as it was.
+	EMA float64 `json:"ema,omitempty"`
 
 	// PerInstance > 0 tracks the per-instance RDP (paper 004 §8.1) of the
 	// first PerInstance training examples: a curator-only diagnostic.
@@ -298,6 +307,12 @@ func (c *Config) Validate() error {
 	}
 	if finite("radius", c.Radius) && c.Radius < 0 {
 		bad("radius must be >= 0 (0 = no projection), got %v", c.Radius)
+	}
+	if finite("ema", c.EMA) && !(c.EMA >= 0 && c.EMA < 1) {
+		bad("ema must be in [0,1) (0 = off), got %v", c.EMA)
+	}
+	if c.EMA > 0 && c.FinalOnly {
+		bad("ema cannot be combined with final_only: the hidden-state bound covers only the last iterate, and the average releases a function of every iterate")
 	}
 	if finite("feature_clip", c.FeatureCF) && c.FeatureCF < 0 {
 		bad("feature_clip must be >= 0, got %v", c.FeatureCF)

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -35,6 +36,13 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 		}, []string{"accounted by SRDP for Poisson sampling"}},
 		{"several", func(c *Config) { c.BatchSize, c.LR, c.ClipNorm = 0, -1, 0 },
 			[]string{"batch_size must be >= 1, got 0", "lr must be > 0, got -1", "clip_norm must be > 0, got 0"}},
+		{"ema 1", func(c *Config) { c.EMA = 1 }, []string{"ema must be in [0,1) (0 = off), got 1"}},
+		{"ema negative", func(c *Config) { c.EMA = -0.5 }, []string{"ema must be in [0,1) (0 = off), got -0.5"}},
+		{"ema nan", func(c *Config) { c.EMA = math.NaN() }, []string{"ema must be finite, got NaN"}},
+		{"ema hidden state", func(c *Config) { c.EMA, c.FinalOnly, c.Optimizer, c.Radius = 0.999, true, "sgd", 1 },
+			[]string{"ema cannot be combined with final_only: the hidden-state bound covers only the last iterate"}},
+		{"ema with others", func(c *Config) { c.EMA, c.Delta = 2, 0 },
+			[]string{"ema must be in [0,1) (0 = off), got 2", "delta must be in (0,1), got 0"}},
 	}
 	for _, tc := range tests {
 		c := Default()
@@ -76,6 +84,48 @@ func TestLoadConfig(t *testing.T) {
 	}
 	if _, err := LoadConfig(p, Default()); err == nil || !strings.Contains(err.Error(), "modle") {
 		t.Fatalf("unknown key accepted or not named: %v", err)
+	}
+}
+
+func TestValidateAcceptsEMA(t *testing.T) {
+	for _, d := range []float64{0, 0.5, 0.9999} {
+		c := Default()
+		c.EMA = d
+		if err := c.Validate(); err != nil {
+			t.Errorf("ema %v: %v", d, err)
+		}
+	}
+	c := Default()
+	c.FinalOnly = true // final_only alone (ema 0) stays valid
+	if err := c.Validate(); err != nil {
+		t.Errorf("final_only without ema: %v", err)
+	}
+}
+
+// The resume guard sees ema: a config with an average never resumes a
+// checkpoint without one, or with another d. ema 0 is left out of the JSON,
+// so configs and checkpoints from before the field hash as they did.
+func TestHashCoversEMA(t *testing.T) {
+	off := Default()
+	b, err := json.Marshal(off)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"ema"`) {
+		t.Fatalf("ema 0 is marshalled (changes every earlier config hash): %s", b)
+	}
+	seen := map[string]float64{off.Hash(): 0}
+	for _, d := range []float64{0.9, 0.99, 0.999} {
+		c := Default()
+		c.EMA = d
+		h := c.Hash()
+		if prev, ok := seen[h]; ok {
+			t.Errorf("ema %v hashes like ema %v", d, prev)
+		}
+		seen[h] = d
+	}
+	if c, err := ParseConfig([]byte(`{"ema":0.99}`), Default()); err != nil || c.EMA != 0.99 {
+		t.Fatalf(`{"ema":0.99}: %v, %v`, c.EMA, err)
 	}
 }
 

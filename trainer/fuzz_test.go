@@ -14,6 +14,7 @@ func FuzzParseConfig(f *testing.F) {
 		`{"dataset":"cifar10","features":"scatternet","feature_norm":"private"}`,
 		`{"clip":"subspace","subspace_ranks":[4,8],"public_n":50}`,
 		`{"delta":2,"sigma":-1,"hidden":[0]}`,
+		`{"ema":0.99,"final_only":true}`,
 		`{"model":"cnn"} {"x":1}`,
 		`[]`, `{"steps":1e309}`,
 	} {

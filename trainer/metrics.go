@@ -9,7 +9,9 @@ import (
 )
 
 // Record is one line of metrics.jsonl: what one step did and what the run
-// has spent so far. Accuracy and test fields are set on evaluation steps.
+// has spent so far. Accuracy and test fields are set on evaluation steps;
+// with EMA on, the test fields are the averaged parameters' and Loss stays
+// the training iterate's.
 type Record struct {
 	Step      int     `json:"step"`
 	Epoch     float64 `json:"epoch"`

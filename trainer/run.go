@@ -89,6 +89,7 @@ type state struct {
 	noise    *clip.Gaussian
 	noiseRNG *rng.Stream
 	opt      optim.Optimizer
+	ema      *optim.EMA // average of the iterates, or nil
 	acct     *accounting
 	tracker  *accountant.Tracker
 	sigma    float64
@@ -113,6 +114,9 @@ type state struct {
 	piNorms [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
 	targetBuf []float32
+	// iterate holds the training iterate while the EMA parameters are in
+	// the model for evaluation or saving.
+	iterate []float32
 	// lastEval is the most recent test evaluation, reused by the summary
 	// when it was taken at the final parameters.
 	lastEval struct {
@@ -261,6 +265,13 @@ func (s *state) setup() error {
 	if s.opt, err = buildOptimizer(cfg, s.steps, proj); err != nil {
 		return fmt.Errorf("optimizer: %w", err)
 	}
+	if cfg.EMA > 0 {
+		// a₀ = θ₀, the (projected) initial parameters.
+		if s.ema, err = optim.NewEMA(cfg.EMA, s.model.Params()); err != nil {
+			return err
+		}
+		s.notes = append(s.notes, fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters (post-processing, no privacy cost); the training loss is the iterates'", cfg.EMA))
+	}
 	s.lrAt = func(step int) float64 {
 		if cfg.Schedule == "cosine" {
 			return optim.Cosine{Base: cfg.LR, Total: s.steps}.LR(step - 1)
@@ -380,6 +391,11 @@ func (s *state) step() (stepStats, error) {
 	if err := s.opt.Step(s.model.Params(), update, s.acct.expected); err != nil {
 		return st, err
 	}
+	if s.ema != nil {
+		if err := s.ema.Update(s.model.Params()); err != nil {
+			return st, err
+		}
+	}
 	return st, nil
 }
 
@@ -431,6 +447,32 @@ func (s *state) evaluate(ds *datasets.Dataset) (acc, loss float64, err error) {
 	return float64(correct) / n, lossSum / n, nil
 }
 
+// withReleased runs f with the released parameters in the model: the EMA
+// average when it is on (the iterate is put back bit for bit afterwards),
+// else the iterate itself.
+func (s *state) withReleased(f func() error) error {
+	if s.ema == nil {
+		return f()
+	}
+	p := s.model.Params()
+	s.iterate = append(s.iterate[:0], p...)
+	defer copy(p, s.iterate)
+	if err := s.ema.Params(p); err != nil {
+		return err
+	}
+	return f()
+}
+
+// evaluateTest evaluates the released parameters on the test set.
+func (s *state) evaluateTest() (acc, loss float64, err error) {
+	err = s.withReleased(func() error {
+		var e error
+		acc, loss, e = s.evaluate(s.data.test)
+		return e
+	})
+	return acc, loss, err
+}
+
 // loop runs steps first..s.steps.
 func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary, error) {
 	cfg := &s.cfg
@@ -478,7 +520,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		}
 		s.account(rec)
 		if cfg.EvalEvery > 0 && (step%cfg.EvalEvery == 0 || step == s.steps) {
-			acc, loss, err := s.evaluate(s.data.test)
+			acc, loss, err := s.evaluateTest()
 			if err != nil {
 				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
 			}
@@ -561,7 +603,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 	acc, loss := s.lastEval.acc, s.lastEval.loss
 	if s.lastEval.step != done || done == 0 {
 		var err error
-		if acc, loss, err = s.evaluate(s.data.test); err != nil {
+		if acc, loss, err = s.evaluateTest(); err != nil {
 			return nil, fmt.Errorf("final evaluation: %w", err)
 		}
 	}
@@ -643,6 +685,11 @@ func (s *state) checkpoint(step int) error {
 	if s.sub != nil {
 		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
 	}
+	if s.ema != nil {
+		if ck.EMA, err = s.ema.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint ema: %w", err)
+		}
+	}
 	ck.InstanceNorms = s.piNorms
 	if s.cfg.FinalOnly {
 		ck.Warning = "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound"
@@ -672,6 +719,14 @@ func (s *state) restore(ck *checkpoint) error {
 	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
 	}
+	if s.ema != nil {
+		if err := s.ema.UnmarshalBinary(ck.EMA); err != nil {
+			return fmt.Errorf("checkpoint %s ema: %w", s.checkpointPath(), err)
+		}
+		if s.ema.Steps() != ck.Step {
+			return fmt.Errorf("checkpoint %s: the parameter average has taken in %d steps, want %d", s.checkpointPath(), s.ema.Steps(), ck.Step)
+		}
+	}
 	s.sigma = ck.Sigma
 	if s.cfg.PerInstance > 0 && len(ck.InstanceNorms) != ck.Step {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
@@ -689,17 +744,24 @@ func (s *state) restore(ck *checkpoint) error {
 	return nil
 }
 
-// writeOutputs writes the final model, summary and plots.
+// writeOutputs writes the final model (the EMA average when on), summary
+// and plots.
 func (s *state) writeOutputs(sum *Summary) error {
 	// Zoo models save with their architecture; any other model's flat
 	// parameter vector is written raw (little-endian float32).
 	var buf bytes.Buffer
-	if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
-		if err := saver.Save(&buf); err != nil {
-			return fmt.Errorf("save model: %w", err)
+	err := s.withReleased(func() error {
+		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
+			if err := saver.Save(&buf); err != nil {
+				return fmt.Errorf("save model: %w", err)
+			}
+		} else {
+			buf.Write(float32Bytes(s.model.Params()))
 		}
-	} else {
-		buf.Write(float32Bytes(s.model.Params()))
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "model.bin"), buf.Bytes()); err != nil {
 		return err

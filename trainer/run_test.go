@@ -4,13 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/optim"
 )
 
 // small is a fast configuration on the synthetic Gaussian mixture.
@@ -45,13 +49,17 @@ func readFile(t *testing.T, path string) []byte {
 // A run interrupted and resumed from its checkpoint ends bit for bit where
 // an uninterrupted run with the same seed ends: model, metrics and ε.
 func TestResumeIsBitIdentical(t *testing.T) {
-	for _, sampler := range []string{"poisson", "twice", "shuffle", "subspace"} {
+	for _, sampler := range []string{"poisson", "twice", "shuffle", "subspace", "ema"} {
 		t.Run(sampler, func(t *testing.T) {
 			c := small(t)
 			c.Sampler = sampler
 			switch sampler {
 			case "twice":
 				c.Q2, c.Clip, c.D0 = 0.5, "hybrid", 4
+			case "ema":
+				// The parameter average travels in the checkpoint (written at
+				// step 7 and at the stop at 12); evaluation and model.bin use it.
+				c.Sampler, c.EMA = "poisson", 0.9
 			case "subspace":
 				// Twice sampling with subspace clipping; the basis is refreshed
 				// at steps 10 and 20, and the run is interrupted in between.
@@ -78,9 +86,13 @@ func TestResumeIsBitIdentical(t *testing.T) {
 				t.Fatalf("metrics have %d and %d records, want %d", len(a), len(b), c.Steps)
 			}
 			for i := range a {
-				if a[i].Loss != b[i].Loss || a[i].EpsilonBest != b[i].EpsilonBest || a[i].BatchSize != b[i].BatchSize {
+				if a[i].Loss != b[i].Loss || a[i].EpsilonBest != b[i].EpsilonBest || a[i].BatchSize != b[i].BatchSize ||
+					(a[i].TestLoss == nil) != (b[i].TestLoss == nil) || a[i].TestLoss != nil && *a[i].TestLoss != *b[i].TestLoss {
 					t.Fatalf("step %d differs: %+v vs %+v", i+1, a[i], b[i])
 				}
+			}
+			if c.EMA > 0 && !bytes.Equal(mustCheckpoint(t, c.OutDir).EMA, mustCheckpoint(t, c2.OutDir).EMA) {
+				t.Fatal("final parameter averages differ")
 			}
 		})
 	}
@@ -214,13 +226,174 @@ func TestRunRefusesBadSetups(t *testing.T) {
 }
 
 func TestResumeRefusesOtherConfig(t *testing.T) {
-	c := small(t)
-	if _, err := Run(context.Background(), c, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
+	tests := []struct {
+		name        string
+		first, then func(*Config)
+	}{
+		{"lr", func(*Config) {}, func(c *Config) { c.LR = 0.1 }},
+		// A checkpoint without a parameter average cannot continue one, and
+		// one with an average cannot be continued without it or with another d.
+		{"ema added", func(*Config) {}, func(c *Config) { c.EMA = 0.9 }},
+		{"ema removed", func(c *Config) { c.EMA = 0.9 }, func(c *Config) { c.EMA = 0 }},
+		{"ema changed", func(c *Config) { c.EMA = 0.9 }, func(c *Config) { c.EMA = 0.99 }},
+	}
+	for _, tc := range tests {
+		c := small(t)
+		c.Model = "logreg"
+		tc.first(&c)
+		if _, err := Run(context.Background(), c, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
+			t.Fatal(err)
+		}
+		tc.then(&c)
+		if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "different configuration") {
+			t.Errorf("%s: resume: %v", tc.name, err)
+		}
+	}
+}
+
+func mustCheckpoint(t *testing.T, dir string) *checkpoint {
+	t.Helper()
+	ck, err := loadCheckpoint(filepath.Join(dir, "checkpoint.json"))
+	if err != nil {
 		t.Fatal(err)
 	}
-	c.LR = 0.1
-	if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "different configuration") {
-		t.Fatalf("resume with another lr: %v", err)
+	return ck
+}
+
+// The saved parameter average is a_t = d_t·a_{t−1} + (1−d_t)·θ_t with
+// d_t = min(d, (1+t)/(10+t)) and a₀ = θ₀, applied by hand to the iterates
+// the run recorded (θ₀ from the same setup, θ_t from the checkpoint after
+// step t); evaluation, the summary and model.bin use a_T rounded to float32.
+func TestEMAFollowsTheRecursion(t *testing.T) {
+	base := small(t)
+	base.Model, base.Steps, base.CheckpointEvery, base.EvalEvery = "logreg", 3, 1, 1
+	st := &state{cfg: base}
+	if err := st.setup(); err != nil {
+		t.Fatal(err)
+	}
+	theta := [][]float32{append([]float32(nil), st.model.Params()...)} // θ₀
+	// d = 0.2 is below the warm-up decay from t = 2 on (3/12 > 0.2): d₁ = 2/11,
+	// then 0.2; d = 0.9 stays in the warm-up (2/11, 3/12, 4/13).
+	for _, tc := range []struct {
+		d      float64
+		decays []float64
+	}{{0.2, []float64{2. / 11, 0.2, 0.2}}, {0.9, []float64{2. / 11, 3. / 12, 4. / 13}}} {
+		var avgs [][]float64
+		for stop := 1; stop <= base.Steps; stop++ {
+			c := base
+			c.OutDir, c.EMA = t.TempDir(), tc.d
+			sum, err := Run(context.Background(), c, Options{StopAfter: stop})
+			if stop < c.Steps && !errors.Is(err, ErrInterrupted) || stop == c.Steps && err != nil {
+				t.Fatalf("d=%v stop %d: %v", tc.d, stop, err)
+			}
+			ck := mustCheckpoint(t, c.OutDir)
+			iterate := make([]float32, len(theta[0]))
+			if err := setFloat32s(iterate, ck.Params); err != nil {
+				t.Fatal(err)
+			}
+			if len(theta) <= stop {
+				theta = append(theta, iterate)
+			} else if !slices.Equal(theta[stop], iterate) {
+				t.Fatalf("d=%v: iterate %d differs from the other run's: the average changed training", tc.d, stop)
+			}
+			e, _ := optim.NewEMA(tc.d, theta[0])
+			if err := e.UnmarshalBinary(ck.EMA); err != nil || e.Steps() != stop {
+				t.Fatalf("d=%v: checkpoint ema after %d steps: %v (t=%d)", tc.d, stop, err, e.Steps())
+			}
+			avgs = append(avgs, e.Average())
+			if stop == c.Steps {
+				checkReleased(t, st, c, sum, e.Average())
+			}
+		}
+		a := make([]float64, len(theta[0]))
+		for i, p := range theta[0] {
+			a[i] = float64(p)
+		}
+		for step := 1; step <= base.Steps; step++ {
+			d := tc.decays[step-1]
+			for i, p := range theta[step] {
+				a[i] = float64(d*a[i]) + float64((1-d)*float64(p))
+			}
+			for i := range a {
+				if math.Float64bits(a[i]) != math.Float64bits(avgs[step-1][i]) {
+					t.Fatalf("d=%v step %d: saved a[%d] = %.17g, by hand %.17g", tc.d, step, i, avgs[step-1][i], a[i])
+				}
+			}
+		}
+	}
+}
+
+// checkReleased checks that the run's test figures and model.bin are those
+// of the average avg rounded to float32, evaluated in st's model.
+func checkReleased(t *testing.T, st *state, c Config, sum *Summary, avg []float64) {
+	t.Helper()
+	p := st.model.Params()
+	for i, a := range avg {
+		p[i] = float32(a)
+	}
+	acc, loss, err := st.evaluate(st.data.test)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.TestAcc != acc || sum.TestLoss != loss {
+		t.Fatalf("summary test acc %v loss %v, the average gives %v %v", sum.TestAcc, sum.TestLoss, acc, loss)
+	}
+	recs := mustMetrics(t, c.OutDir)
+	if last := recs[len(recs)-1]; last.TestLoss == nil || *last.TestLoss != loss {
+		t.Fatalf("last metrics record %+v: test loss is not the average's %v", last, loss)
+	}
+	var buf bytes.Buffer
+	if err := st.model.(interface{ Save(io.Writer) error }).Save(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf.Bytes(), readFile(t, filepath.Join(c.OutDir, "model.bin"))) {
+		t.Fatal("model.bin is not the averaged parameters")
+	}
+	if !strings.Contains(strings.Join(sum.Notes, "\n"), fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters", c.EMA)) {
+		t.Fatalf("notes %q lack the EMA line", sum.Notes)
+	}
+}
+
+// With ema 0 (the default, and what every config written before the field
+// existed decodes to) nothing changes: the config hash and checkpoint carry
+// no ema key, so earlier checkpoints still resume. With ema on, training is
+// untouched: every step's loss, batch, ε and the final iterate are those of
+// the run without it; only the released parameters and test figures differ.
+func TestEMALeavesTrainingUnchanged(t *testing.T) {
+	off := small(t)
+	off.Model, off.Steps, off.CheckpointEvery = "logreg", 12, 6
+	fromJSON, err := ParseConfig([]byte(`{"ema":0}`), off)
+	if err != nil || fromJSON.Hash() != off.Hash() {
+		t.Fatalf("explicit ema 0: %v, hash %s vs %s", err, fromJSON.Hash(), off.Hash())
+	}
+	offSum := run(t, off, Options{})
+	ckOff := readFile(t, filepath.Join(off.OutDir, "checkpoint.json"))
+	summ := readFile(t, filepath.Join(off.OutDir, "summary.json"))
+	if bytes.Contains(ckOff, []byte(`"ema"`)) || bytes.Contains(summ, []byte(`"ema"`)) {
+		t.Fatal("a run without ema writes an ema key: older checkpoints and configs would no longer match")
+	}
+	for _, n := range offSum.Notes {
+		if strings.Contains(n, "EMA") {
+			t.Fatalf("note %q without ema", n)
+		}
+	}
+	on := off
+	on.OutDir, on.EMA = t.TempDir(), 0.5
+	onSum := run(t, on, Options{})
+	a, b := mustMetrics(t, off.OutDir), mustMetrics(t, on.OutDir)
+	for i := range a {
+		if a[i].Loss != b[i].Loss || a[i].BatchSize != b[i].BatchSize || a[i].EpsilonBest != b[i].EpsilonBest || a[i].GradNormMean != b[i].GradNormMean {
+			t.Fatalf("step %d: training differs with ema: %+v vs %+v", i+1, a[i], b[i])
+		}
+	}
+	if !bytes.Equal(mustCheckpoint(t, off.OutDir).Params, mustCheckpoint(t, on.OutDir).Params) {
+		t.Fatal("final iterates differ with ema")
+	}
+	if onSum.Best != offSum.Best {
+		t.Fatalf("ε differs with ema: %+v vs %+v", onSum.Best, offSum.Best)
+	}
+	if onSum.TestLoss == offSum.TestLoss || bytes.Equal(readFile(t, filepath.Join(off.OutDir, "model.bin")), readFile(t, filepath.Join(on.OutDir, "model.bin"))) {
+		t.Fatal("ema on releases the same model as ema off")
 	}
 }
 

@@ -93,6 +93,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
 	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step (0 = off)")
 	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "only the final model is released (metrics and checkpoints are private)")
+	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
 	fs.IntVar(&c.PerInstance, "per-instance", c.PerInstance, "track the per-instance RDP of the first N training examples (curator-only diagnostic)")
 	fs.IntVar(&c.MaxPhysicalBatch, "max-physical-batch", c.MaxPhysicalBatch, "largest chunk of per-sample gradients in memory")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed for initialisation and sampling (and noise with --seeded)")

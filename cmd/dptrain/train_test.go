@@ -76,6 +76,9 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--config", "/nonexistent.json"}, "nonexistent.json"},
 		{[]string{"--hidden", "a,b"}, "not a list of integers"},
 		{[]string{"stray"}, `unexpected argument "stray"`},
+		{[]string{"--ema", "1"}, "ema must be in [0,1) (0 = off), got 1"},
+		{[]string{"--ema", "-0.1", "--delta", "0"}, "delta must be in (0,1), got 0; ema must be in [0,1) (0 = off), got -0.1"},
+		{[]string{"--ema", "0.99", "--final-only"}, "ema cannot be combined with final_only"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := runCLI(t, append([]string{"train", "--quiet", "--out", t.TempDir()}, tc.args...)...)
@@ -84,6 +87,36 @@ func TestTrainBadInput(t *testing.T) {
 		}
 		if !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") > 0 && !strings.Contains(stderr, "Usage") {
 			t.Errorf("%v: stderr %q, want one line containing %q", tc.args, stderr, tc.want)
+		}
+	}
+}
+
+// --ema maps to the config's ema: the summary says what the released model
+// is, and summary.json records d.
+func TestTrainEMA(t *testing.T) {
+	for _, tc := range []struct {
+		ema  string
+		note string // "" : no EMA note
+		key  string
+	}{
+		{"0.9", "note      EMA d = 0.9: evaluation and model.bin use the averaged parameters", `"ema": 0.9`},
+		{"0", "", ""},
+	} {
+		out := t.TempDir()
+		code, stdout, stderr := runCLI(t, "train", "--model", "logreg", "--steps", "4", "--sigma", "1.5", "--epsilon", "0",
+			"--batch", "256", "--ema", tc.ema, "--plots=false", "--quiet", "--out", out)
+		if code != 0 {
+			t.Fatalf("--ema %s: exit %d: %s", tc.ema, code, stderr)
+		}
+		if got := strings.Contains(stdout, "EMA d ="); got != (tc.note != "") || tc.note != "" && !strings.Contains(stdout, tc.note) {
+			t.Errorf("--ema %s: output %q, want note %q", tc.ema, stdout, tc.note)
+		}
+		b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Contains(string(b), `"ema"`); got != (tc.key != "") || tc.key != "" && !strings.Contains(string(b), tc.key) {
+			t.Errorf("--ema %s: summary.json config ema key present=%v, want %q", tc.ema, got, tc.key)
 		}
 	}
 }
