@@ -16,6 +16,26 @@ func BenchmarkPCAFit(b *testing.B) {
 	}
 }
 
+// BenchmarkPCAWide fits PCA{K: 10} on wide data (n = 500, d = 3000) by
+// both paths; the covariance path takes about a minute, so run it once:
+//
+//	go test -run XXX -bench PCAWide -benchtime 1x ./preprocess/
+func BenchmarkPCAWide(b *testing.B) {
+	X := randomMatrix(rng.NewSeeded(1), 500, 3000, 1)
+	for _, c := range []struct {
+		name   string
+		method pcaMethod
+	}{{"gram", pcaGram}, {"covariance", pcaCovariance}} {
+		b.Run(c.name, func(b *testing.B) {
+			for range b.N {
+				if _, _, err := (PCA{K: 10}).fit(X, nil, c.method); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkGoodClusters(b *testing.B) {
 	X := randomMatrix(rng.NewSeeded(1), 1000, 10, 1)
 	b.ResetTimer()
