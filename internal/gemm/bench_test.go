@@ -45,20 +45,7 @@ func BenchmarkSgemm(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for _, bc := range benchCases {
 		m, n, k, tA, tB := bc.m, bc.n, bc.k, bc.tA, bc.tB
-		lda, ldb := k, n
-		if tA {
-			lda = m
-		}
-		if tB {
-			ldb = k
-		}
-		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-		for i := range a {
-			a[i] = rnd.Float32()
-		}
-		for i := range bm {
-			bm[i] = rnd.Float32()
-		}
+		a, bm, c, lda, ldb := bc.operands(rnd)
 		// run reports GFLOP/s of wall time and GFLOP per CPU-second: on a
 		// loaded machine the second is the stable one for serial runs; for
 		// parallel runs their ratio is the cores kept busy.
@@ -73,7 +60,7 @@ func BenchmarkSgemm(b *testing.B) {
 				b.ReportMetric(gflop/cpu, "GFLOP/cpu-s")
 			}
 		}
-		name := fmt.Sprintf("%s-%dx%dx%d-%s", bc.what, m, n, k, map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{tA, tB}])
+		name := bc.name()
 		for _, kern := range kernels() {
 			if kern.dot != nil && (tA || !tB) {
 				continue // dot kernels only compute A·Bᵀ
@@ -103,4 +90,31 @@ func BenchmarkSgemm(b *testing.B) {
 			run(b, func() { blas32.Gemm(ta, tb, 1, ga, gb, 0, gc) })
 		})
 	}
+}
+
+// operands returns random A and B for the case, a C to write, and the
+// leading dimensions of A and B for its transposes.
+func (bc benchCase) operands(rnd *rand.Rand) (a, b, c []float32, lda, ldb int) {
+	m, n, k := bc.m, bc.n, bc.k
+	lda, ldb = k, n
+	if bc.tA {
+		lda = m
+	}
+	if bc.tB {
+		ldb = k
+	}
+	a, b, c = make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for i := range a {
+		a[i] = rnd.Float32()
+	}
+	for i := range b {
+		b[i] = rnd.Float32()
+	}
+	return a, b, c, lda, ldb
+}
+
+// name is the sub-benchmark name: what-MxNxK-transposes.
+func (bc benchCase) name() string {
+	t := map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{bc.tA, bc.tB}]
+	return fmt.Sprintf("%s-%dx%dx%d-%s", bc.what, bc.m, bc.n, bc.k, t)
 }

@@ -3,7 +3,6 @@
 package gemm
 
 import (
-	"fmt"
 	"math/rand/v2"
 	"testing"
 
@@ -27,21 +26,8 @@ func BenchmarkSgemmOpenBLAS(b *testing.B) {
 	rnd := rand.New(rand.NewPCG(3, 4))
 	for _, bc := range benchCases {
 		m, n, k, tA, tB := bc.m, bc.n, bc.k, bc.tA, bc.tB
-		lda, ldb := k, n
-		if tA {
-			lda = m
-		}
-		if tB {
-			ldb = k
-		}
-		a, bm, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-		for i := range a {
-			a[i] = rnd.Float32()
-		}
-		for i := range bm {
-			bm[i] = rnd.Float32()
-		}
-		name := fmt.Sprintf("%s-%dx%dx%d-%s", bc.what, m, n, k, map[[2]bool]string{{false, false}: "NN", {true, false}: "TN", {false, true}: "NT", {true, true}: "TT"}[[2]bool{tA, tB}])
+		a, bm, c, lda, ldb := bc.operands(rnd)
+		name := bc.name()
 		for _, nt := range []int{1, threads} {
 			sub := name + "/openblas"
 			if nt == 1 {
