@@ -127,7 +127,7 @@ func TestLInfAndHybridClip(t *testing.T) {
 		t.Fatalf("c∞ = c2/√d0 = %v, want 0.25", h.CInf())
 	}
 	out := make([]float32, testD)
-	clamped := 0
+	clamped, inside := 0, 0
 	for i := 0; i < b; i++ {
 		row := g[i*testD : (i+1)*testD]
 		li.Clip(out, row)
@@ -160,9 +160,16 @@ func TestLInfAndHybridClip(t *testing.T) {
 		if norm(out) > c2*(1+1e-6) {
 			t.Errorf("hybrid norm %v > c2", norm(out))
 		}
+		// A vector inside both bounds is returned bit for bit.
+		if n <= c2 && slices.IndexFunc(row, func(v float32) bool { return math.Abs(float64(v)) > 0.25 }) < 0 {
+			inside++
+			if !slices.Equal(out, row) {
+				t.Errorf("hybrid changed row %d, which is inside both bounds", i)
+			}
+		}
 	}
-	if clamped == 0 {
-		t.Fatal("no coordinate was clamped: test data too small")
+	if clamped == 0 || inside == 0 {
+		t.Fatalf("test data: %d coordinates clamped, %d rows inside both hybrid bounds; want both > 0", clamped, inside)
 	}
 }
 

@@ -205,8 +205,9 @@ func TestSubspaceBlockBounds(t *testing.T) {
 		}
 	}
 	if untouched == 0 {
-		t.Log("no block was inside both bounds")
+		t.Error("no block was inside both bounds: the untouched check never ran")
 	}
+	t.Logf("%d blocks inside both bounds were left untouched", untouched)
 }
 
 func TestNestedBlockSizes(t *testing.T) {
@@ -302,5 +303,93 @@ func TestAllocateBudgets(t *testing.T) {
 	}
 	if _, err := AllocateBudgets([]float32{0, 0, 0}, 1, b, 1); err == nil {
 		t.Error("zero public gradients accepted")
+	}
+}
+
+// TestSubspaceClippingBias measures the clipping bias DESIGN decision 2 asks
+// about (specs/003 §8 Q4): relative bias ‖E[decode(clip(g))] − E[g]‖/‖E[g]‖
+// over per-sample gradients with a dominant low-rank part, for flat L2 at the
+// global budget c and for hybrid subspace clipping (basis and per-block
+// budgets from separate public gradients of the same distribution) with the
+// default d0 (no L∞ bound on principal blocks, 100 on the residual) and with
+// d0 = 100 in every block. Clamping the dense, high-energy principal
+// coefficients must cost more bias than the default.
+func TestSubspaceClippingBias(t *testing.T) {
+	const d, r, b, k = 400, 8, 256, 200
+	s := rng.NewSeeded(21)
+	dirs := randomBasis(t, d, []int{r}, 22).Block(0) // r × d
+	signal := make([]float64, r)
+	for p := range signal {
+		signal[p] = 3 / float64(p+1)
+	}
+	draw := func(n int) []float32 {
+		g := make([]float32, n*d)
+		for i := 0; i < n; i++ {
+			row := g[i*d : (i+1)*d]
+			for j := range row {
+				row[j] = float32(0.3 / math.Sqrt(d) * s.NormFloat64())
+			}
+			for p := 0; p < r; p++ {
+				z := signal[p] * (1 + s.NormFloat64())
+				for j := range row {
+					row[j] += float32(z * dirs.At(p, j))
+				}
+			}
+		}
+		return g
+	}
+	pub, priv := draw(k), draw(b)
+	ns := make([]float64, b)
+	for i := range ns {
+		ns[i] = norm(priv[i*d : (i+1)*d])
+	}
+	c := slices.Sorted(slices.Values(ns))[b/2] // clip at the median norm
+	basis, err := PrincipalBasis(pub, k, d, []int{4, 4}, 5, rng.NewSeeded(23))
+	if err != nil {
+		t.Fatal(err)
+	}
+	budgets, err := AllocateBudgets(pub, k, basis, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := make([]float64, d)
+	for i := 0; i < b; i++ {
+		for j, v := range priv[i*d : (i+1)*d] {
+			mean[j] += float64(v) / b
+		}
+	}
+	bias := func(c Clipper) float64 {
+		sum := make([]float32, c.OutDim())
+		c.ClipSum(slices.Clone(priv), b, nil, sum)
+		got := sum
+		if sub, ok := c.(*Subspace); ok {
+			got = make([]float32, d)
+			sub.Decode(got, sum)
+		}
+		var e, m float64
+		for j := range mean {
+			x := float64(got[j])/b - mean[j]
+			e += x * x
+			m += mean[j] * mean[j]
+		}
+		return math.Sqrt(e / m)
+	}
+	l2, _ := NewL2(c, d, nil)
+	def, err := NewSubspace(basis, budgets, DefaultD0(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := NewSubspace(basis, budgets, []float64{100, 100, 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bL2, bDef, bAll := bias(l2), bias(def), bias(all)
+	t.Logf("relative clipping bias at c = %.3f (median norm), budgets %.3f: flat L2 %.4f, subspace default d0 %.4f, subspace d0 = 100 everywhere %.4f",
+		c, budgets, bL2, bDef, bAll)
+	if !(bDef < bAll) {
+		t.Errorf("default d0 bias %.4f not below d0 = 100 in every block (%.4f)", bDef, bAll)
+	}
+	if !(bL2 > 0.01) || !(bDef > 0) {
+		t.Errorf("biases %.4f (L2), %.4f (subspace): clipping at the median norm must bias", bL2, bDef)
 	}
 }

@@ -576,3 +576,86 @@ func TestSensitivityVectors(t *testing.T) {
 		}
 	}
 }
+
+// TestBruteForceAddRemove: the steps whose sensitivity ignores
+// Bounds.AddRemove (scaling, imputation, PCA) report their replace-one
+// bounds, and the trainer declares AddRemove for Poisson runs. Adding one
+// record z to n−1 common records must then move the common records by no
+// more than the bound at N = n (the larger dataset, as the trainer declares
+// the training-set size), with the collection bounds taken over {S, S ∪ {z}}.
+func TestBruteForceAddRemove(t *testing.T) {
+	type addCase struct {
+		step    Step
+		trials  int
+		gen     func(s *rng.Stream) ([][]float64, []float64, []float64)
+		declare func(S1, S2 *mat.Dense) Bounds
+	}
+	scaleDecl := func(S1, S2 *mat.Dense) Bounds {
+		s1, r1, lo1, hi1 := featureStats(S1)
+		s2, r2, lo2, hi2 := featureStats(S2)
+		g := 0.0
+		for j := range lo1 {
+			g = math.Max(g, math.Max(math.Abs(lo1[j]-lo2[j]), math.Abs(hi1[j]-hi2[j])))
+		}
+		n, d := S2.Dims()
+		return Bounds{N: n, D: d, AddRemove: true, SigmaMin: math.Min(s1, s2), RangeMin: math.Min(r1, r2), ExtremeGap: g + 1e-12}
+	}
+	imputeDecl := func(S1, S2 *mat.Dense) Bounds {
+		p1, k1 := countMissing(S1)
+		p2, k2 := countMissing(S2)
+		n, d := S2.Dims()
+		return Bounds{N: n, D: d, AddRemove: true, MaxMissingRecords: max(p1, p2), MaxMissingFeatures: max(k1, k2)}
+	}
+	pcaDecl := func(k int) func(S1, S2 *mat.Dense) Bounds {
+		return func(S1, S2 *mat.Dense) Bounds {
+			g1, t1, err := EigenGaps(S1, nil, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g2, t2, _ := EigenGaps(S2, nil, k)
+			n, d := S2.Dims()
+			return Bounds{N: n, D: d, AddRemove: true, EigenGapMin: math.Min(g1, g2), TopGapMin: math.Min(t1, t2)}
+		}
+	}
+	stds := []float64{0.5, 0.2, 0.1}
+	for _, c := range []addCase{
+		{StandardScaler{}, 2000, scaleData(20, 3), scaleDecl},
+		{MinMaxScaler{}, 2000, scaleData(20, 3), scaleDecl},
+		{Impute{Method: ImputeMean}, 2000, missingData(25, 4, 8, 2), imputeDecl},
+		{PCA{K: 1}, 300, pcaData(101, stds), pcaDecl(1)},
+		{PCA{K: 1, Dim: true}, 300, pcaData(101, stds), pcaDecl(1)},
+	} {
+		s := rng.NewSeeded(31).Child(c.step.Name())
+		worst := 0.0
+		for trial := 0; trial < c.trials; trial++ {
+			common, z, _ := c.gen(s)
+			n, d := len(common)+1, len(z)
+			S1, S2 := mat.NewDense(n-1, d, nil), mat.NewDense(n, d, nil)
+			for i, r := range common {
+				S1.SetRow(i, r)
+				S2.SetRow(i, r)
+			}
+			S2.SetRow(n-1, z)
+			_, r1, err := c.step.FitTransform(S1, nil)
+			if err != nil {
+				t.Fatalf("%s trial %d: %v", c.step.Name(), trial, err)
+			}
+			_, r2, err := c.step.FitTransform(S2, nil)
+			if err != nil {
+				t.Fatalf("%s trial %d: %v", c.step.Name(), trial, err)
+			}
+			_, dOut := r2.X.Dims()
+			r2.X = r2.X.Slice(0, n-1, 0, dOut).(*mat.Dense)
+			sens, err := c.step.Sensitivity(c.declare(S1, S2))
+			if err != nil {
+				t.Fatalf("%s trial %d: %v", c.step.Name(), trial, err)
+			}
+			l2, cnt := measure(r1, r2, -1)
+			if l2 > sens.L2*(1+1e-9)+1e-12 || float64(cnt) > sens.LInf {
+				t.Fatalf("%s trial %d: measured (Δ2 %.6g, Δ∞ %d) > declared (%.6g, %v, %s)", c.step.Name(), trial, l2, cnt, sens.L2, sens.LInf, sens.Formula)
+			}
+			worst = math.Max(worst, l2/sens.L2)
+		}
+		t.Logf("%s: worst measured/declared Δ2 under add-one = %.3f", c.step.Name(), worst)
+	}
+}

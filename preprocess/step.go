@@ -35,9 +35,15 @@ func (s Sensitivity) IsZero() bool { return s.L2 == 0 || s.LInf == 0 }
 // Records live in the unit L2 ball (the paper's instance space); scale
 // features by a public constant first if they do not.
 type Bounds struct {
-	N         int  `json:"n"`          // number of training records (public)
-	D         int  `json:"d"`          // number of features
-	AddRemove bool `json:"add_remove"` // add/remove-one instead of replace-one neighbours
+	N int `json:"n"` // number of training records (public)
+	D int `json:"d"` // number of features
+	// AddRemove selects add/remove-one instead of replace-one neighbours. Only
+	// dedup and quantization use it (Δ_∞ halves, footnote 5); the other steps
+	// report their replace-one bounds (TestBruteForceAddRemove checks that
+	// these also cover adding one record for scaling, mean imputation and
+	// PCA, at N = the larger dataset's size; regression imputation's bound is
+	// the paper's add-one bound doubled).
+	AddRemove bool `json:"add_remove"`
 
 	MaxGoodCluster int `json:"max_good_cluster,omitempty"` // b_max: largest good η-cluster (Prop 3, PaperBound only)
 	MaxBall4Eta    int `json:"max_ball_4eta,omitempty"`    // most records within 4η of one record (dedup, quantization)
