@@ -44,7 +44,8 @@ func BenchmarkClipSum(b *testing.B) {
 }
 
 // BenchmarkSamplerNext draws one step's batch over n = 60,000 at the
-// expected batch 256; twice sampling also draws every selected example's
+// expected batch 256 (shuffling: the fixed batch 256, a new permutation
+// every ⌊n/256⌋ steps); twice sampling also draws every selected example's
 // coordinate mask (q2 = 0.5) over D = 26,010.
 func BenchmarkSamplerNext(b *testing.B) {
 	const (
@@ -62,6 +63,20 @@ func BenchmarkSamplerNext(b *testing.B) {
 		total := 0
 		for i := 0; i < b.N; i++ {
 			idx = p.Next(idx)
+			total += len(idx)
+		}
+		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "samples/s")
+	})
+	b.Run("Shuffle/n=60000", func(b *testing.B) {
+		sh, err := sampler.NewShuffle(n, 256, rng.NewSeeded(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		var idx []int
+		total := 0
+		b.ResetTimer()
+		for i := 0; i < b.N; i++ {
+			idx = sh.Next(idx)
 			total += len(idx)
 		}
 		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "samples/s")

@@ -37,8 +37,9 @@
 //     with the models' real parameter groups for per-layer clipping, and for
 //     the subspace clip a rank-16+16 basis of random "public" gradients
 //     (NewClipKernel; the clip alone, no model).
-//   - BenchmarkSamplerNext: one step of Poisson and of twice sampling (with
-//     the selected examples' coordinate masks) over n = 60,000.
+//   - BenchmarkSamplerNext: one step of Poisson sampling, of shuffling and
+//     of twice sampling (with the selected examples' coordinate masks) over
+//     n = 60,000.
 //
 // One whole trainer step (per-sample gradients + clip + noise + update) is
 // measured by the models package's BenchmarkDPStepLogreg, BenchmarkDPStepMLP,

@@ -16,6 +16,7 @@ import (
 func tinyGrid() Grid {
 	cfg := trainer.Default()
 	cfg.Dataset, cfg.Model = "synthetic", "logreg"
+	cfg.Seeded = true // reproducible cells (trainer.Default draws the noise from crypto/rand)
 	cfg.Steps, cfg.BatchSize = 3, 64
 	cfg.Sigma, cfg.Epsilon, cfg.Delta = 1.3, 0, 1e-5
 	cfg.ClipNorm, cfg.Q2, cfg.D0 = 0.7, 0.5, 50
@@ -297,5 +298,21 @@ func TestRunMatchesTrainer(t *testing.T) {
 		if r.SamplesPerSec != float64(r.Samples)/r.Seconds {
 			t.Errorf("%v: samples/s %v, want %d / %v", cell, r.SamplesPerSec, r.Samples, r.Seconds)
 		}
+	}
+}
+
+// DefaultGrid's cells are seeded (reproducible rows that differ only in clip
+// and sampler), and the caption says where the noise came from.
+func TestDescribeSeeding(t *testing.T) {
+	g := DefaultGrid()
+	if !g.Base.Seeded {
+		t.Error("DefaultGrid is not seeded: its rows would not be reproducible")
+	}
+	if d := g.Describe(); !strings.Contains(d, "seed 1;") || strings.Contains(d, "crypto") {
+		t.Errorf("seeded caption %q", d)
+	}
+	g.Base.Seeded = false
+	if d := g.Describe(); !strings.Contains(d, "seed 1 (model only; noise and sampling from crypto/rand)") {
+		t.Errorf("unseeded caption %q", d)
 	}
 }

@@ -75,8 +75,20 @@ type Analysis struct {
 	Release    ApproxDP // DP of the ObjPert release
 	Nominal    bool     // the loss has no finite ξ: Release is nominal (ξ = 1 assumed)
 	Indep, Dep *Report
-	ReportDP   ApproxDP // DP overhead of the data-dependent report (zero without one)
-	Records    []RecordResult
+	ReportDP   ApproxDP // DP overhead of the data-dependent report (zero without one), per-release bounds summed
+	// ReportRDP is the same overhead with the releases composed by RDP
+	// ([Report.ComposedDP]); +Inf when the loss has no finite ξ.
+	ReportRDP ApproxDP
+	// Total is the whole account of the run: the release plus the report's
+	// overhead (the tighter of ReportDP and ReportRDP by ε, with its δ) by
+	// basic composition, add/remove-one.
+	Total   ApproxDP
+	Records []RecordResult
+	// ImpliedNoise is ‖∇J(θ̂; D)‖/(σ√d) = ‖b‖/(σ√d) for the perturbation b
+	// the first-order condition implies: about 1 when θ̂ was released by
+	// objective perturbation on exactly this D (b ~ N(0, σ²I)), far from 1
+	// when the data is not the model's training set. Curator-only.
+	ImpliedNoise float64
 }
 
 // Analyze fits (X, y) by objective perturbation with noise from r and
@@ -102,24 +114,16 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, 
 	if c.Lambda > 0 {
 		lam = c.Lambda
 	}
-	var opts ReportOptions
-	if c.Mode != 0 {
-		if !(c.Eps2 > 0) || !(c.Eps3 > 0) || (c.Mode == Adaptive && !(c.Eps4 > 0)) {
-			return nil, inputf("the %v report needs positive budgets eps2, eps3 (and eps4), got %v, %v, %v", c.Mode, c.Eps2, c.Eps3, c.Eps4)
+	opts, err := c.reportOptions(xi, beta)
+	if err != nil {
+		return nil, err
+	}
+	if c.Mode == DataDependent {
+		tau, err := GOEQuantile(d, 1-c.Rho/2, opts.GOE)
+		if err != nil {
+			return nil, err
 		}
-		opts = ReportOptions{Mode: c.Mode, Rho: c.Rho, TightLogDet: c.TightLogDet,
-			Sigma2: GaussianSigmaFor(c.Eps2, xi, c.Delta),
-			Sigma3: GaussianSigmaFor(c.Eps3, beta/math.Sqrt2, c.Delta)}
-		if c.Mode == Adaptive {
-			opts.Sigma4 = GaussianSigmaFor(c.Eps4, beta, c.Delta)
-		}
-		if c.Mode == DataDependent {
-			tau, err := GOEQuantile(d, 1-c.Rho/2, opts.GOE)
-			if err != nil {
-				return nil, err
-			}
-			lam = math.Max(lam, 2*tau*opts.Sigma3) // Alg 2's requirement: "stronger regularisation"
-		}
+		lam = math.Max(lam, 2*tau*opts.Sigma3) // Alg 2's requirement: "stronger regularisation"
 	}
 	a.Model, err = FitObjPert(X, y, c.Loss, lam, sigma, r)
 	if err != nil {
@@ -132,20 +136,104 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, 
 	if a.Nominal {
 		a.Release.Source += " (nominal: assumes |f'|·‖x‖ <= 1)"
 	}
-	a.Indep, err = NewReport(a.Model, nil, nil, ReportOptions{Mode: DataIndependent, Rho: c.Rho, TightLogDet: c.TightLogDet}, Draws{})
+	return a, a.report(X, y, opts, r)
+}
+
+// AnalyzeModel is [Analyze] for a model already released by objective
+// perturbation (its public θ̂, λ, σ and loss, e.g. read back with
+// [Model.UnmarshalJSON]) and its training data (X, y): no fit, the exact
+// ex-post pDP and the reports of every record. The perturbation b is implied
+// by the first-order condition b = −∇J(θ̂; D), so the analysis is that of
+// this θ̂ on this D; with data other than the training set it is meaningless
+// (see [Analysis.ImpliedNoise] for a plausibility check). c.Loss, c.Lambda
+// and c.Epsilon are ignored; the release's guarantee is the derived Thm 6
+// bound at the model's λ and σ ([Model.DP]), and c.Mode / c.Eps2..4 choose
+// the report as in Analyze (a data-dependent report needs the model's
+// λ ≥ 2τσ3).
+func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, error) {
+	n, d := X.Dims()
+	if len(m.Theta) != d {
+		return nil, inputf("the model has dimension %d, the data %d features", len(m.Theta), d)
+	}
+	if len(y) != n {
+		return nil, inputf("%d labels for %d rows", len(y), n)
+	}
+	if !(m.Lambda > 0) || math.IsInf(m.Lambda, 0) || !(m.Sigma > 0) || math.IsInf(m.Sigma, 0) {
+		return nil, inputf("the model needs positive finite lambda and sigma, got %v, %v", m.Lambda, m.Sigma)
+	}
+	if !(c.Delta > 0 && c.Delta < 1) {
+		return nil, inputf("delta must be in (0,1), got %v", c.Delta)
+	}
+	if err := checkData(X, y, m.Loss); err != nil {
+		return nil, err
+	}
+	if c.Rho == 0 {
+		c.Rho = 0.05
+	}
+	c.Loss, c.Lambda, c.Epsilon = m.Loss, m.Lambda, 0
+	a := &Analysis{Config: c, Model: m}
+	xi, beta := m.Loss.Xi(), m.Loss.Beta()
+	if math.IsInf(xi, 0) {
+		xi, a.Nominal = 1, true
+	}
+	opts, err := c.reportOptions(xi, beta)
 	if err != nil {
 		return nil, err
+	}
+	a.Release = ApproxDP{Epsilon: ObjPertEpsilon(m.Lambda, m.Sigma, xi, beta, c.Delta, true), Delta: c.Delta,
+		Relation: "add-remove", Source: "objective perturbation at the model's lambda and sigma, spec 004 §5.1 (Thm 6 tail bound)"}
+	if a.Nominal {
+		a.Release.Source += " (nominal: assumes |f'|·‖x‖ <= 1)"
+	}
+	a.Config.Epsilon = a.Release.Epsilon
+	return a, a.report(X, y, opts, r)
+}
+
+// reportOptions turns the report budgets into the releases' noise scales.
+func (c AnalysisConfig) reportOptions(xi, beta float64) (ReportOptions, error) {
+	if c.Mode == 0 {
+		return ReportOptions{}, nil
+	}
+	if !(c.Eps2 > 0) || !(c.Eps3 > 0) || (c.Mode == Adaptive && !(c.Eps4 > 0)) {
+		return ReportOptions{}, inputf("the %v report needs positive budgets eps2, eps3 (and eps4), got %v, %v, %v", c.Mode, c.Eps2, c.Eps3, c.Eps4)
+	}
+	opts := ReportOptions{Mode: c.Mode, Rho: c.Rho, TightLogDet: c.TightLogDet,
+		Sigma2: GaussianSigmaFor(c.Eps2, xi, c.Delta),
+		Sigma3: GaussianSigmaFor(c.Eps3, beta/math.Sqrt2, c.Delta)}
+	if c.Mode == Adaptive {
+		opts.Sigma4 = GaussianSigmaFor(c.Eps4, beta, c.Delta)
+	}
+	return opts, nil
+}
+
+// report builds the reports for a.Model and evaluates every record.
+func (a *Analysis) report(X *mat.Dense, y []float64, opts ReportOptions, r Normal) error {
+	c := a.Config
+	_, d := X.Dims()
+	var err error
+	a.Indep, err = NewReport(a.Model, nil, nil, ReportOptions{Mode: DataIndependent, Rho: c.Rho, TightLogDet: c.TightLogDet}, Draws{})
+	if err != nil {
+		return err
 	}
 	if c.Mode != 0 {
 		a.Dep, err = NewReport(a.Model, X, y, opts, DrawNoise(d, r))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		a.ReportDP = a.Dep.DP(c.Delta)
+		if a.ReportRDP, err = a.Dep.ComposedDP(c.Delta); err != nil {
+			a.ReportRDP.Epsilon, a.ReportRDP.Delta = math.Inf(1), c.Delta
+		}
 	}
+	over := a.ReportDP
+	if a.ReportRDP.Epsilon < over.Epsilon {
+		over = a.ReportRDP
+	}
+	a.Total = ApproxDP{Epsilon: a.Release.Epsilon + over.Epsilon, Delta: a.Release.Delta + over.Delta,
+		Relation: "add-remove", Source: "release + report overhead, basic composition"}
 	exact, err := a.Model.ExPostTraining(X, y)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	a.Records = make([]RecordResult, len(exact))
 	for i, e := range exact {
@@ -158,7 +246,8 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, 
 		}
 		a.Records[i] = rr
 	}
-	return a, nil
+	a.ImpliedNoise = norm(Gradient(X, y, a.Model.Loss, a.Model.Lambda, a.Model.Theta)) / (a.Model.Sigma * math.Sqrt(float64(d)))
+	return nil
 }
 
 // Column extracts one value per record.

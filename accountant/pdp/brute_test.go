@@ -268,6 +268,28 @@ func TestReportEdgeCases(t *testing.T) {
 	// Composing them reproduces the DP forms of Thms 14, 17, 11 at ξ = 1, β = 1/4.
 	want := GradientPDP(1, 0.5, 1e-5) + HessianPDP(0.25, 0.05, 1e-5) + MinEigPDP(0.25, 0.2, 1e-5)
 	near(t, "report DP", ad.DP(1e-5).Epsilon, want, 1e-9)
+	// Composed by RDP: the releases are Gaussians of multipliers σ2/ξ,
+	// √2σ3/β, σ4/β, so RDP(α) = αρ with ρ = Σ 1/(2z²); the Balle et al.
+	// conversion minimised over a fine grid of real orders is a lower
+	// bound on the accountant's (grid-order) value and close to it.
+	rho := 1/(2*0.5*0.5) + 1/(2*(math.Sqrt2*0.05/0.25)*(math.Sqrt2*0.05/0.25)) + 1/(2*(0.2/0.25)*(0.2/0.25))
+	cont := math.Inf(1)
+	for a := 1.011; a < 200; a += 1e-3 {
+		cont = math.Min(cont, rho*a+math.Log1p(-1/a)-math.Log(1e-5*a)/(a-1))
+	}
+	cd, err := ad.ComposedDP(1e-5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(cd.Epsilon >= cont-1e-9 && cd.Epsilon <= cont+0.02) || cd.Delta != 1e-5 {
+		t.Errorf("RDP-composed report overhead (%.6g, %g), want ≈ %.6g at δ = 1e-5", cd.Epsilon, cd.Delta, cont)
+	}
+	if !(cd.Epsilon < want) {
+		t.Errorf("RDP composition %.6g not below the summed bounds %.6g", cd.Epsilon, want)
+	}
+	if ind, err := tight.ComposedDP(1e-5); err != nil || ind.Epsilon != 0 {
+		t.Errorf("data-independent report overhead %v, %v: want zero", ind, err)
+	}
 	lin := &Model{Theta: []float64{0, 0}, Loss: Squared{}, Lambda: 1, Sigma: 1}
 	lr, err := NewReport(lin, specX, linY, ReportOptions{Mode: DataDependent, Sigma2: 0.5, Sigma3: 0.05}, specDraws())
 	if err != nil {

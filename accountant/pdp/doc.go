@@ -19,8 +19,11 @@
 //   - a per-instance RDP diagnostic for DP-SGD from clipped per-example
 //     gradient norms ([PerInstanceRDP]); a guarantee only under a Rényi filter;
 //   - [Analyze], which runs all of the above on a data set (the engine of
-//     `dptrain report` and scripts/pdp_synthetic.sh), and the synthetic data of
-//     the paper's experiments ([SyntheticLogistic]).
+//     `dptrain report` and scripts/pdp_synthetic.sh), [AnalyzeModel], the same
+//     for a model released earlier (its public part is [Model]'s JSON: loss,
+//     θ̂, λ, σ; never b), the run's whole account (release + report overhead,
+//     the report's Gaussian releases composed by RDP, [Report.ComposedDP]),
+//     and the synthetic data of the paper's experiments ([SyntheticLogistic]).
 //
 // What it is not: a general accountant. The report's DP overhead is returned
 // both as (ε, δ) numbers and as accountant.Gaussian events (each release of

@@ -1,6 +1,7 @@
 package pdp
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -257,6 +258,64 @@ func (m *Model) DP(delta float64) ApproxDP {
 		Relation: "add-remove",
 		Source:   "objective perturbation, spec 004 §5.1 (Thm 6 tail bound)",
 	}
+}
+
+// modelJSON is the public part of a released model: everything but b.
+type modelJSON struct {
+	Mechanism string    `json:"mechanism"`
+	Loss      string    `json:"loss"`
+	Theta     []float64 `json:"theta"`
+	Lambda    float64   `json:"lambda"`
+	Sigma     float64   `json:"sigma"`
+}
+
+const objPertMechanism = "objective-perturbation"
+
+// MarshalJSON writes the public release: the loss's name, θ̂, λ and σ. The
+// perturbation b is curator-only and is never written.
+func (m *Model) MarshalJSON() ([]byte, error) {
+	if m.Loss == nil {
+		return nil, errors.New("pdp: model without a loss")
+	}
+	return json.Marshal(modelJSON{Mechanism: objPertMechanism, Loss: m.Loss.Name(), Theta: m.Theta, Lambda: m.Lambda, Sigma: m.Sigma})
+}
+
+// UnmarshalJSON reads a model written by MarshalJSON, checking every value
+// (errors wrap [ErrInput]). The perturbation b is not restored: the
+// curator's functions recompute it from the data (b = −∇J(θ̂; D)).
+func (m *Model) UnmarshalJSON(data []byte) error {
+	var j modelJSON
+	if err := json.Unmarshal(data, &j); err != nil {
+		return inputf("model: %v", err)
+	}
+	if j.Mechanism != objPertMechanism {
+		return inputf("model: mechanism %q, want %q", j.Mechanism, objPertMechanism)
+	}
+	var loss GLM
+	switch j.Loss {
+	case Logistic{}.Name():
+		loss = Logistic{}
+	case Squared{}.Name():
+		loss = Squared{}
+	default:
+		return inputf("model: unknown loss %q (want %s or %s)", j.Loss, Logistic{}.Name(), Squared{}.Name())
+	}
+	if len(j.Theta) == 0 {
+		return inputf("model: theta is empty")
+	}
+	for i, v := range j.Theta {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return inputf("model: theta[%d] is %v", i, v)
+		}
+	}
+	if !(j.Lambda > 0) || math.IsInf(j.Lambda, 0) {
+		return inputf("model: lambda must be positive and finite, got %v", j.Lambda)
+	}
+	if !(j.Sigma > 0) || math.IsInf(j.Sigma, 0) {
+		return inputf("model: sigma must be positive and finite, got %v", j.Sigma)
+	}
+	*m = Model{Theta: j.Theta, Loss: loss, Lambda: j.Lambda, Sigma: j.Sigma}
+	return nil
 }
 
 func dot(a, b []float64) float64 {

@@ -75,6 +75,29 @@ func checkRows(t *testing.T, m *Model, y []float64, yOut float64, want []row71) 
 			t.Errorf("%s: INDEP %g below the exact %g", name(""), e, g.Epsilon)
 		}
 	}
+	// Spec §7: "in every row ε1 equals the brute-force logdet/density ratio
+	// to 1e-12" — the log ratio of the independently evaluated densities of
+	// θ̂ under D and under D∓z (brute_test.go's logDensity).
+	var rows [][]float64
+	for i := 0; i < 5; i++ {
+		rows = append(rows, specX.RawRowView(i))
+	}
+	base := logDensity(rows, y, m.Loss, m.Lambda, m.Sigma, m.Theta)
+	for k := range want {
+		var nr [][]float64
+		var ny []float64
+		if member[k] {
+			for i := range rows {
+				if i != k {
+					nr, ny = append(nr, rows[i]), append(ny, y[i])
+				}
+			}
+		} else {
+			nr, ny = append(append(nr, rows...), Z.RawRowView(k)), append(append(ny, y...), zy[k])
+		}
+		lr := base - logDensity(nr, ny, m.Loss, m.Lambda, m.Sigma, m.Theta)
+		near(t, "brute-force log ratio", got[k].T1+got[k].T2+got[k].T3, lr, 1e-12)
+	}
 }
 
 var (

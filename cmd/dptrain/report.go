@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"strings"
 
 	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -55,7 +57,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.IntVar(&f.d, "d", 10, "synthetic: dimension")
 	fs.StringVar(&f.data, "data", "", "numeric CSV file (optional header row)")
 	fs.StringVar(&f.label, "label", "", "label column: header name or 0-based index (default: last column)")
-	fs.StringVar(&f.model, "model", "logreg", "logreg (labels 0/1 or -1/+1) or linreg (ridge regression)")
+	fs.StringVar(&f.model, "model", "logreg", "logreg (labels 0/1 or -1/+1) or linreg (ridge regression): fit by objective perturbation; or FILE.json, a model released earlier (the model.json --out writes), to report on without refitting")
 	fs.StringVar(&f.mode, "mode", "indep", "report beside the data-independent one: indep (none), dep (Alg 2) or adaptive (Alg 4)")
 	fs.Float64Var(&f.eps, "epsilon", 1, "ε of the objective-perturbation release (Thm 5 calibration)")
 	fs.Float64Var(&f.delta, "delta", 1e-5, "δ of the release and of the report's own releases")
@@ -66,7 +68,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&f.eps4, "eps4", 0, "DP budget of the λ_min release (Alg 3, adaptive; default --epsilon)")
 	fs.BoolVar(&f.tight, "tight", false, "also bound the influence term by log(1+f''‖x‖²/λ) (corrected Thm 8)")
 	fs.IntVar(&f.top, "top", 10, "number of most exposed records to list")
-	fs.StringVar(&f.out, "out", "", "directory for pdp_report.csv and pdp_hist.png")
+	fs.StringVar(&f.out, "out", "", "directory for pdp_report.csv, pdp_hist.png and model.json (the public release)")
 	fs.Uint64Var(&f.seed, "seed", 0, "fixed seed for data and noise (default: cryptographic noise, synthetic data seed 1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -75,6 +77,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	cfg, err := f.config()
 	if err != nil {
 		return err
+	}
+	var released *pdp.Model // --model FILE
+	if f.modelFile() {
+		if released, err = readModel(f.model); err != nil {
+			return err
+		}
+		cfg.Loss = released.Loss
 	}
 
 	noise, err := rng.New(f.seed, f.seeded)
@@ -111,7 +120,13 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	a, err := pdp.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
+	var a *pdp.Analysis
+	if released != nil {
+		source += fmt.Sprintf("; model %s", f.model)
+		a, err = pdp.AnalyzeModel(released, X, y, cfg, noise.Child("pdp-report"))
+	} else {
+		a, err = pdp.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
+	}
 	if err != nil {
 		if errors.Is(err, pdp.ErrInput) {
 			return asInput(err)
@@ -131,7 +146,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := writeReportHist(pngPath, a); err != nil {
 			return err
 		}
-		fmt.Fprintf(stdout, "wrote %s and %s\n", csvPath, pngPath)
+		modelPath := filepath.Join(f.out, "model.json")
+		mj, err := json.MarshalIndent(a.Model, "", "  ")
+		if err != nil {
+			return fmt.Errorf("model.json: %w", err)
+		}
+		if err := os.WriteFile(modelPath, append(mj, '\n'), 0o644); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		fmt.Fprintf(stdout, "wrote %s, %s and %s\n", csvPath, pngPath, modelPath)
 	}
 	return nil
 }
@@ -142,16 +165,20 @@ func (f *reportFlags) config() (pdp.AnalysisConfig, error) {
 	if f.synthetic == (f.data != "") {
 		return c, badInput("give exactly one of --synthetic or --data FILE.csv")
 	}
-	switch f.model {
-	case "logreg":
+	switch {
+	case f.model == "logreg":
 		c.Loss = pdp.Logistic{}
-	case "linreg":
+	case f.model == "linreg":
 		if f.synthetic {
 			return c, badInput("--synthetic generates logistic-regression data; use --model logreg")
 		}
 		c.Loss = pdp.Squared{}
+	case f.modelFile():
+		if f.lam != 0 {
+			return c, badInput("--lambda is the released model's own with --model FILE; leave it unset")
+		}
 	default:
-		return c, badInput("--model must be logreg or linreg, got %q", f.model)
+		return c, badInput("--model must be logreg, linreg or a model FILE.json, got %q", f.model)
 	}
 	switch f.mode {
 	case "indep":
@@ -197,6 +224,25 @@ func (f *reportFlags) config() (pdp.AnalysisConfig, error) {
 	c.Epsilon, c.Delta, c.Lambda, c.Rho = f.eps, f.delta, f.lam, f.rho
 	c.Eps2, c.Eps3, c.Eps4, c.TightLogDet = f.eps2, f.eps3, f.eps4, f.tight
 	return c, nil
+}
+
+// modelFile reports whether --model names a released model's JSON file
+// rather than a loss to fit.
+func (f *reportFlags) modelFile() bool {
+	return f.model != "logreg" && f.model != "linreg" && strings.HasSuffix(strings.ToLower(f.model), ".json")
+}
+
+// readModel reads a released model (pdp.Model's JSON: loss, θ̂, λ, σ).
+func readModel(path string) (*pdp.Model, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, asInput(fmt.Errorf("--model: %w", err))
+	}
+	var m pdp.Model
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, asInput(fmt.Errorf("--model %s: %w", path, err))
+	}
+	return &m, nil
 }
 
 // readNumericCSV reads a numeric CSV. A first row with any non-numeric cell
@@ -346,17 +392,32 @@ func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
 		fmt.Fprintln(w)
 	}
 	if a.Dep != nil {
-		fmt.Fprintf(w, "report releases (%v): sigma2=%.4g sigma3=%.4g sigma4=%.4g tau=%.4f (%v); DP overhead (%.4g, %.3g) by composition\n",
-			a.Dep.Mode, a.Dep.Sigma2, a.Dep.Sigma3, a.Dep.Sigma4, a.Dep.Tau, a.Dep.GOE, a.ReportDP.Epsilon, a.ReportDP.Delta)
+		sig := fmt.Sprintf("sigma2=%.4g sigma3=%.4g", a.Dep.Sigma2, a.Dep.Sigma3)
+		if a.Dep.Mode == pdp.Adaptive {
+			sig += fmt.Sprintf(" sigma4=%.4g lambda_low=%.4g", a.Dep.Sigma4, a.Dep.LambdaLow)
+		}
+		fmt.Fprintf(w, "report releases (%v): %s tau=%.4f (%v); DP overhead (%.4g, %.3g) summed per release, (%.4g, %.3g) composed by RDP\n",
+			a.Dep.Mode, sig, a.Dep.Tau, a.Dep.GOE, a.ReportDP.Epsilon, a.ReportDP.Delta, a.ReportRDP.Epsilon, a.ReportRDP.Delta)
 	} else {
 		fmt.Fprintln(w, "report: data-independent (post-processing of the released model: no extra privacy cost)")
+	}
+	fmt.Fprintf(w, "account: (%.4g, %.3g)-DP, %s (release + report overhead, basic composition)\n", a.Total.Epsilon, a.Total.Delta, a.Total.Relation)
+	// b = −∇J(θ̂; D) ~ N(0, σ²I) when D is the model's training set, so
+	// ‖b‖²/σ² is a χ²_d draw; a value in its 1e-6 tails says it is not.
+	d := float64(len(m.Theta))
+	if p := (distuv.ChiSquared{K: d}).CDF(a.ImpliedNoise * a.ImpliedNoise * d); p < 1e-6 || p > 1-1e-6 {
+		fmt.Fprintf(w, "warning: the implied perturbation ‖∇J(θ̂;D)‖/(σ√d) = %.3g is implausible for b ~ N(0, σ²I) (χ²_%d CDF %.3g): is this the model's training data?\n", a.ImpliedNoise, len(m.Theta), p)
 	}
 	if top > 0 {
 		fmt.Fprintf(w, "most exposed records (by exact eps1; curator-only):\n")
 		fmt.Fprintf(w, "  %8s %10s %10s %10s %10s\n", "index", "eps1", "indep", "dep", "leverage")
 		for _, i := range a.MostExposed(top) {
 			r := a.Records[i]
-			fmt.Fprintf(w, "  %8d %10.4g %10.4g %10.4g %10.4g\n", i, r.Exact.Epsilon, r.Indep, r.Dep, r.Exact.Leverage)
+			dep := "-" // no data-dependent report
+			if a.Dep != nil {
+				dep = fmt.Sprintf("%.4g", r.Dep)
+			}
+			fmt.Fprintf(w, "  %8d %10.4g %10.4g %10s %10.4g\n", i, r.Exact.Epsilon, r.Indep, dep, r.Exact.Leverage)
 		}
 	}
 	fmt.Fprintln(w, "note: exact per-instance values depend on the whole data set and must not be published; publish the report bounds.")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -106,6 +108,73 @@ func TestReportCSVData(t *testing.T) {
 	}
 }
 
+// TestReportModelFile: --out writes the public release as model.json, and
+// --model FILE reports on it without refitting: every record's exact ex-post
+// pDP and data-independent bound equal the first run's, the release's ε is
+// the derived Thm 6 bound at the file's λ and σ, and the account adds the
+// adaptive report's RDP-composed overhead; the same model against other
+// data draws the implied-perturbation warning.
+func TestReportModelFile(t *testing.T) {
+	dir := t.TempDir()
+	fit, again := filepath.Join(dir, "fit"), filepath.Join(dir, "again")
+	code, _, errs := runCLI(t, "report", "--synthetic", "--n", "200", "--d", "4", "--seed", "3", "--epsilon", "1", "--out", fit)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	model := filepath.Join(fit, "model.json")
+	js, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m pdp.Model
+	if err := json.Unmarshal(js, &m); err != nil {
+		t.Fatal(err)
+	}
+	lambda, sigma, _ := pdp.CalibrateObjPert(1, 1e-5, 1, 0.25)
+	if m.Lambda != lambda || m.Sigma != sigma || len(m.Theta) != 4 || m.Loss.Name() != "logreg" {
+		t.Fatalf("model.json = %s, want λ = %g, σ = %g, 4 coefficients, logreg", js, lambda, sigma)
+	}
+	code, out, errs := runCLI(t, "report", "--synthetic", "--n", "200", "--d", "4", "--seed", "3", "--model", model, "--mode", "adaptive", "--out", again)
+	if code != 0 {
+		t.Fatalf("--model FILE: exit %d: %s", code, errs)
+	}
+	rel := pdp.ObjPertEpsilon(lambda, sigma, 1, 0.25, 1e-5, true)
+	if want := fmt.Sprintf("(%.4g, 1e-05)-DP", rel); !strings.Contains(out, want) {
+		t.Errorf("release line lacks %q:\n%s", want, out)
+	}
+	if !strings.Contains(out, "account: (") || !strings.Contains(out, "composed by RDP") || strings.Contains(out, "warning") {
+		t.Errorf("output lacks the account or warns:\n%s", out)
+	}
+	first, second := readCSVFile(t, filepath.Join(fit, "pdp_report.csv")), readCSVFile(t, filepath.Join(again, "pdp_report.csv"))
+	if len(first) != 201 || len(second) != 201 {
+		t.Fatalf("csv lines %d and %d, want 201", len(first), len(second))
+	}
+	for i := 1; i < len(first); i++ {
+		for _, j := range []int{8, 9} { // eps1_exact, eps1_indep
+			if first[i][j] != second[i][j] {
+				t.Errorf("record %d %s: %s after refit, %s from model.json", i-1, first[0][j], first[i][j], second[i][j])
+			}
+		}
+		if second[i][10] == "NaN" {
+			t.Fatalf("record %d: no adaptive bound with --mode adaptive", i-1)
+		}
+	}
+	// The same model against other data: the implied perturbation gives it away.
+	_, out, _ = runCLI(t, "report", "--synthetic", "--n", "2000", "--d", "4", "--seed", "4", "--model", model)
+	if !strings.Contains(out, "warning: the implied perturbation") {
+		t.Errorf("model reported against data it was not trained on, no warning:\n%s", out)
+	}
+	for _, args := range [][]string{
+		{"report", "--synthetic", "--model", filepath.Join(dir, "missing.json")},
+		{"report", "--synthetic", "--model", model, "--lambda", "3"},
+		{"report", "--synthetic", "--d", "5", "--model", model},
+	} {
+		if code, _, errs := runCLI(t, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2 (stderr %q)", args, code, errs)
+		}
+	}
+}
+
 func TestReportBadInput(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, s string) string {
@@ -119,6 +188,7 @@ func TestReportBadInput(t *testing.T) {
 	nan := write("nan.csv", "0.1,NaN,1\n0.3,0.1,0\n")
 	labels := write("labels.csv", "0.1,0.2,3\n0.3,0.1,0\n")
 	ragged := write("ragged.csv", "0.1,0.2,1\n0.3,0\n")
+	badModel := write("bad.json", `{"mechanism":"objective-perturbation","loss":"logreg","theta":[1],"lambda":-1,"sigma":1}`)
 	for _, args := range [][]string{
 		{"report"},
 		{"report", "--synthetic", "--data", good},
@@ -135,6 +205,7 @@ func TestReportBadInput(t *testing.T) {
 		{"report", "--data", good, "--rho", "0"},
 		{"report", "--synthetic", "--n", "0"},
 		{"report", "--synthetic", "--model", "linreg"},
+		{"report", "--data", good, "--model", badModel},
 	} {
 		code, _, errs := runCLI(t, args...)
 		if code != 2 {
