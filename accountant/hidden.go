@@ -58,6 +58,11 @@ type HiddenSegment struct {
 	LR       float64 `json:"lr"`
 	Clip     float64 `json:"clip"`
 	Sigma    float64 `json:"sigma"`
+	// Poisson records that the batches were drawn by Poisson sampling
+	// (rate P); false means fixed-size sampling without replacement (P =
+	// b/n). It does not change δ_T(ε), only the relations the bound holds
+	// for (see [HiddenAccountant.Epsilon]).
+	Poisson bool `json:"poisson,omitempty"`
 }
 
 // R is r = (D + 2ηC)/σ, the diameter of the Gaussian kernel's input set in
@@ -210,12 +215,17 @@ type ProjectedSGD struct {
 	Clip     float64
 	LR       float64
 	Diameter float64
+	// Poisson: the batch was a fresh Poisson sample of rate P (each record
+	// independently). Otherwise a fresh uniform subset of fixed size b = P·n.
+	// With Poisson sampling the bound also holds for add/remove-one
+	// neighbours (see [HiddenAccountant.Epsilon]).
+	Poisson bool
 }
 
 func (ProjectedSGD) eventKind() string { return "projected_sgd" }
 
 func (e ProjectedSGD) segment(steps int) HiddenSegment {
-	return HiddenSegment{Steps: steps, P: e.P, Diameter: e.Diameter, LR: e.LR, Clip: e.Clip, Sigma: e.Sigma}
+	return HiddenSegment{Steps: steps, P: e.P, Diameter: e.Diameter, LR: e.LR, Clip: e.Clip, Sigma: e.Sigma, Poisson: e.Poisson}
 }
 
 // Validate checks 0 ≤ P ≤ 1, Sigma > 0, and finite non-negative Clip, LR and
@@ -269,8 +279,9 @@ func (r HiddenStateRun) MarkTracker(t *Tracker) error {
 }
 
 // HiddenAccountant composes ProjectedSGD events with the hidden-state bound.
-// Its bounds hold for the replace-one relation (DESIGN decision 6) and only
-// for runs that release the final model alone.
+// Its bounds hold for the replace-one relation, and for add/remove-one too
+// when every step used Poisson sampling (see Epsilon), and only for runs
+// that release the final model alone.
 type HiddenAccountant struct {
 	state HiddenState
 }
@@ -355,7 +366,34 @@ func (a *HiddenAccountant) add(s HiddenSegment) {
 	a.state.Segments = append(a.state.Segments, s)
 }
 
-// Epsilon returns ε_T(δ) for replace-one neighbours.
+// Relation is the neighbouring relation Epsilon reports: AddRemove when at
+// least one step was composed and every step used Poisson sampling, else
+// ReplaceOne.
+//
+// Theorems 1–2 of paper 002 are proved for replace-one neighbours. With
+// Poisson sampling the same δ_T(ε) also holds for add/remove-one (specs/002
+// §6 A9), by the proof of Prop. 2 with the coupling B' = B ∪ {x} with
+// probability p, else B: batches without the extra record x give the same
+// ψ_B on both datasets (SDPI then DPI: ≤ θ·E_ε(μ‖ν)); batches with it give
+// Gaussian inputs ψ_{B∪{x}}(w), ψ_B(w') that still lie in a set of diameter
+// ≤ D + 2ηC (each update moves w by ≤ ηC, Lemma 2), so their E_ε is ≤ θ;
+// joint convexity of E_ε over the batch mixture gives δ_t ≤ (1−p)θδ_{t−1} +
+// pθ in both directions, which is Lemma 1's recursion. Reporting AddRemove
+// for such runs is what lets a Tracker take min(hidden-state, RDP) against
+// the Poisson RDP bound (DESIGN decision 6: a proven rule, cited here).
+func (a *HiddenAccountant) Relation() Relation {
+	if len(a.state.Segments) == 0 {
+		return ReplaceOne
+	}
+	for _, s := range a.state.Segments {
+		if !s.Poisson {
+			return ReplaceOne
+		}
+	}
+	return AddRemove
+}
+
+// Epsilon returns ε_T(δ), for the relation of [HiddenAccountant.Relation].
 func (a *HiddenAccountant) Epsilon(delta float64) (Bound, error) {
 	if !(delta > 0 && delta < 1) {
 		return Bound{}, invalidf("hidden accountant: delta must be in (0,1), got %v", delta)
@@ -364,7 +402,7 @@ func (a *HiddenAccountant) Epsilon(delta float64) (Bound, error) {
 	if math.IsInf(eps, 1) {
 		return Bound{}, fmt.Errorf("hidden accountant: no epsilon <= 1024 reaches delta=%v", delta)
 	}
-	return Bound{Accountant: a.Name(), Epsilon: eps, Delta: delta, Relation: ReplaceOne}, nil
+	return Bound{Accountant: a.Name(), Epsilon: eps, Delta: delta, Relation: a.Relation()}, nil
 }
 
 // Delta returns δ_T(ε).

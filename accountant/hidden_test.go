@@ -71,6 +71,7 @@ func TestHiddenDeltaTV2(t *testing.T) {
 		{20, 1.3829960935493027e-03},
 		{100, 1.383021868725903e-03},
 		{1000, 1.383021868725903e-03},
+		{10000, 1.383021868725903e-03},
 		{100000, 1.383021868725903e-03},
 	}
 	for _, tc := range tests {
@@ -122,6 +123,14 @@ func TestHiddenEpsilonTV3(t *testing.T) {
 		math.Abs(got-3.6474545145563932) > 1e-7 {
 		t.Errorf("eps* = %.16g, want 3.6474545145563932", got)
 	}
+	// ε* solves θ_ε(r) = δ/(p+(1−p)δ) = 0.5002501250625313 (eq. 22).
+	target := 1e-3 / (0.001 + 0.999*1e-3)
+	if !papersClose(target, 0.5002501250625313, 1e-12) {
+		t.Errorf("target θ = %.17g", target)
+	}
+	if th := Theta(3.6474545145563932, 3.04); !papersClose(th, target, 1e-9) {
+		t.Errorf("θ(ε*) = %.17g, want %.17g", th, target)
+	}
 	if got := HiddenStateEpsilonClosedForm(1e-3, 0.001, 3.04); math.Abs(got-4.6188940) > 1e-7 ||
 		!papersClose(got, 4.618894009391167, 1e-9) {
 		t.Errorf("eq. 23 = %.16g, want 4.618894009391167", got)
@@ -152,6 +161,9 @@ func TestHiddenTV4(t *testing.T) {
 		if got := seg(tc.T).Epsilon(tc.delta); math.Abs(got-tc.want) > 1e-7 {
 			t.Errorf("eps_%d(%v) = %.16g want %.16g", tc.T, tc.delta, got, tc.want)
 		}
+	}
+	if got := HiddenStateDeltaLimit(1, 0.01, 1.1); !papersClose(got, 1.9481010322843124e-03, 1e-9) {
+		t.Errorf("delta_inf(1) = %.17g", got)
 	}
 	if got := HiddenStateEpsilonLimit(1e-5, 0.01, 1.1); math.Abs(got-3.5330947514402045) > 1e-7 {
 		t.Errorf("eps_inf(1e-5) = %v", got)
@@ -276,23 +288,151 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 		want   float64
 		kappa  float64
 	}{
+		// λ = 0.65, d = 1.
 		{0.65, 1, Thm3PaperLiteral, 10, 5.15377e-4, 5.45},
+		{0.65, 1, Thm3PaperLiteral, 100, 7.13456e-4, 5.8},
 		{0.65, 1, Thm3PaperLiteral, 1000, 9.51740e-4, 6.15},
+		{0.65, 1, Thm3PaperLiteral, 10000, 1.23777e-3, 6.5},
+		{0.65, 1, Thm3PaperLiteral, 100000, 1.57567e-3, 6.8},
 		{0.65, 1, Thm3Corrected, 10, 7.18512e-3, 5.1},
+		{0.65, 1, Thm3Corrected, 100, 2.44705e-2, 5.1},
 		{0.65, 1, Thm3Corrected, 1000, 4.16715e-2, 5.4},
+		{0.65, 1, Thm3Corrected, 10000, 7.00172e-2, 5.75},
+		{0.65, 1, Thm3Corrected, 100000, 1.15572e-1, 6.05},
+		// λ = 0.65, d = 10.
+		{0.65, 10, Thm3PaperLiteral, 10, 2.02372e-3, 7.2},
 		{0.65, 10, Thm3PaperLiteral, 100, 2.69822e-3, 7.5},
+		{0.65, 10, Thm3PaperLiteral, 1000, 3.40592e-3, 7.8},
+		{0.65, 10, Thm3PaperLiteral, 10000, 4.24882e-3, 8.1},
+		{0.65, 10, Thm3PaperLiteral, 100000, 5.24564e-3, 8.4},
+		{0.65, 10, Thm3Corrected, 10, 8.89378e-3, 7.55},
 		{0.65, 10, Thm3Corrected, 100, 9.17407e-2, 7.25},
-		{0.01, 1, Thm3Corrected, 100, 9.43022e-2, 0},
+		{0.65, 10, Thm3Corrected, 1000, 4.33088e-1, 7.0},
+		{0.65, 10, Thm3Corrected, 10000, 6.66775e-1, 7.3},
+		{0.65, 10, Thm3Corrected, 100000, 8.38681e-1, 7.75},
+		// λ = 0.01, d = 1 (the spec prints no argmin κ).
 		{0.01, 1, Thm3PaperLiteral, 10, 8.94887e-3, 0},
+		{0.01, 1, Thm3PaperLiteral, 100, 9.43866e-2, 0},
+		{0.01, 1, Thm3PaperLiteral, 1000, 6.32568e-1, 0},
+		{0.01, 1, Thm3Corrected, 10, 8.96408e-3, 0},
+		{0.01, 1, Thm3Corrected, 100, 9.43022e-2, 0},
+		{0.01, 1, Thm3Corrected, 1000, 6.31937e-1, 0},
+	}
+	// The spec's cells are min over κ BEFORE the never-sampled cap
+	// 1 − (1−p)^T; Delta returns the capped value.
+	uncapped := func(r RegularizedHiddenState) (float64, float64) {
+		best, arg := math.Inf(1), 0.0
+		for _, k := range r.kappas() {
+			if d := r.DeltaKappa(5, k); d < best {
+				best, arg = d, k
+			}
+		}
+		return best, arg
 	}
 	for _, tc := range tests {
 		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: tc.lambda, Dim: tc.d, Steps: tc.T, Mode: tc.mode}
-		got, k := r.Delta(5)
-		if !papersClose(got, tc.want, 1e-5) {
-			t.Errorf("λ=%v d=%d %v T=%d: %.6g want %.6g", tc.lambda, tc.d, tc.mode, tc.T, got, tc.want)
+		u, uk := uncapped(r)
+		if !papersClose(u, tc.want, 1e-5) {
+			t.Errorf("λ=%v d=%d %v T=%d: min over κ %.6g want %.6g", tc.lambda, tc.d, tc.mode, tc.T, u, tc.want)
 		}
-		if tc.kappa != 0 && math.Abs(k-tc.kappa) > 1e-9 {
-			t.Errorf("λ=%v d=%d %v T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.mode, tc.T, k, tc.kappa)
+		if tc.T <= 1000 { // Delta repeats the κ scan: check it on the cheap cells
+			cap := -math.Expm1(float64(tc.T) * math.Log1p(-0.001))
+			got, k := r.Delta(5)
+			if want := math.Min(u, cap); got != want {
+				t.Errorf("λ=%v d=%d %v T=%d: Delta %.9g, want min(%.9g, cap %.9g)", tc.lambda, tc.d, tc.mode, tc.T, got, u, cap)
+			}
+			if u < cap && k != uk {
+				t.Errorf("λ=%v d=%d %v T=%d: Delta's κ %v, argmin %v", tc.lambda, tc.d, tc.mode, tc.T, k, uk)
+			}
+		}
+		if tc.kappa != 0 && math.Abs(uk-tc.kappa) > 1e-9 {
+			t.Errorf("λ=%v d=%d %v T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.mode, tc.T, uk, tc.kappa)
+		}
+	}
+	// λ = 0.01 at T = 1e4, 1e5: the spec prints ">= 1 (trivial)" (paper
+	// literal) and "~1" (corrected); Delta falls back to the cap.
+	trivial := []struct {
+		mode Thm3Mode
+		T    int
+	}{{Thm3PaperLiteral, 10000}, {Thm3Corrected, 10000}}
+	if !testing.Short() {
+		trivial = append(trivial, struct {
+			mode Thm3Mode
+			T    int
+		}{Thm3PaperLiteral, 100000}, struct {
+			mode Thm3Mode
+			T    int
+		}{Thm3Corrected, 100000})
+	}
+	for _, tc := range trivial {
+		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: 0.01, Dim: 1, Steps: tc.T, Mode: tc.mode}
+		u, _ := uncapped(r)
+		ok := u >= 1
+		if tc.mode == Thm3Corrected {
+			ok = math.Abs(u-1) < 1e-4
+		}
+		cap := -math.Expm1(float64(tc.T) * math.Log1p(-0.001))
+		if got, _ := r.Delta(5); !ok || got != math.Min(u, cap) || got > cap {
+			t.Errorf("λ=0.01 %v T=%d: min over κ %v (want trivial), Delta %v (cap %v)", tc.mode, tc.T, u, got, cap)
+		}
+	}
+}
+
+// TV6 details at κ = 6, d = 1: the radii R_s = r_s − σκ, θ_1..θ_5 in both
+// modes, and the decomposition of δ_1000 into the χ² term and S_T.
+func TestRegularizedTV6Details(t *testing.T) {
+	const eta, C, sigma, lam, kappa, p = 0.1, 1.0, 5.0, 0.65, 6.0, 0.001
+	// Closed form r_s = (ηC + κσ)(1 − (1−λ)^s)/λ (eq. 20), R_s = r_s − σκ.
+	R := func(s int) float64 { return (eta*C+kappa*sigma)*(1-math.Pow(1-lam, float64(s)))/lam - sigma*kappa }
+	for i, want := range []float64{0.1, 10.635, 14.32225, 15.6127875} {
+		if got := R(i + 1); !papersClose(got, want, 1e-9) {
+			t.Errorf("R_%d = %.10g want %v", i+1, got, want)
+		}
+	}
+	if rInf := eta*C/lam + sigma*kappa*(1-lam)/lam; !papersClose(rInf, 16.307692307692307, 1e-12) {
+		t.Errorf("R_inf = %v", rInf)
+	}
+	thetas := map[Thm3Mode][]float64{
+		Thm3PaperLiteral: {0, 0.05154264254161646, 0.26688698876993194, 0.3679950069766209, 0.40402178174326553},
+		Thm3Corrected:    {0, 0.7582146964126919, 0.9629895805358301, 0.9833970314915798, 0.9876673451903327},
+	}
+	for mode, th := range thetas {
+		c := 2.0
+		if mode == Thm3PaperLiteral {
+			c = 1
+		}
+		for i, want := range th {
+			if got := Theta(5, c*R(i+1)/sigma); !papersClose(got, want, 1e-9) && !(want == 0 && got < 1e-300) {
+				t.Errorf("%v θ_%d = %.17g want %.17g", mode, i+1, got, want)
+			}
+		}
+		// DeltaKappa's recursion is S_t = θ_t((1−p)S_{t−1} + p) on these θ.
+		r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1, Mode: mode}
+		S := 0.0
+		for T := 1; T <= 5; T++ {
+			S = th[T-1] * ((1-p)*S + p)
+			r.Steps = T
+			tail := ChiSquareTail(1, kappa*kappa)
+			chi := (1 + math.Exp(5)) * -math.Expm1(float64(T)*math.Log1p(-tail))
+			want := S
+			if mode == Thm3PaperLiteral {
+				want /= 1 - p
+			}
+			if got := r.DeltaKappa(5, kappa) - chi; !papersClose(got, want, 1e-9) && math.Abs(got-want) > 1e-18 {
+				t.Errorf("%v T=%d: S_T = %.17g want %.17g", mode, T, got, want)
+			}
+		}
+	}
+	// Decomposition at T = 1000.
+	tail := ChiSquareTail(1, kappa*kappa)
+	chi := (1 + math.Exp(5)) * -math.Expm1(1000*math.Log1p(-tail))
+	if !papersClose(chi, 2.948180629802173e-04, 1e-9) {
+		t.Errorf("(1+e^5)·tv = %.17g", chi)
+	}
+	for mode, want := range map[Thm3Mode]float64{Thm3PaperLiteral: 7.344182616486202e-04, Thm3Corrected: 8.634255480979511e-02} {
+		r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1, Steps: 1000, Mode: mode}
+		if got := r.DeltaKappa(5, kappa) - chi; !papersClose(got, want, 1e-8) {
+			t.Errorf("%v: S_1000 = %.17g want %.17g", mode, got, want)
 		}
 	}
 }
@@ -361,6 +501,28 @@ func TestHiddenAccountantContract(t *testing.T) {
 	}
 	if _, err := acc.Epsilon(0); err == nil {
 		t.Error("delta 0 accepted")
+	}
+	// The sampling scheme survives the round trip: a Poisson account stays
+	// add/remove-one, and old states (no "poisson" field) load as replace-one.
+	pa := NewHidden()
+	pev := ev
+	pev.Poisson = true
+	_ = pa.Compose(pev, 10)
+	raw, _ = json.Marshal(pa)
+	pb := NewHidden()
+	if err := json.Unmarshal(raw, pb); err != nil || pb.Relation() != AddRemove || !strings.Contains(string(raw), `"poisson":true`) {
+		t.Errorf("poisson account %s restored with relation %v (%v)", raw, pb.Relation(), err)
+	}
+	if b1, _ := pa.Epsilon(1e-3); b1.Relation != AddRemove || b1.Epsilon != fig1(10).Epsilon(1e-3) {
+		t.Errorf("poisson bound %+v", b1)
+	}
+	old := NewHidden()
+	if err := old.UnmarshalJSON([]byte(`{"version":1,"segments":[{"steps":10,"p":0.001,"diameter":3,"lr":0.01,"clip":2,"sigma":1}]}`)); err != nil || old.Relation() != ReplaceOne {
+		t.Errorf("old state: relation %v (%v)", old.Relation(), err)
+	}
+	// δ_T(ε) does not depend on the sampling scheme.
+	if d1, _ := pa.Delta(3); d1 != fig1(10).Delta(3) {
+		t.Errorf("poisson delta %v, wor %v", d1, fig1(10).Delta(3))
 	}
 }
 

@@ -16,6 +16,7 @@ func FuzzPapersAccountantState(f *testing.F) {
 	}
 	seed(NewTwiceWith(8, TwiceBalle), NewTwiceSampled(0.1, 0.5, 1, 10))
 	seed(NewHidden(), ProjectedSGD{P: 0.01, Sigma: 1, Clip: 1, LR: 0.1, Diameter: 2})
+	seed(NewHidden(), ProjectedSGD{P: 0.01, Sigma: 1, Clip: 1, LR: 0.1, Diameter: 2, Poisson: true})
 	seed(NewSRDP(), Preprocessed{Delta2: 0.1, DeltaInf: 2, Event: PoissonSampled{Q: 0.1, Event: Gaussian{Sigma: 1}}})
 	f.Add([]byte(`{"version":1,"alpha_max":3,"conversion":1,"rdp":[0.5,1e308]}`))
 	f.Add([]byte(`{"version":1,"segments":[{"steps":5,"p":1,"sigma":1e-300,"diameter":1e300}]}`))

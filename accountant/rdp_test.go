@@ -84,9 +84,20 @@ func TestDefaultGridEpsilon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("default grid: eps = %.6g at order %v (integer grid: 2.2753 at 9)", b.Epsilon, b.Order)
+	t.Logf("default grid: eps = %.12g at order %v (integer grid: 2.2753 at 9)", b.Epsilon, b.Order)
 	if !(b.Epsilon <= 2.2753 && b.Epsilon > 2.27) || b.Order != 9.2 {
 		t.Errorf("eps = %v at order %v, want in (2.27, 2.2753] at 9.2", b.Epsilon, b.Order)
+	}
+	// Independent values: the RDP integral E[((1−q) + q·e^{(2z−1)/(2σ²)})^α]
+	// by adaptive quadrature at 30 digits (mpmath), converted with the same
+	// Balle et al. formula: 2.27534283238 at order 9 and 2.27461520789 at
+	// order 9.2 (the minimum over 8.8, 9, 9.1, 9.2, 9.3, 10).
+	if !rdpClose(b.Epsilon, 2.27461520789, 1e-10) {
+		t.Errorf("default grid eps %.12g, quadrature 2.27461520789", b.Epsilon)
+	}
+	ib, err := PoissonEpsilon(1024.0/50000, 4, 10000, 1e-5, WithOrders(integerOrders()))
+	if err != nil || !rdpClose(ib.Epsilon, 2.27534283238, 1e-10) || ib.Order != 9 {
+		t.Errorf("integer grid eps %.12g at %v, quadrature 2.27534283238 at 9 (%v)", ib.Epsilon, ib.Order, err)
 	}
 	// Absolute and signed series agree here to 1e-12: the negative terms are
 	// negligible at these parameters.

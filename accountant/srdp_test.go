@@ -215,6 +215,30 @@ func TestSRDPTable2Grid(t *testing.T) {
 	if GroupPrivacyGaussian(1, 1, 501) != 125500.5 {
 		t.Error("Fig 2(c) group")
 	}
+	// Fig. 2 crossings (specs/000 §6.1): the Theorem 2 curve meets group
+	// privacy between consecutive integers around p ≈ 50.16 for (b) at
+	// n = 53, and around n ≈ 249.1 (exact τ) / 251.6 (12.2 form) at
+	// δ_min = 0.07 and n ≈ 116.6 (exact τ) at δ_min = 0.15 for (c).
+	below := func(thm2, group float64) bool { return thm2 < group }
+	fb := func(p int) bool {
+		v, _ := Table2(T2Gaussian, T2MeanImputation, Table2Params{Alpha: 1, Eps: 1, N: 53, P: float64(p)}, false)
+		return below(v, GroupPrivacyGaussian(1, 1, p+1))
+	}
+	if !fb(50) || fb(51) {
+		t.Errorf("Fig 2(b) n=53: crossing not in (50, 51)")
+	}
+	fcExact := func(n int, gap float64) bool {
+		tau := PCARankTau(n, gap)
+		return below(1.05*(1+tau*tau), GroupPrivacyGaussian(1, 1, n+1))
+	}
+	fc12 := func(n int, gap float64) bool {
+		v, _ := Table2(T2Gaussian, T2PCARank, Table2Params{Alpha: 1, Eps: 1, DeltaMin: gap}, false)
+		return below(v, GroupPrivacyGaussian(1, 1, n+1))
+	}
+	if fcExact(249, 0.07) || !fcExact(250, 0.07) || fc12(251, 0.07) || !fc12(252, 0.07) ||
+		fcExact(116, 0.15) || !fcExact(117, 0.15) {
+		t.Errorf("Fig 2(c): crossings not at 249.1 / 251.6 (δ=0.07) and 116.6 (δ=0.15)")
+	}
 }
 
 // TV11: RDP → DP for Gaussian + PCA (τ = 24.4, ε = 0.1, δ = 1e-5).
@@ -342,5 +366,33 @@ func TestSRDPAccountant(t *testing.T) {
 	}
 	if err := back.UnmarshalJSON([]byte(`{"version":1,"delta2":0.1,"groups":[]}`)); err == nil {
 		t.Error("incomplete state accepted")
+	}
+	// The curve cache follows every change: after more steps, and after a
+	// restore, ε equals that of a fresh account of the same events.
+	c1 := NewSRDP()
+	_ = c1.Compose(ev, 100)
+	e100, _ := c1.Epsilon(1e-5)
+	_ = c1.Compose(ev, 100)
+	e200, _ := c1.Epsilon(1e-5)
+	fresh := NewSRDP()
+	_ = fresh.Compose(ev, 200)
+	f200, _ := fresh.Epsilon(1e-5)
+	if !(e200.Epsilon > e100.Epsilon) || e200 != f200 {
+		t.Errorf("cached ε %v after 200 steps (%v after 100), fresh %v", e200.Epsilon, e100.Epsilon, f200.Epsilon)
+	}
+	raw, _ = json.Marshal(fresh)
+	if err := c1.UnmarshalJSON(raw); err != nil {
+		t.Fatal(err)
+	}
+	_ = c1.Compose(Preprocessed{Delta2: 0.05, DeltaInf: 10, Event: Gaussian{Sigma: 3}}, 1)
+	_ = fresh.Compose(Preprocessed{Delta2: 0.05, DeltaInf: 10, Event: Gaussian{Sigma: 3}}, 1)
+	if g1, g2 := must(c1.Epsilon(1e-5)), must(fresh.Epsilon(1e-5)); g1 != g2 {
+		t.Errorf("after restore: %+v vs %+v", g1, g2)
+	}
+	// Curve's slices are copies: changing them does not change the account.
+	_, cv := c1.Curve()
+	cv[0] = 1e9
+	if _, cv2 := c1.Curve(); cv2[0] == 1e9 {
+		t.Error("Curve exposes the cache")
 	}
 }

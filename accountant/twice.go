@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -360,6 +361,11 @@ type TwiceAccountant struct {
 	alphaMax   int
 	conversion TwiceConversion
 	rdp        []float64 // cumulative, orders 2..alphaMax
+
+	// The last TwiceSampled event seen and its per-run curve: training
+	// composes the same event every step, and a curve costs O(αmax²·blocks).
+	lastEv    *TwiceSampled
+	lastCurve []float64
 }
 
 // NewTwice returns an empty twice-sampling accountant with orders 2..256 and
@@ -393,7 +399,13 @@ func (a *TwiceAccountant) curve(ev Event) ([]float64, error) {
 	orders := twOrders(a.alphaMax)
 	switch e := ev.(type) {
 	case TwiceSampled:
-		return e.RDPCurve(orders), nil
+		if a.lastEv != nil && len(a.lastCurve) == len(orders) && sameTwice(*a.lastEv, e) {
+			return slices.Clone(a.lastCurve), nil
+		}
+		c := e.RDPCurve(orders)
+		a.lastEv = &TwiceSampled{Q1: e.Q1, Q2: e.Q2, Blocks: slices.Clone(e.Blocks)}
+		a.lastCurve = slices.Clone(c)
+		return c, nil
 	case Gaussian:
 		return NewTwiceSampled(1, 1, e.Sigma, 1).RDPCurve(orders), nil
 	case PoissonSampled:
@@ -497,5 +509,11 @@ func (a *TwiceAccountant) UnmarshalJSON(b []byte) error {
 		}
 	}
 	a.alphaMax, a.conversion, a.rdp = j.AlphaMax, TwiceConversion(j.Conversion), j.RDP
+	a.lastEv, a.lastCurve = nil, nil
 	return nil
+}
+
+// sameTwice reports whether x and y describe the same mechanism exactly.
+func sameTwice(x, y TwiceSampled) bool {
+	return x.Q1 == y.Q1 && x.Q2 == y.Q2 && slices.Equal(x.Blocks, y.Blocks)
 }

@@ -38,6 +38,16 @@ func addCommonPrivacyFlags(fs *flag.FlagSet, qHelp, sigmaHelp string) commonPriv
 	}
 }
 
+// require reports the first missing flag among the common ones and extra
+// ("--q is required", rather than a complaint about the NaN placeholder),
+// then checks the common values.
+func (c commonPrivacyFlags) require(fs *flag.FlagSet, extra ...string) error {
+	if err := requireFlags(fs, append([]string{"q", "sigma", "steps", "delta"}, extra...)...); err != nil {
+		return err
+	}
+	return c.check()
+}
+
 func (c commonPrivacyFlags) check() error {
 	if err := inHalfOpenUnit("q", *c.q); err != nil {
 		return err
@@ -74,7 +84,7 @@ func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
+	if err := c.require(fs, "q2", "d0"); err != nil {
 		return err
 	}
 	if err := inHalfOpenUnit("q2", *q2); err != nil {
@@ -127,7 +137,7 @@ func runPrivacyHidden(_ context.Context, args []string, stdout, stderr io.Writer
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
+	if err := c.require(fs, "clip", "lr", "diameter"); err != nil {
 		return err
 	}
 	for _, f := range []struct {
@@ -167,7 +177,7 @@ func runPrivacySRDP(_ context.Context, args []string, stdout, stderr io.Writer) 
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := c.check(); err != nil {
+	if err := c.require(fs, "delta2", "deltainf"); err != nil {
 		return err
 	}
 	for _, f := range []struct {

@@ -128,6 +128,13 @@ func TestPrivacyPapersCLIRefusesBadInput(t *testing.T) {
 		{with(srdp, "--deltainf", "NaN"), "--deltainf"},
 		{with(srdp, "--mu", "-1"), "--mu"},
 		{with(srdp, "--q", "2"), "--q"},
+		// A missing flag is named as missing, not as a NaN placeholder.
+		{without(hidden, "--q"), "--q is required"},
+		{without(hidden, "--lr"), "--lr is required"},
+		{without(twice, "--sigma"), "--sigma is required"},
+		{without(twice, "--q2"), "--q2 is required"},
+		{without(srdp, "--steps"), "--steps is required"},
+		{without(srdp, "--deltainf"), "--deltainf is required"},
 	}
 	for _, tc := range tests {
 		code, out, errOut := runCLI(t, tc.args...)
