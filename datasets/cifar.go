@@ -62,16 +62,16 @@ func LoadCIFAR10Files(name string, paths ...string) (*Dataset, error) {
 	for _, p := range paths {
 		f, err := os.Open(p)
 		if err != nil {
-			return nil, err
+			return nil, badData(err)
 		}
 		err = ReadCIFAR10(f, d)
 		f.Close()
 		if err != nil {
-			return nil, fmt.Errorf("cifar10 %s: %w", p, err)
+			return nil, badData(fmt.Errorf("cifar10 %s: %w", p, err))
 		}
 	}
 	if d.N() == 0 {
-		return nil, fmt.Errorf("cifar10 %s: no records", strings.Join(paths, ", "))
+		return nil, badData(fmt.Errorf("cifar10 %s: no records", strings.Join(paths, ", ")))
 	}
 	return d, nil
 }

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,8 +45,8 @@ func TestCIFAR10Errors(t *testing.T) {
 		p := filepath.Join(dir, tc.name+".bin")
 		writeFile(t, p, tc.in)
 		_, err := LoadCIFAR10Files("c", p)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: err %v, want %q and the file name", tc.name, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) || !errors.Is(err, ErrBadData) {
+			t.Errorf("%s: err %v, want %q, the file name and ErrBadData", tc.name, err, tc.want)
 		}
 	}
 	// A failed read leaves the dataset unchanged.

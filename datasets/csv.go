@@ -191,12 +191,12 @@ func setLabels(d *Dataset, labels []string) error {
 func LoadCSV(path string, opts CSVOptions) (*Dataset, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, badData(err)
 	}
 	defer f.Close()
 	d, err := ReadCSV(f, path, opts)
 	if err != nil {
-		return nil, fmt.Errorf("csv %s: %w", path, err)
+		return nil, badData(fmt.Errorf("csv %s: %w", path, err))
 	}
 	return d, nil
 }

@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"slices"
@@ -29,7 +30,7 @@ func TestReadCSV(t *testing.T) {
 	if vals != 4 || recs != 4 {
 		t.Errorf("missing %d values in %d records, want 4 in 4", vals, recs)
 	}
-	if err := d.CheckFinite(); err == nil || !strings.Contains(err.Error(), "example 0 feature 1") {
+	if err := d.CheckFinite(); err == nil || !strings.Contains(err.Error(), "example 0 feature 1") || !errors.Is(err, ErrBadData) {
 		t.Errorf("CheckFinite: %v", err)
 	}
 }
@@ -74,8 +75,8 @@ func TestReadCSVErrors(t *testing.T) {
 		p := filepath.Join(dir, "x.csv")
 		writeFile(t, p, []byte(tc.in))
 		_, err := LoadCSV(p, tc.opts)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: err %v, want %q and the file name", tc.name, err, tc.want)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), p) || !errors.Is(err, ErrBadData) {
+			t.Errorf("%s: err %v, want %q, the file name and ErrBadData", tc.name, err, tc.want)
 		}
 	}
 }

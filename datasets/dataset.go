@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -20,6 +21,28 @@ type Dataset struct {
 	NumClasses int
 	// ClassNames, when known, names each class index.
 	ClassNames []string
+}
+
+// ErrBadData is wrapped by every error that is the data's fault rather than
+// the program's: a dataset not found or incomplete, a truncated or corrupt
+// file, a wrong magic number, mismatched image and label counts, a label out
+// of range, an undecodable image, a missing or non-finite value where none is
+// allowed. The CLI maps it to the bad-input exit status (2). The message of
+// the wrapped error is unchanged.
+var ErrBadData = errors.New("bad data")
+
+// badDataError marks err as the data's fault (see ErrBadData).
+type badDataError struct{ err error }
+
+func (e *badDataError) Error() string   { return e.err.Error() }
+func (e *badDataError) Unwrap() []error { return []error{e.err, ErrBadData} }
+
+// badData wraps err (if non-nil) so that errors.Is(err, ErrBadData) holds.
+func badData(err error) error {
+	if err == nil || errors.Is(err, ErrBadData) {
+		return err
+	}
+	return &badDataError{err}
 }
 
 // Loaded is a train/test pair.
@@ -42,6 +65,10 @@ func (d *Dataset) Dim() int {
 // Validate checks that X, Y, Shape and NumClasses agree and that every label
 // is in range. Readers call it; it is exported for data built by hand.
 func (d *Dataset) Validate() error {
+	return badData(d.validate())
+}
+
+func (d *Dataset) validate() error {
 	dim := d.Dim()
 	if len(d.Shape) == 0 || dim <= 0 {
 		return fmt.Errorf("dataset %s: bad shape %v", d.Name, d.Shape)
@@ -185,7 +212,7 @@ func (d *Dataset) CheckFinite() error {
 	dim := d.Dim()
 	for k, v := range d.X {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return fmt.Errorf("dataset %s: example %d feature %d is %v (missing or non-finite values are not allowed here)", d.Name, k/dim, k%dim, v)
+			return badData(fmt.Errorf("dataset %s: example %d feature %d is %v (missing or non-finite values are not allowed here)", d.Name, k/dim, k%dim, v))
 		}
 	}
 	return nil

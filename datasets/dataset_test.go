@@ -1,6 +1,7 @@
 package datasets
 
 import (
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -108,8 +109,8 @@ func TestValidate(t *testing.T) {
 		{Name: "classes", X: []float32{1}, Y: []int{0}, Shape: []int{1}, NumClasses: 0},
 	}
 	for _, d := range bad {
-		if d.Validate() == nil {
-			t.Errorf("%s: Validate accepted a bad dataset", d.Name)
+		if err := d.Validate(); err == nil || !errors.Is(err, ErrBadData) {
+			t.Errorf("%s: Validate returned %v, want an error wrapping ErrBadData", d.Name, err)
 		}
 	}
 	if err := tinyDataset().Validate(); err != nil {

@@ -190,8 +190,22 @@ func Load(name string, opts Options) (*Loaded, Source, error) {
 		return nil, Source{}, err
 	}
 	if len(locs) == 0 {
-		return nil, Source{}, fmt.Errorf("%s: %w (looked in --data, $%s, %s; try 'dptrain data fetch %s')",
-			name, ErrNotFound, EnvData, DefaultSystemDir, name)
+		var where []string
+		for _, r := range opts.roots() {
+			switch r.kind {
+			case FromDir:
+				where = append(where, "--data "+r.dir)
+			case FromEnv:
+				where = append(where, "$"+EnvData+"="+r.dir)
+			default:
+				where = append(where, r.dir)
+			}
+		}
+		if len(where) == 0 {
+			where = append(where, "nowhere: every location disabled")
+		}
+		return nil, Source{}, badData(fmt.Errorf("%s: %w (looked in %s; try 'dptrain data fetch %s')",
+			name, ErrNotFound, strings.Join(where, ", "), name))
 	}
 	ld, err := locs[0].Load()
 	return ld, locs[0].Source, err
@@ -204,7 +218,7 @@ func (loc Location) Load() (*Loaded, error) {
 	}
 	l := loc.layout
 	if !l.complete() {
-		return nil, fmt.Errorf("%s in %s: incomplete, missing %v", loc.Name, l.dir, l.missing)
+		return nil, badData(fmt.Errorf("%s in %s: incomplete, missing %v", loc.Name, l.dir, l.missing))
 	}
 	spec := l.spec
 	var tr, te *Dataset

@@ -44,8 +44,11 @@ func TestLoadSearchOrder(t *testing.T) {
 			t.Errorf("%s: got %v with %d train, want %s %s with %d", tc.name, src, ld.Train.N(), tc.kind, tc.path, tc.nTrain)
 		}
 	}
-	// MNIST has no embedded fallback.
-	if _, _, err := Load("mnist", Options{NoEnv: true, NoSystem: true}); !errors.Is(err, ErrNotFound) {
+	// MNIST has no embedded fallback; the error says where it looked.
+	empty := t.TempDir()
+	_, _, err := Load("mnist", Options{Dir: empty, SystemDir: sys})
+	if !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrBadData) ||
+		!strings.Contains(err.Error(), "looked in --data "+empty+", $"+EnvData+"="+env+", "+sys+";") {
 		t.Errorf("mnist with nothing installed: %v", err)
 	}
 	if _, _, err := Load("imagenet", Options{}); err == nil || !strings.Contains(err.Error(), "unknown dataset") {
@@ -58,7 +61,7 @@ func TestLoadIncompleteOrCorruptIsAnError(t *testing.T) {
 	writeIDXDir(t, dir, 3, 1, true)
 	writeFile(t, filepath.Join(dir, "t10k-labels-idx1-ubyte.gz"), []byte("\x1f\x8bgarbage"))
 	_, _, err := Load("fashion-mnist", Options{Dir: dir, NoEnv: true})
-	if err == nil || !strings.Contains(err.Error(), "t10k-labels-idx1-ubyte.gz") {
+	if err == nil || !strings.Contains(err.Error(), "t10k-labels-idx1-ubyte.gz") || !errors.Is(err, ErrBadData) {
 		t.Errorf("corrupt file: %v", err)
 	}
 	inc := t.TempDir()
@@ -67,7 +70,7 @@ func TestLoadIncompleteOrCorruptIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = Load("fashion-mnist", Options{Dir: inc, NoEnv: true})
-	if err == nil || !strings.Contains(err.Error(), "missing [t10k-images-idx3-ubyte.gz]") {
+	if err == nil || !strings.Contains(err.Error(), "missing [t10k-images-idx3-ubyte.gz]") || !errors.Is(err, ErrBadData) {
 		t.Errorf("incomplete: %v", err)
 	}
 	// Fixture labels match no known checksum, so the bare directory is a

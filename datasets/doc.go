@@ -11,7 +11,8 @@
 // bytes), the CIFAR-10 binary batches, CSV for tabular data with missing
 // values, and image folders (root/split/class/*.png|jpg), which
 // [ImportCIFAR10] converts once to the CIFAR-10 binary layout. Every reader returns an error naming the file and the problem for
-// truncated or corrupt input; none panics on bad data.
+// truncated or corrupt input; none panics on bad data. Such errors wrap
+// [ErrBadData], which the CLI maps to the bad-input exit status.
 //
 // Discovery ([Load], [List]) looks for a named dataset in an explicit
 // directory, then $DPTRAIN_DATA, then Debian's /usr/share/datasets, then the

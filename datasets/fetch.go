@@ -115,6 +115,7 @@ func (f *fetcher) file(dest string, rf RemoteFile) error {
 		return fmt.Errorf("fetch %s: no known SHA-256, refusing to download unverifiable data", rf.Name)
 	}
 	part := final + ".part"
+	how := "sha256 ok"
 	for attempt := 0; ; attempt++ {
 		resumed, err := f.download(rf, part)
 		if err != nil {
@@ -130,6 +131,7 @@ func (f *fetcher) file(dest string, rf RemoteFile) error {
 		// A mirror may serve a recompressed copy; its content can still match.
 		if rf.ContentSHA256 != "" {
 			if c, err := contentSHA256(part); err == nil && c == rf.ContentSHA256 {
+				how = "content sha256 ok (recompressed copy)"
 				break
 			}
 		}
@@ -145,7 +147,7 @@ func (f *fetcher) file(dest string, rf RemoteFile) error {
 	if err := os.Rename(part, final); err != nil {
 		return err
 	}
-	f.logf("%s: downloaded, sha256 ok", final)
+	f.logf("%s: downloaded, %s", final, how)
 	return nil
 }
 

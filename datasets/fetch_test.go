@@ -314,8 +314,12 @@ func TestFetchAcceptsRecompressedCopyByContent(t *testing.T) {
 	srv := httptest.NewServer(&fileServer{files: map[string][]byte{"l.gz": recompressed}})
 	defer srv.Close()
 	spec := &Spec{Name: "r", Files: []RemoteFile{{Name: "l.gz", SHA256: sha(upstream), ContentSHA256: sha(raw)}}}
-	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: t.TempDir(), BaseURL: srv.URL}); err != nil {
+	var log bytes.Buffer
+	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: t.TempDir(), BaseURL: srv.URL, Log: &log}); err != nil {
 		t.Errorf("recompressed copy with matching content rejected: %v", err)
+	}
+	if !strings.Contains(log.String(), "downloaded, content sha256 ok (recompressed copy)") {
+		t.Errorf("log does not say the content checksum matched: %q", log.String())
 	}
 	spec.Files[0].ContentSHA256 = sha([]byte("other content"))
 	if _, err := FetchSpec(context.Background(), spec, FetchOptions{Dir: t.TempDir(), BaseURL: srv.URL}); !errors.Is(err, ErrChecksum) {

@@ -118,12 +118,12 @@ func noEOF(err error) error {
 func ReadIDXFile(path string) (*IDX, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, badData(err)
 	}
 	defer f.Close()
 	m, err := ReadIDX(f)
 	if err != nil {
-		return nil, fmt.Errorf("idx %s: %w", path, err)
+		return nil, badData(fmt.Errorf("idx %s: %w", path, err))
 	}
 	return m, nil
 }
@@ -133,16 +133,16 @@ func ReadIDXFile(path string) (*IDX, error) {
 func ProbeIDXFile(path string) ([]int, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, badData(err)
 	}
 	defer f.Close()
 	r, err := maybeGunzip(f)
 	if err != nil {
-		return nil, fmt.Errorf("idx %s: %w", path, err)
+		return nil, badData(fmt.Errorf("idx %s: %w", path, err))
 	}
 	dims, err := readIDXHeader(r)
 	if err != nil {
-		return nil, fmt.Errorf("idx %s: %w", path, err)
+		return nil, badData(fmt.Errorf("idx %s: %w", path, err))
 	}
 	return dims, nil
 }
@@ -151,6 +151,11 @@ func ProbeIDXFile(path string) ([]int, error) {
 // dataset with Shape [1,H,W], pixels scaled to [0,1] and numClasses classes.
 // The names are used in error messages.
 func NewIDXDataset(name string, images, labels *IDX, imagesName, labelsName string, numClasses int) (*Dataset, error) {
+	d, err := newIDXDataset(name, images, labels, imagesName, labelsName, numClasses)
+	return d, badData(err)
+}
+
+func newIDXDataset(name string, images, labels *IDX, imagesName, labelsName string, numClasses int) (*Dataset, error) {
 	if len(images.Dims) != 3 {
 		return nil, fmt.Errorf("idx %s: images must have 3 dimensions (N, rows, cols), got %v", imagesName, images.Dims)
 	}

@@ -2,6 +2,7 @@ package datasets
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,17 +74,17 @@ func TestLoadIDXValuesAndErrors(t *testing.T) {
 	im := filepath.Join(dir, "train-images-idx3-ubyte.gz")
 	short := filepath.Join(dir, "short-labels")
 	writeFile(t, short, idxBytes([]int{3}, []byte{0, 1, 2}))
-	if _, err := LoadIDX("tiny", im, short, 10); err == nil || !strings.Contains(err.Error(), "4 images") || !strings.Contains(err.Error(), short) {
+	if _, err := LoadIDX("tiny", im, short, 10); err == nil || !strings.Contains(err.Error(), "4 images") || !strings.Contains(err.Error(), short) || !errors.Is(err, ErrBadData) {
 		t.Errorf("mismatched counts: %v", err)
 	}
 	bad := filepath.Join(dir, "bad-labels")
 	writeFile(t, bad, idxBytes([]int{4}, []byte{0, 1, 12, 3}))
-	if _, err := LoadIDX("tiny", im, bad, 10); err == nil || !strings.Contains(err.Error(), "label 12") || !strings.Contains(err.Error(), bad) {
+	if _, err := LoadIDX("tiny", im, bad, 10); err == nil || !strings.Contains(err.Error(), "label 12") || !strings.Contains(err.Error(), bad) || !errors.Is(err, ErrBadData) {
 		t.Errorf("bad label: %v", err)
 	}
 	corrupt := filepath.Join(dir, "corrupt-images")
 	writeFile(t, corrupt, []byte("\x00\x00\x08\x03\x00\x00"))
-	if _, err := LoadIDX("tiny", corrupt, short, 10); err == nil || !strings.Contains(err.Error(), corrupt) {
+	if _, err := LoadIDX("tiny", corrupt, short, 10); err == nil || !strings.Contains(err.Error(), corrupt) || !errors.Is(err, ErrBadData) {
 		t.Errorf("corrupt: %v", err)
 	}
 	// Labels passed as images.

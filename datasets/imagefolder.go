@@ -1,20 +1,22 @@
 package datasets
 
 import (
-	"github.com/dptrain/dptrain/internal/rng"
-
+	"bytes"
 	"errors"
 	"fmt"
 	"image"
 	"image/color"
 	_ "image/jpeg" // register decoders
 	_ "image/png"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/dptrain/dptrain/internal/rng"
 )
 
 // ImageFolderOptions controls LoadImageFolder.
@@ -53,7 +55,7 @@ func isImageFile(name string) bool {
 func LoadImageFolder(root, split string, opts ImageFolderOptions) (*Dataset, error) {
 	s, err := readImageFolder(filepath.Join(root, split), opts)
 	if err != nil {
-		return nil, err
+		return nil, badData(err)
 	}
 	d := &Dataset{
 		Name:       filepath.Base(filepath.Clean(root)),
@@ -95,8 +97,9 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 			return nil, fmt.Errorf("image folder: class %q: %w", c, err)
 		}
 		for _, e := range ents { // ReadDir returns entries sorted by name
-			if e.Type().IsRegular() && isImageFile(e.Name()) {
-				files = append(files, filepath.Join(dir, c, e.Name()))
+			p := filepath.Join(dir, c, e.Name())
+			if isImageFile(e.Name()) && isRegularFile(e, p) {
+				files = append(files, p)
 				labels = append(labels, k)
 			}
 		}
@@ -106,7 +109,7 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 	}
 	s := &imageSet{labels: labels, classes: slices.Clone(classes), h: opts.Height, w: opts.Width}
 	if s.h == 0 || s.w == 0 {
-		img, err := decodeImage(files[0])
+		img, err := decodeImage(files[0], 0, 0)
 		if err != nil {
 			return nil, err
 		}
@@ -135,45 +138,109 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 	}
 	close(next)
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	// Report the first bad file (in file order) and how many others there
+	// are, so the error stays one line however many images are broken.
+	bad := 0
+	var first error
+	for _, err := range errs {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			bad++
+		}
+	}
+	if bad > 1 {
+		return nil, fmt.Errorf("%w (and %d more bad images)", first, bad-1)
+	}
+	if first != nil {
+		return nil, first
 	}
 	return s, nil
 }
 
-func decodeImage(path string) (image.Image, error) {
-	f, err := os.Open(path)
+// isRegularFile reports whether the entry is a regular file or a symbolic
+// link to one (trees of links into a larger image folder are common). A
+// dangling link counts, so that decoding reports it by name instead of the
+// image silently going missing.
+func isRegularFile(e fs.DirEntry, path string) bool {
+	if e.Type().IsRegular() {
+		return true
+	}
+	if e.Type()&fs.ModeSymlink == 0 {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err != nil || st.Mode().IsRegular()
+}
+
+// maxImagePixels bounds the size an image header may announce when no size
+// is required (the first image of a folder sets it): a corrupt header must
+// not make the decoder allocate gigabytes.
+const maxImagePixels = 1 << 24
+
+// decodeImage decodes the image at path; errors name the file. When w and h
+// are positive the image must be w×h, which is checked on the header before
+// the pixels are decoded.
+func decodeImage(path string, w, h int) (image.Image, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	img, _, err := image.Decode(f)
+	img, err := decodeImageBytes(b, w, h)
 	if err != nil {
 		return nil, fmt.Errorf("image %s: %w", path, err)
 	}
 	return img, nil
 }
 
+// decodeImageBytes decodes a JPEG or PNG, checking the size its header
+// announces first (w×h when both are positive, else at most maxImagePixels).
+func decodeImageBytes(b []byte, w, h int) (image.Image, error) {
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case w > 0 && h > 0 && (cfg.Width != w || cfg.Height != h):
+		return nil, fmt.Errorf("size %d×%d, want %d×%d", cfg.Width, cfg.Height, w, h)
+	case cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels:
+		return nil, fmt.Errorf("size %d×%d is empty or above %d pixels", cfg.Width, cfg.Height, maxImagePixels)
+	}
+	img, _, err := image.Decode(bytes.NewReader(b))
+	if err != nil {
+		return nil, err
+	}
+	if bd := img.Bounds(); bd.Dx() != cfg.Width || bd.Dy() != cfg.Height {
+		return nil, fmt.Errorf("decoded size %d×%d differs from the header's %d×%d", bd.Dx(), bd.Dy(), cfg.Width, cfg.Height)
+	}
+	return img, nil
+}
+
 // decodeInto decodes image i into its CHW slot.
 func (s *imageSet) decodeInto(i int, path string) error {
-	img, err := decodeImage(path)
+	img, err := decodeImage(path, s.w, s.h)
 	if err != nil {
 		return err
 	}
-	b := img.Bounds()
-	if b.Dx() != s.w || b.Dy() != s.h {
-		return fmt.Errorf("image %s: size %d×%d, want %d×%d", path, b.Dx(), b.Dy(), s.w, s.h)
-	}
 	plane := s.h * s.w
-	out := s.pix[i*3*plane : (i+1)*3*plane]
-	for y := range s.h {
-		for x := range s.w {
+	toCHW(s.pix[i*3*plane:(i+1)*3*plane], img)
+	return nil
+}
+
+// toCHW writes img's R, G and B planes (non-premultiplied; grey expands to
+// three equal planes) into out, which holds 3·W·H bytes.
+func toCHW(out []byte, img image.Image) {
+	b := img.Bounds()
+	w, h := b.Dx(), b.Dy()
+	plane := w * h
+	for y := range h {
+		for x := range w {
 			c := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
-			k := y*s.w + x
+			k := y*w + x
 			out[k], out[plane+k], out[2*plane+k] = c.R, c.G, c.B
 		}
 	}
-	return nil
 }
 
 // ImportMarker is the file ImportCIFAR10 writes beside the batches to record
@@ -202,10 +269,10 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	opts := ImageFolderOptions{Classes: classes, Width: 32, Height: 32}
 	train, err := readImageFolder(filepath.Join(from, "train"), opts)
 	if err != nil {
-		return rep, err
+		return rep, badData(err)
 	}
 	if len(train.classes) > 10 {
-		return rep, fmt.Errorf("import %s: %d classes; the CIFAR-10 layout holds at most 10", from, len(train.classes))
+		return rep, badData(fmt.Errorf("import %s: %d classes; the CIFAR-10 layout holds at most 10", from, len(train.classes)))
 	}
 	// A given class without training images is almost always a typo in
 	// --classes; importing would silently leave its label empty.
@@ -215,13 +282,13 @@ func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	}
 	for k, ok := range seen {
 		if !ok {
-			return rep, fmt.Errorf("import %s: class %q has no images in %s", from, train.classes[k], filepath.Join(from, "train"))
+			return rep, badData(fmt.Errorf("import %s: class %q has no images in %s", from, train.classes[k], filepath.Join(from, "train")))
 		}
 	}
 	opts.Classes = train.classes
 	test, err := readImageFolder(filepath.Join(from, "test"), opts)
 	if err != nil {
-		return rep, err
+		return rep, badData(err)
 	}
 	if err := os.MkdirAll(to, 0o755); err != nil {
 		return rep, err

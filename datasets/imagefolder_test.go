@@ -2,7 +2,10 @@ package datasets
 
 import (
 	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -64,6 +67,28 @@ func TestLoadImageFolder(t *testing.T) {
 			}
 		}
 	}
+	// Symbolic links to images are followed (a tree of links into a larger
+	// folder); a dangling link is a bad image, reported by name.
+	linked := t.TempDir()
+	for _, f := range []string{"train/cat/a.png", "train/ant/z.png"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(linked, f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(filepath.Join(root, f), filepath.Join(linked, f)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dl, err := LoadImageFolder(linked, "train", ImageFolderOptions{})
+	if err != nil || !slices.Equal(dl.Y, []int{0, 1}) || !slices.Equal(dl.X, append(slices.Clone(d.Row(0)), d.Row(1)...)) {
+		t.Errorf("linked tree: %v", err)
+	}
+	dangling := filepath.Join(linked, "train/cat/dangling.png")
+	if err := os.Symlink(filepath.Join(root, "nowhere.png"), dangling); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadImageFolder(linked, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), dangling) {
+		t.Errorf("dangling link: %v", err)
+	}
 	// Given classes fix the order.
 	d, err = LoadImageFolder(root, "train", ImageFolderOptions{Classes: []string{"cat", "ant"}})
 	if err != nil || !slices.Equal(d.Y, []int{0, 0, 1}) {
@@ -76,10 +101,22 @@ func TestImageFolderBadImages(t *testing.T) {
 	tinyTree(t, root, 4)
 	bad := filepath.Join(root, "train/ant/broken.jpg")
 	writeFile(t, bad, []byte("\xff\xd8\xff not really a jpeg"))
-	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), bad) {
+	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), bad) || !errors.Is(err, ErrBadData) {
 		t.Errorf("broken image: %v", err)
 	}
 	os.Remove(bad)
+	// Several broken images (after a good first one, which fixes the size):
+	// still one line, naming the first in file order and counting the rest.
+	bad1, bad2 := filepath.Join(root, "train/ant/zz.jpg"), filepath.Join(root, "train/cat/broken.png")
+	writeFile(t, bad1, []byte("\xff\xd8\xff not really a jpeg"))
+	writeFile(t, bad2, []byte("\x89PNG\r\n\x1a\n truncated"))
+	_, err := LoadImageFolder(root, "train", ImageFolderOptions{})
+	if err == nil || !strings.Contains(err.Error(), bad1) || !strings.Contains(err.Error(), "and 1 more bad images") ||
+		strings.Contains(err.Error(), "\n") || !errors.Is(err, ErrBadData) {
+		t.Errorf("two broken images: %q", err)
+	}
+	os.Remove(bad1)
+	os.Remove(bad2)
 	big := filepath.Join(root, "train/cat/c.png")
 	writeFile(t, big, pngImage(t, 5, 4, 0))
 	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), big) || !strings.Contains(err.Error(), "5×4") {
@@ -88,6 +125,66 @@ func TestImageFolderBadImages(t *testing.T) {
 	if _, err := LoadImageFolder(root, "validation", ImageFolderOptions{}); err == nil {
 		t.Error("missing split accepted")
 	}
+	// A header announcing a huge image is refused before any pixel is
+	// decoded (the decoder would allocate the whole image first).
+	os.Remove(big)
+	huge := filepath.Join(root, "train/ant/a.png")
+	writeFile(t, huge, pngWithSize(t, 50000, 40000))
+	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{}); err == nil || !strings.Contains(err.Error(), huge) ||
+		!strings.Contains(err.Error(), "50000×40000 is empty or above 16777216 pixels") {
+		t.Errorf("huge header, first image: %v", err)
+	}
+	if _, err := LoadImageFolder(root, "train", ImageFolderOptions{Width: 4, Height: 4}); err == nil || !strings.Contains(err.Error(), huge) ||
+		!strings.Contains(err.Error(), "size 50000×40000, want 4×4") {
+		t.Errorf("huge header, size given: %v", err)
+	}
+}
+
+// pngWithSize returns a 1×1 PNG whose IHDR chunk (checksum fixed up)
+// announces w×h pixels.
+func pngWithSize(t testing.TB, w, h uint32) []byte {
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, 1, 1))); err != nil {
+		t.Fatal(err)
+	}
+	p := b.Bytes()
+	// Signature (8), IHDR length (4), "IHDR" (4), width, height, ..., CRC.
+	binary.BigEndian.PutUint32(p[16:], w)
+	binary.BigEndian.PutUint32(p[20:], h)
+	binary.BigEndian.PutUint32(p[29:], crc32.ChecksumIEEE(p[12:29]))
+	return p
+}
+
+func FuzzDecodeImage(f *testing.F) {
+	var jb bytes.Buffer
+	img := image.NewRGBA(image.Rect(0, 0, 3, 2))
+	for i := range img.Pix {
+		img.Pix[i] = byte(37 * i)
+	}
+	if err := jpeg.Encode(&jb, img, nil); err != nil {
+		f.Fatal(err)
+	}
+	var pb bytes.Buffer
+	if err := png.Encode(&pb, img); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(jb.Bytes())
+	f.Add(pb.Bytes())
+	f.Add(pngWithSize(f, 1<<20, 1<<20))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, size := range [][2]int{{0, 0}, {3, 2}} {
+			img, err := decodeImageBytes(b, size[0], size[1])
+			if err != nil {
+				continue
+			}
+			bd := img.Bounds()
+			if bd.Dx()*bd.Dy() > maxImagePixels || (size[0] > 0 && (bd.Dx() != size[0] || bd.Dy() != size[1])) {
+				t.Fatalf("accepted a %v image with size %v required", bd, size)
+			}
+			out := make([]byte, 3*bd.Dx()*bd.Dy())
+			toCHW(out, img)
+		}
+	})
 }
 
 func TestImportCIFAR10(t *testing.T) {

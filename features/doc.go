@@ -16,8 +16,9 @@
 // PrivateChannelStats computes per-channel means and variances with the
 // Gaussian mechanism and returns the accountant.Gaussian event and the
 // sensitivity it used, which the caller must compose with the training
-// events. GroupNormalize and Standardize are the data-independent
-// alternatives (no privacy cost).
+// events. GroupNormalize (per-example statistics) and ChannelStats.Apply
+// with statistics fixed in advance (e.g. from public data) are the
+// alternatives at no privacy cost.
 //
 // Features can be cached on disk (LoadOrCompute), keyed by a SHA-256 hash of
 // the source pixels and the transform parameters.

@@ -8,17 +8,26 @@ import (
 )
 
 // bruteIDFT returns the spatial p×q filter whose DFT is spec, by the
-// O(p²q²) inverse DFT sum.
+// O(p²q²) inverse DFT sum (with tables of the p-th and q-th roots of unity:
+// e^{2πi(ku/p + lv/q)} = ωp^{ku mod p}·ωq^{lv mod q}; no FFT).
 func bruteIDFT(spec []float64, p, q int) []complex128 {
+	wp, wq := make([]complex128, p), make([]complex128, q)
+	for k := range p {
+		wp[k] = cmplx.Rect(1, 2*math.Pi*float64(k)/float64(p))
+	}
+	for l := range q {
+		wq[l] = cmplx.Rect(1, 2*math.Pi*float64(l)/float64(q))
+	}
 	out := make([]complex128, p*q)
 	for u := range p {
 		for v := range q {
 			var s complex128
 			for k := range p {
+				var row complex128
 				for l := range q {
-					ph := 2 * math.Pi * (float64(k*u)/float64(p) + float64(l*v)/float64(q))
-					s += complex(spec[k*q+l], 0) * cmplx.Rect(1, ph)
+					row += complex(spec[k*q+l], 0) * wq[(l*v)%q]
 				}
+				s += row * wp[(k*u)%p]
 			}
 			out[u*q+v] = s / complex(float64(p*q), 0)
 		}
@@ -109,13 +118,20 @@ func bruteScatter(s *Scattering, plane []float64) []float64 {
 		emit(convSub(u, phi[w.j], m>>w.j, n>>w.j, 1<<(J-w.j)), m>>J, n>>J)
 		u1s = append(u1s, u1{u, w.j})
 	}
+	// Spatial forms of the order-2 filters, each computed once: ψ_{n2} at
+	// the resolution of scale j1.
+	spatial := map[[2]int][]complex128{}
 	for _, a := range u1s {
-		for _, w := range s.fb.psi {
+		for k, w := range s.fb.psi {
 			if w.j <= a.j1 {
 				continue
 			}
 			p, q := m>>a.j1, n>>a.j1
-			f := bruteIDFT(w.levels[a.j1], p, q)
+			f, ok := spatial[[2]int{k, a.j1}]
+			if !ok {
+				f = bruteIDFT(w.levels[a.j1], p, q)
+				spatial[[2]int{k, a.j1}] = f
+			}
 			u := absAll(convSub(a.z, f, p, q, 1<<(w.j-a.j1)))
 			emit(convSub(u, phi[w.j], m>>w.j, n>>w.j, 1<<(J-w.j)), m>>J, n>>J)
 		}

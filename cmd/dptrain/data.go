@@ -189,11 +189,13 @@ func dataVerify(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
+	// A copy that fails its checks is bad input data (exit status 2, as a
+	// corrupt file given to train is).
 	if checked == 0 {
-		return fmt.Errorf("no dataset found to verify (%s)", strings.Join(names, ", "))
+		return badInput("no dataset found to verify (%s)", strings.Join(names, ", "))
 	}
 	if failed > 0 {
-		return fmt.Errorf("%d of %d location(s) failed verification", failed, checked)
+		return badInput("%d of %d location(s) failed verification", failed, checked)
 	}
 	return nil
 }

@@ -54,8 +54,21 @@ func TestDataVerify(t *testing.T) {
 		}
 	}
 	code, out, stderr = runCLI(t, "data", "verify", "mnist", "--data", dir)
-	if code != 1 || !strings.Contains(out, "truncated") || !strings.Contains(out, filepath.Join(dir, "train-images-idx3-ubyte")) {
+	if code != 2 || !strings.Contains(out, "truncated") || !strings.Contains(out, filepath.Join(dir, "train-images-idx3-ubyte")) {
 		t.Errorf("corrupt data: exit %d\n%s\n%s", code, out, stderr)
+	}
+}
+
+// Verifying a dataset that is nowhere to be found is bad input too.
+func TestDataVerifyNothingFound(t *testing.T) {
+	t.Setenv(datasets.EnvData, "")
+	dir := t.TempDir()
+	if locs, err := datasets.Locate("cifar10", datasets.Options{Dir: dir}); err != nil || len(locs) != 0 {
+		t.Skipf("a CIFAR-10 copy is installed on this machine (%v, %v)", locs, err)
+	}
+	code, _, stderr := runCLI(t, "data", "verify", "cifar10", "--data", dir)
+	if code != 2 || !strings.Contains(stderr, "no dataset found to verify (cifar10)") {
+		t.Errorf("exit %d, stderr %q, want 2 and 'no dataset found'", code, stderr)
 	}
 }
 
