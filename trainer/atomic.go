@@ -8,7 +8,14 @@ import (
 
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory, synced and renamed, so path never holds a half-written file.
+// Outputs are ordinary files (0644).
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicMode(path, data, 0o644)
+}
+
+// writeFileAtomicMode is writeFileAtomic with the final file mode perm
+// (0600 for private state such as checkpoints).
+func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -20,8 +27,8 @@ func writeFileAtomic(path string, data []byte) error {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	// CreateTemp makes the file 0600; outputs are ordinary files.
-	if err := f.Chmod(0o644); err != nil {
+	// CreateTemp makes the file 0600.
+	if err := f.Chmod(perm); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -14,16 +14,21 @@ const checkpointVersion = 1
 // checkpoint is everything a run needs to continue exactly where it was:
 // parameters, optimizer, sampler and noise streams, and the accountants.
 type checkpoint struct {
-	Version    int             `json:"version"`
-	ConfigHash string          `json:"config_hash"`
-	Config     Config          `json:"config"`
-	Step       int             `json:"step"`
-	Sigma      float64         `json:"sigma"` // the noise multiplier in use (after calibration)
-	Params     []byte          `json:"params"`
-	Optimizer  []byte          `json:"optimizer"`
-	Sampler    []byte          `json:"sampler"`
-	Noise      []byte          `json:"noise"`
-	Tracker    json.RawMessage `json:"tracker"`
+	Version    int     `json:"version"`
+	ConfigHash string  `json:"config_hash"`
+	Config     Config  `json:"config"`
+	Step       int     `json:"step"`
+	Sigma      float64 `json:"sigma"` // the noise multiplier in use (after calibration)
+	Params     []byte  `json:"params"`
+	Optimizer  []byte  `json:"optimizer"`
+	Sampler    []byte  `json:"sampler"`
+	Noise      []byte  `json:"noise"`
+	// Root is the state of the run's root random stream, from which the
+	// sampler, the noise and any private preprocessing's noise are derived.
+	// In a crypto-seeded run it is the secret seed of all of them: a resumed
+	// run continues the same streams, and the file must never be released.
+	Root    []byte          `json:"root,omitempty"`
+	Tracker json.RawMessage `json:"tracker"`
 	// Private marks a checkpoint of a hidden-state run: the intermediate
 	// iterate it holds must never be released, or the hidden-state bound
 	// no longer applies.
@@ -36,6 +41,9 @@ type checkpoint struct {
 	// ([step][example]); float64 round-trips exactly through JSON.
 	InstanceNorms [][]float64 `json:"instance_norms,omitempty"`
 	Warning       string      `json:"warning,omitempty"`
+	// Samples is the number of examples processed so far (the sum of the
+	// realised batch sizes), so the summary of a resumed run counts them all.
+	Samples int `json:"samples,omitempty"`
 	// EMA is the parameter average's state (optim.EMA: its step count and
 	// the float64 average, exactly), present when the run keeps one.
 	EMA []byte `json:"ema,omitempty"`
@@ -50,7 +58,9 @@ func saveCheckpoint(path string, c *checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return writeFileAtomic(path, b)
+	// Private state (parameters mid-run, and the noise streams' seeds):
+	// readable by the owner only.
+	return writeFileAtomicMode(path, b, 0o600)
 }
 
 func loadCheckpoint(path string) (*checkpoint, error) {

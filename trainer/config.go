@@ -105,8 +105,21 @@ type Config struct {
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
 
 	// Reproducibility and output.
+	//
+	// Seed initialises the model (and generates the synthetic dataset and
+	// picks subspace clipping's public examples): data-independent choices
+	// that cost no privacy when known. The privacy-relevant randomness — the
+	// DP noise, the sampler (a known Poisson stream reveals who was in each
+	// batch) and the noise of any private preprocessing — comes from a root
+	// stream seeded from crypto/rand unless Seeded is set, in which case it
+	// is derived from Seed: reproducible, but anyone who knows the seed can
+	// recompute and subtract the noise, so a seeded run is not a private
+	// release. The crypto root's seed is kept in the checkpoint (private
+	// state) so that a resumed run continues the same streams. A config
+	// file that sets "seed" without "seeded" asks for a seeded run
+	// ([ParseConfig]); so does an explicit --seed on the command line.
 	Seed            uint64 `json:"seed"`
-	Seeded          bool   `json:"seeded"` // false: DP noise seeded from crypto/rand
+	Seeded          bool   `json:"seeded"`
 	EvalEvery       int    `json:"eval_every"`
 	OutDir          string `json:"out_dir"`
 	CheckpointEvery int    `json:"checkpoint_every"`
@@ -134,7 +147,7 @@ func Default() Config {
 		Schedule:         "constant",
 		MaxPhysicalBatch: 128,
 		Seed:             1,
-		Seeded:           true,
+		Seeded:           false, // DP noise and sampling from crypto/rand
 		EvalEvery:        20,
 		CheckpointEvery:  50,
 		Plots:            true,
@@ -361,7 +374,9 @@ func LoadConfig(path string, base Config) (Config, error) {
 }
 
 // ParseConfig reads a JSON config over base, as LoadConfig does; one JSON
-// object, unknown keys and trailing data are errors.
+// object, unknown keys and trailing data are errors. A file that sets
+// "seed" but not "seeded" asks for a reproducible run: Seeded becomes true
+// (the noise and sampling are then derived from the seed).
 func ParseConfig(data []byte, base Config) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -371,6 +386,19 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 	}
 	if dec.More() {
 		return base, errors.New("trailing data after the config object")
+	}
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(data, &keys); err != nil {
+		return base, err // unreachable: the same object decoded above
+	}
+	// encoding/json matches keys to fields case-insensitively; so does this.
+	hasSeed, hasSeeded := false, false
+	for k := range keys {
+		hasSeed = hasSeed || strings.EqualFold(k, "seed")
+		hasSeeded = hasSeeded || strings.EqualFold(k, "seeded")
+	}
+	if hasSeed && !hasSeeded {
+		cfg.Seeded = true
 	}
 	return cfg, nil
 }

@@ -140,3 +140,68 @@ func TestHashIgnoresOutputOptions(t *testing.T) {
 		t.Fatal("lr did not change the hash")
 	}
 }
+
+// A config file that sets "seed" asks for a reproducible run unless it also
+// says "seeded"; without a seed the noise stays crypto-seeded.
+func TestParseConfigSeedImpliesSeeded(t *testing.T) {
+	tests := []struct {
+		json   string
+		seed   uint64
+		seeded bool
+	}{
+		{`{}`, 1, false},
+		{`{"model":"logreg"}`, 1, false},
+		{`{"seed":5}`, 5, true},
+		{`{"SEED":3}`, 3, true}, // keys match fields case-insensitively
+		{`{"seed":5,"seeded":false}`, 5, false},
+		{`{"seeded":false,"seed":7}`, 7, false},
+		{`{"seeded":true}`, 1, true},
+	}
+	for _, tc := range tests {
+		c, err := ParseConfig([]byte(tc.json), Default())
+		if err != nil {
+			t.Fatalf("%s: %v", tc.json, err)
+		}
+		if c.Seed != tc.seed || c.Seeded != tc.seeded {
+			t.Errorf("%s: seed %d seeded %v, want %d %v", tc.json, c.Seed, c.Seeded, tc.seed, tc.seeded)
+		}
+	}
+}
+
+// Every example in configs/ loads (no unknown keys), validates, is listed in
+// configs/README.md, and default.json is exactly the built-in default run.
+func TestExampleConfigs(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join("..", "configs", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) < 6 {
+		t.Fatalf("%d example configs in configs/, want at least 6: %v", len(paths), paths)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "configs", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range paths {
+		c, err := LoadConfig(p, Default())
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if c.Seeded {
+			t.Errorf("%s: an example config seeds the DP noise (not private for release)", p)
+		}
+		if !strings.Contains(string(readme), "| "+filepath.Base(p)+" |") {
+			t.Errorf("%s is not described in configs/README.md", filepath.Base(p))
+		}
+		if filepath.Base(p) == "default.json" {
+			if got, want := c.Hash(), Default().Hash(); got != want {
+				b, _ := json.Marshal(c)
+				t.Errorf("default.json differs from Default() (hash %s vs %s): %s", got, want, b)
+			}
+		}
+	}
+}

@@ -26,7 +26,9 @@ type prepared struct {
 	pre *preprocess.Sensitivity
 }
 
-func loadData(cfg *Config) (*prepared, error) {
+// loadData loads and prepares the data; root is the run's root random
+// stream, from which the noise of any private preprocessing is derived.
+func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
 	var (
 		l   *datasets.Loaded
 		src string
@@ -67,7 +69,7 @@ func loadData(cfg *Config) (*prepared, error) {
 		return nil, fmt.Errorf("dataset %s (test): %w", cfg.Dataset, err)
 	}
 	if cfg.Features == "scatternet" {
-		if err := applyScatterNet(cfg, p); err != nil {
+		if err := applyScatterNet(cfg, p, root); err != nil {
 			return nil, err
 		}
 	}
@@ -77,7 +79,7 @@ func loadData(cfg *Config) (*prepared, error) {
 			return nil, err
 		}
 	case cfg.DPSGDF:
-		if err := applyDPSGDF(cfg, p); err != nil {
+		if err := applyDPSGDF(cfg, p, root); err != nil {
 			return nil, err
 		}
 	case cfg.FeatureCF > 0:
@@ -96,16 +98,13 @@ func loadData(cfg *Config) (*prepared, error) {
 
 // applyDPSGDF centres the features privately (paper 001, Algorithm 3: the
 // experiments' variant) and records the private mean's event.
-func applyDPSGDF(cfg *Config, p *prepared) error {
+func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 	n, d := p.train.N(), p.train.Dim()
 	f := preprocess.DPSGDF{Variant: preprocess.Practical, EpsF: cfg.FeatureEps, CF: cfg.FeatureCF, Delta: cfg.Delta}
-	noise := rng.NewSeeded(cfg.Seed).Child("dpsgdf")
-	if !cfg.Seeded {
-		var err error
-		if noise, err = rng.NewCrypto(); err != nil {
-			return err
-		}
-	}
+	// A child of the root: seeded runs draw what they always drew, and a
+	// resumed crypto-seeded run recomputes the same private mean instead of
+	// releasing a second one.
+	noise := root.Child("dpsgdf")
 	// In place on float32 copies: the float64 path of Fit would hold several
 	// copies of a large feature matrix (ScatterNet CIFAR-10: 3 GB each).
 	trainX := append([]float32(nil), p.train.X...)
@@ -183,7 +182,7 @@ func applyNonPrivate(cfg *Config, p *prepared) error {
 // applyScatterNet replaces the images by their scattering features (data-
 // independent, cached on disk) and normalises them, per example at no cost,
 // or with private channel statistics whose Gaussian event joins the account.
-func applyScatterNet(cfg *Config, p *prepared) error {
+func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	if len(p.train.Shape) != 3 {
 		return fmt.Errorf("features scatternet needs images; dataset %s has shape %v", p.train.Name, p.train.Shape)
 	}
@@ -227,10 +226,6 @@ func applyScatterNet(cfg *Config, p *prepared) error {
 		}
 		note += fmt.Sprintf(", group-normalised per example (%d groups, no privacy cost)", cfg.FeatureGroups)
 	case "private":
-		noise, err := rng.New(cfg.Seed, cfg.Seeded)
-		if err != nil {
-			return err
-		}
 		sc, err := features.NewScattering(shape[1], shape[2], fcfg)
 		if err != nil {
 			return err
@@ -238,7 +233,7 @@ func applyScatterNet(cfg *Config, p *prepared) error {
 		st, err := features.PrivateChannelStats(train.X, train.N(), fshape, features.PrivateStatsConfig{
 			Clip: cfg.FeatureNormClip, Sigma: cfg.FeatureNormSigma,
 			ChannelScale: features.ReferenceScales(sc, shape[0], 64, 1),
-		}, noise.Child("feature-stats"))
+		}, root.Child("feature-stats"))
 		if err != nil {
 			return fmt.Errorf("scatternet private statistics: %w", err)
 		}

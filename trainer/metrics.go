@@ -10,8 +10,11 @@ import (
 
 // Record is one line of metrics.jsonl: what one step did and what the run
 // has spent so far. Accuracy and test fields are set on evaluation steps;
-// with EMA on, the test fields are the averaged parameters' and Loss stays
-// the training iterate's.
+// with EMA on, the accuracies are the averaged parameters' and Loss stays
+// the training iterate's. Loss, TrainAcc, the gradient-norm statistics,
+// ClippedFrac and BatchSize are computed from the private training data
+// without noise: diagnostics for the curator, not covered by the run's DP
+// guarantee (which covers the model).
 type Record struct {
 	Step      int     `json:"step"`
 	Epoch     float64 `json:"epoch"`
@@ -23,7 +26,7 @@ type Record struct {
 	GradNormMax  float64 `json:"grad_norm_max"`
 	ClippedFrac  float64 `json:"clipped_frac"` // fraction of examples whose gradient was clipped
 
-	TrainAcc *float64 `json:"train_acc,omitempty"`
+	TrainAcc *float64 `json:"train_acc,omitempty"` // on the first min(train N, test N) training examples
 	TestAcc  *float64 `json:"test_acc,omitempty"`
 	TestLoss *float64 `json:"test_loss,omitempty"`
 

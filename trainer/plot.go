@@ -13,19 +13,22 @@ import (
 )
 
 // WritePlots draws the run's curves from its records into dir:
-// training.png/svg (loss and test accuracy against step) and
+// training.png/svg (loss, and test and training accuracy, against step) and
 // epsilon.png/svg (ε against step for every accountant).
 func WritePlots(dir string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
 	loss := make(plotter.XYs, 0, len(recs))
-	var acc plotter.XYs
+	var acc, trainAcc plotter.XYs
 	eps := map[string]plotter.XYs{}
 	for _, r := range recs {
 		loss = append(loss, plotter.XY{X: float64(r.Step), Y: r.Loss})
 		if r.TestAcc != nil {
 			acc = append(acc, plotter.XY{X: float64(r.Step), Y: *r.TestAcc})
+		}
+		if r.TrainAcc != nil {
+			trainAcc = append(trainAcc, plotter.XY{X: float64(r.Step), Y: *r.TrainAcc})
 		}
 		for name, e := range r.Epsilon {
 			eps[name] = append(eps[name], plotter.XY{X: float64(r.Step), Y: e})
@@ -41,7 +44,7 @@ func WritePlots(dir string, recs []Record) error {
 		return err
 	}
 	pa := plot.New()
-	pa.Title.Text = "test accuracy"
+	pa.Title.Text = "accuracy"
 	pa.X.Label.Text = "step"
 	pa.Y.Label.Text = "accuracy"
 	pa.Y.Min, pa.Y.Max = 0, 1
@@ -50,6 +53,12 @@ func WritePlots(dir string, recs []Record) error {
 			return err
 		}
 	}
+	if len(trainAcc) > 0 {
+		if err := addLine(pa, "train (subset)", trainAcc, 1); err != nil {
+			return err
+		}
+	}
+	pa.Legend.Top = false // bottom right: the curves rise towards the top
 	for _, ext := range []string{"png", "svg"} {
 		if err := saveStack(filepath.Join(dir, "training."+ext), pl, pa); err != nil {
 			return err

@@ -16,8 +16,8 @@ func TestWritePlotsAndMetricsRoundTrip(t *testing.T) {
 	for s := 1; s <= 30; s++ {
 		r := &Record{Step: s, Loss: 2 / float64(s), Epsilon: map[string]float64{"rdp": 0.1 * float64(s), "hidden": 0.05 * float64(s)}}
 		if s%10 == 0 {
-			a := 0.5 + float64(s)/100
-			r.TestAcc = &a
+			a, b := 0.5+float64(s)/100, 0.55+float64(s)/100
+			r.TestAcc, r.TrainAcc = &a, &b
 		}
 		if err := m.write(r); err != nil {
 			t.Fatal(err)

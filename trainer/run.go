@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/dptrain/dptrain/accountant"
@@ -69,6 +70,11 @@ type Summary struct {
 	NoiseVariance float64 `json:"noise_variance"`
 	// Sensitivity is the L2 bound of one example's clipped contribution.
 	Sensitivity float64 `json:"sensitivity"`
+	// NoiseSeeded is true when the DP noise and sampling were derived from
+	// the fixed seed (Config.Seeded): reproducible, but anyone who knows
+	// the seed can recompute the noise, so the run is not a private
+	// release. False: crypto/rand-seeded streams.
+	NoiseSeeded bool `json:"noise_seeded"`
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -88,13 +94,18 @@ type state struct {
 	norm     clip.NormClipper // nil: materialised path
 	noise    *clip.Gaussian
 	noiseRNG *rng.Stream
-	opt      optim.Optimizer
-	ema      *optim.EMA // average of the iterates, or nil
-	acct     *accounting
-	tracker  *accountant.Tracker
-	sigma    float64
-	steps    int
-	lrAt     func(step int) float64
+	// rootState is the root random stream's state (its seed): fixed from
+	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
+	// taken from the checkpoint on resume. Every privacy-relevant stream is
+	// a child of it.
+	rootState []byte
+	opt       optim.Optimizer
+	ema       *optim.EMA // average of the iterates, or nil
+	acct      *accounting
+	tracker   *accountant.Tracker
+	sigma     float64
+	steps     int
+	lrAt      func(step int) float64
 
 	// buffers, sized once
 	idx     []int
@@ -134,24 +145,36 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts}
-	if err := s.setup(); err != nil {
-		return nil, err
-	}
-	first := 1
+	// The checkpoint is read before setup: it holds the root seed from
+	// which the private preprocessing's noise, the sampler and the DP noise
+	// are derived, so a resumed crypto-seeded run redraws none of them.
+	var ck *checkpoint
 	if opts.Resume && cfg.OutDir != "" {
-		ck, err := loadCheckpoint(s.checkpointPath())
+		c, err := loadCheckpoint(s.checkpointPath())
 		switch {
 		case errors.Is(err, ErrNoCheckpoint):
 			s.logf("no checkpoint in %s; starting afresh", cfg.OutDir)
 		case err != nil:
 			return nil, err
+		case c.ConfigHash != cfg.Hash():
+			return nil, fmt.Errorf("checkpoint %s was written by a different configuration (hash %s, this run %s); use a new out_dir or the same settings", s.checkpointPath(), c.ConfigHash, cfg.Hash())
 		default:
-			if err := s.restore(ck); err != nil {
-				return nil, err
-			}
-			first = ck.Step + 1
-			s.logf("resumed from step %d of %d", ck.Step, s.steps)
+			ck = c
 		}
+	}
+	if err := s.initRoot(ck); err != nil {
+		return nil, err
+	}
+	if err := s.setup(); err != nil {
+		return nil, err
+	}
+	first := 1
+	if ck != nil {
+		if err := s.restore(ck); err != nil {
+			return nil, err
+		}
+		first = ck.Step + 1
+		s.logf("resumed from step %d of %d", ck.Step, s.steps)
 	}
 	if cfg.OutDir != "" {
 		if err := s.openMetrics(first > 1, first-1); err != nil {
@@ -179,10 +202,59 @@ func (s *state) logf(format string, args ...any) {
 
 func (s *state) checkpointPath() string { return filepath.Join(s.cfg.OutDir, "checkpoint.json") }
 
+// newCryptoRoot draws the root stream of an unseeded run (a variable so
+// that tests can tell a resumed run's streams from freshly drawn ones).
+var newCryptoRoot = rng.NewCrypto
+
+// initRoot fixes the run's root random stream: the checkpoint's on resume,
+// else derived from Config.Seed when Seeded, else seeded from crypto/rand.
+func (s *state) initRoot(ck *checkpoint) error {
+	switch {
+	case ck != nil && len(ck.Root) > 0:
+		s.rootState = ck.Root
+	case ck != nil && !s.cfg.Seeded:
+		return fmt.Errorf("checkpoint %s holds no root seed (written by an older dptrain): a crypto-seeded run cannot be resumed with the same random streams; start afresh in a new out_dir", s.checkpointPath())
+	default:
+		root := rng.NewSeeded(s.cfg.Seed)
+		if !s.cfg.Seeded {
+			var err error
+			if root, err = newCryptoRoot(); err != nil {
+				return err
+			}
+		}
+		st, err := root.MarshalBinary()
+		if err != nil {
+			return err
+		}
+		s.rootState = st
+	}
+	_, err := s.root()
+	return err
+}
+
+// root returns a fresh copy of the run's root stream. Only its children
+// are drawn from, so every copy derives the same streams.
+func (s *state) root() (*rng.Stream, error) {
+	var r rng.Stream
+	if err := r.UnmarshalBinary(s.rootState); err != nil {
+		return nil, fmt.Errorf("root random stream: %w", err)
+	}
+	return &r, nil
+}
+
 // setup loads data, builds every component and fixes σ and the number of steps.
 func (s *state) setup() error {
 	cfg := &s.cfg
-	data, err := loadData(cfg)
+	if s.rootState == nil {
+		if err := s.initRoot(nil); err != nil {
+			return err
+		}
+	}
+	root, err := s.root()
+	if err != nil {
+		return err
+	}
+	data, err := loadData(cfg, root)
 	if err != nil {
 		return err
 	}
@@ -196,10 +268,6 @@ func (s *state) setup() error {
 	} else if s.model, err = buildModel(cfg, data.train); err != nil {
 		return err
 	}
-	root, err := rng.New(cfg.Seed, cfg.Seeded)
-	if err != nil {
-		return err
-	}
 	var d0 float64
 	if cfg.Clip == "subspace" {
 		// Declared-public examples leave the private training set.
@@ -211,8 +279,9 @@ func (s *state) setup() error {
 	} else if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
 		return fmt.Errorf("clip: %w", err)
 	}
-	// Sampling randomness is part of the mechanism: it follows the seed only
-	// when the run asks to be reproducible, like the noise.
+	// Sampling randomness is part of the mechanism (a known Poisson stream
+	// reveals who was in each batch): like the noise, it follows the seed
+	// only when the run asks to be reproducible.
 	var expected float64
 	if s.samp, expected, err = buildSampler(cfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
@@ -417,17 +486,19 @@ func (s *state) targets(b int) []float32 {
 	return t
 }
 
-// evaluate returns accuracy and mean loss on ds (dropout off).
-func (s *state) evaluate(ds *datasets.Dataset) (acc, loss float64, err error) {
+// evaluate returns accuracy and mean loss on the first n examples of ds
+// (dropout off).
+func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err error) {
 	s.model.SetTraining(false)
 	defer s.model.SetTraining(true)
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
+	n = min(n, ds.N())
 	var lossSum float64
 	correct := 0
 	idx := make([]int, 0, mb)
-	for off := 0; off < ds.N(); off += mb {
+	for off := 0; off < n; off += mb {
 		idx = idx[:0]
-		for i := off; i < min(off+mb, ds.N()); i++ {
+		for i := off; i < min(off+mb, n); i++ {
 			idx = append(idx, i)
 		}
 		b := len(idx)
@@ -443,8 +514,8 @@ func (s *state) evaluate(ds *datasets.Dataset) (acc, loss float64, err error) {
 		lossSum += l
 		correct += c
 	}
-	n := float64(max(ds.N(), 1))
-	return float64(correct) / n, lossSum / n, nil
+	nf := float64(max(n, 1))
+	return float64(correct) / nf, lossSum / nf, nil
 }
 
 // withReleased runs f with the released parameters in the model: the EMA
@@ -467,10 +538,24 @@ func (s *state) withReleased(f func() error) error {
 func (s *state) evaluateTest() (acc, loss float64, err error) {
 	err = s.withReleased(func() error {
 		var e error
-		acc, loss, e = s.evaluate(s.data.test)
+		acc, loss, e = s.evaluate(s.data.test, s.data.test.N())
 		return e
 	})
 	return acc, loss, err
+}
+
+// evaluateTrain is the released parameters' accuracy on the first
+// min(train N, test N) training examples (the cost of one test
+// evaluation): a diagnostic of the private data, not covered by the DP
+// guarantee, like the per-step loss.
+func (s *state) evaluateTrain() (float64, error) {
+	var acc float64
+	err := s.withReleased(func() error {
+		var e error
+		acc, _, e = s.evaluate(s.data.train, max(s.data.test.N(), 1))
+		return e
+	})
+	return acc, err
 }
 
 // loop runs steps first..s.steps.
@@ -524,7 +609,11 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			if err != nil {
 				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
 			}
-			rec.TestAcc, rec.TestLoss = &acc, &loss
+			trainAcc, err := s.evaluateTrain()
+			if err != nil {
+				return nil, fmt.Errorf("step %d: evaluation on training examples: %w", step, err)
+			}
+			rec.TestAcc, rec.TestLoss, rec.TrainAcc = &acc, &loss, &trainAcc
 			s.lastEval.step, s.lastEval.acc, s.lastEval.loss = step, acc, loss
 		}
 		if s.metrics != nil {
@@ -614,6 +703,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
+		NoiseSeeded: s.cfg.Seeded,
 	}
 	sum.Bounds = s.tracker.Bounds(s.cfg.Delta)
 	for _, tb := range sum.Bounds {
@@ -668,7 +758,7 @@ func (s *state) checkpoint(step int) error {
 		return fmt.Errorf("out_dir: %w", err)
 	}
 	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma,
-		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly}
+		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples}
 	var err error
 	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint optimizer: %w", err)
@@ -691,16 +781,18 @@ func (s *state) checkpoint(step int) error {
 		}
 	}
 	ck.InstanceNorms = s.piNorms
+	var warn []string
 	if s.cfg.FinalOnly {
-		ck.Warning = "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound"
+		warn = append(warn, "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound")
 	}
+	if !s.cfg.Seeded {
+		warn = append(warn, "SECRET: holds the crypto/rand seed of the DP noise and sampling streams; anyone holding this file can recompute the noise: never release it")
+	}
+	ck.Warning = strings.Join(warn, "; ")
 	return saveCheckpoint(s.checkpointPath(), ck)
 }
 
 func (s *state) restore(ck *checkpoint) error {
-	if ck.ConfigHash != s.cfg.Hash() {
-		return fmt.Errorf("checkpoint %s was written by a different configuration (hash %s, this run %s); use a new out_dir or the same settings", s.checkpointPath(), ck.ConfigHash, s.cfg.Hash())
-	}
 	if ck.Step > s.steps {
 		return fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d steps", s.checkpointPath(), ck.Step, s.steps)
 	}
@@ -728,6 +820,7 @@ func (s *state) restore(ck *checkpoint) error {
 		}
 	}
 	s.sigma = ck.Sigma
+	s.samples = ck.Samples
 	if s.cfg.PerInstance > 0 && len(ck.InstanceNorms) != ck.Step {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
 	}
@@ -747,6 +840,16 @@ func (s *state) restore(ck *checkpoint) error {
 // writeOutputs writes the final model (the EMA average when on), summary
 // and plots.
 func (s *state) writeOutputs(sum *Summary) error {
+	if sum.Stopped != "" && s.cfg.FinalOnly {
+		// An interrupted hidden-state run holds an intermediate iterate:
+		// releasing it would void the bound, so there is no model.bin
+		// until the run completes (the checkpoint, private, carries it).
+		if err := os.Remove(filepath.Join(s.cfg.OutDir, "model.bin")); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
+		return s.writeSummaryAndPlots(sum)
+	}
 	// Zoo models save with their architecture; any other model's flat
 	// parameter vector is written raw (little-endian float32).
 	var buf bytes.Buffer
@@ -766,6 +869,11 @@ func (s *state) writeOutputs(sum *Summary) error {
 	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "model.bin"), buf.Bytes()); err != nil {
 		return err
 	}
+	return s.writeSummaryAndPlots(sum)
+}
+
+// writeSummaryAndPlots writes summary.json and, when asked, the plots.
+func (s *state) writeSummaryAndPlots(sum *Summary) error {
 	type boundOut struct {
 		Name       string  `json:"name"`
 		Epsilon    float64 `json:"epsilon"`

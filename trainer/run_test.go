@@ -14,12 +14,16 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 )
 
-// small is a fast configuration on the synthetic Gaussian mixture.
+// small is a fast configuration on the synthetic Gaussian mixture, seeded
+// (reproducible) so that runs can be compared.
 func small(t *testing.T) Config {
 	c := Default()
+	c.Seeded = true
 	c.Dataset, c.Model, c.Hidden = "synthetic", "mlp", []int{16}
 	c.BatchSize, c.Steps, c.Epsilon, c.Sigma = 200, 30, 0, 1.0
 	c.Optimizer, c.LR, c.Momentum, c.ClipNorm = "momentum", 1, 0.5, 1
@@ -75,8 +79,8 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			}
 			resumed := run(t, c2, Options{Resume: true})
 
-			if full.Epsilon[full.Best.Accountant] != resumed.Epsilon[resumed.Best.Accountant] || full.TestLoss != resumed.TestLoss {
-				t.Fatalf("resumed run differs: ε %v vs %v, loss %v vs %v", full.Epsilon, resumed.Epsilon, full.TestLoss, resumed.TestLoss)
+			if full.Epsilon[full.Best.Accountant] != resumed.Epsilon[resumed.Best.Accountant] || full.TestLoss != resumed.TestLoss || full.Samples != resumed.Samples {
+				t.Fatalf("resumed run differs: ε %v vs %v, loss %v vs %v, samples %d vs %d", full.Epsilon, resumed.Epsilon, full.TestLoss, resumed.TestLoss, full.Samples, resumed.Samples)
 			}
 			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
 				t.Fatal("final models differ")
@@ -180,6 +184,25 @@ func TestHiddenStateApplicability(t *testing.T) {
 	ck := readFile(t, filepath.Join(c.OutDir, "checkpoint.json"))
 	if !bytes.Contains(ck, []byte(`"private":true`)) {
 		t.Fatal("hidden-state checkpoint not marked private")
+	}
+	// Interrupted, the run releases no intermediate iterate: no model.bin,
+	// a private checkpoint that says so; resumed, the final model appears
+	// and is the uninterrupted run's.
+	c2 := c
+	c2.OutDir = t.TempDir()
+	stopped, err := Run(context.Background(), c2, Options{StopAfter: 7})
+	if !errors.Is(err, ErrInterrupted) || !stopped.Private {
+		t.Fatalf("stop: %v, summary private %v", err, stopped != nil && stopped.Private)
+	}
+	if _, err := os.Stat(filepath.Join(c2.OutDir, "model.bin")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("interrupted final_only run wrote model.bin (%v)", err)
+	}
+	if ck := mustCheckpoint(t, c2.OutDir); !ck.Private || !strings.Contains(ck.Warning, "voids the hidden-state bound") || ck.Step != 7 {
+		t.Fatalf("interrupted checkpoint: private %v, step %d, warning %q", ck.Private, ck.Step, ck.Warning)
+	}
+	run(t, c2, Options{Resume: true})
+	if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+		t.Fatal("resumed final_only run released another model")
 	}
 
 	c = small(t)
@@ -331,7 +354,7 @@ func checkReleased(t *testing.T, st *state, c Config, sum *Summary, avg []float6
 	for i, a := range avg {
 		p[i] = float32(a)
 	}
-	acc, loss, err := st.evaluate(st.data.test)
+	acc, loss, err := st.evaluate(st.data.test, st.data.test.N())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -618,4 +641,144 @@ func run1(t *testing.T, c Config, o ...Options) *Summary {
 		opts = o[0]
 	}
 	return run(t, c, opts)
+}
+
+// setCryptoRoot makes the "crypto/rand" root of unseeded runs the seeded
+// stream of seed until the test ends, so that two runs can share it.
+func setCryptoRoot(t *testing.T, seed uint64) {
+	t.Helper()
+	old := newCryptoRoot
+	newCryptoRoot = func() (*rng.Stream, error) { return rng.NewSeeded(seed), nil }
+	t.Cleanup(func() { newCryptoRoot = old })
+}
+
+// An unseeded run keeps its crypto root in the checkpoint: resumed, it
+// continues the same streams (sampler, noise, the DPSGD-F private mean, the
+// subspace basis refreshes) instead of drawing a new root, and ends bit for
+// bit where the uninterrupted run with that root ends. The resumed run is
+// offered a different root, which it must not use.
+func TestResumeKeepsCryptoRoot(t *testing.T) {
+	for _, name := range []string{"poisson", "dpsgdf", "subspace"} {
+		t.Run(name, func(t *testing.T) {
+			c := small(t)
+			c.Seeded = false
+			switch name {
+			case "dpsgdf":
+				c.Model, c.DPSGDF, c.FeatureEps, c.FeatureCF = "logreg", true, 0.1, 10
+			case "subspace":
+				c.Sampler, c.Q2, c.Clip, c.SubspaceRanks, c.PublicN, c.SubspaceRefresh = "twice", 0.5, "subspace", []int{4, 8}, 50, 10
+			}
+			setCryptoRoot(t, 1001)
+			full := run(t, c, Options{})
+			if full.NoiseSeeded {
+				t.Fatal("unseeded run reported as seeded")
+			}
+			c2 := c
+			c2.OutDir = t.TempDir()
+			if _, err := Run(context.Background(), c2, Options{StopAfter: 12}); !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("stop: %v", err)
+			}
+			ck := mustCheckpoint(t, c2.OutDir)
+			want, _ := rng.NewSeeded(1001).MarshalBinary()
+			if !bytes.Equal(ck.Root, want) || !strings.Contains(ck.Warning, "SECRET") || ck.Private {
+				t.Fatalf("checkpoint root %x (want %x), warning %q, private %v", ck.Root[:8], want[:8], ck.Warning, ck.Private)
+			}
+			if fi, err := os.Stat(filepath.Join(c2.OutDir, "checkpoint.json")); err != nil || fi.Mode().Perm() != 0o600 {
+				t.Fatalf("checkpoint mode %v (%v), want 0600", fi.Mode().Perm(), err)
+			}
+			setCryptoRoot(t, 2002)
+			run(t, c2, Options{Resume: true})
+			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+				t.Fatal("resumed model differs from the uninterrupted run with the same root")
+			}
+			a, b := mustMetrics(t, c.OutDir), mustMetrics(t, c2.OutDir)
+			for i := range a {
+				if a[i].Loss != b[i].Loss || a[i].BatchSize != b[i].BatchSize || a[i].EpsilonBest != b[i].EpsilonBest {
+					t.Fatalf("step %d differs: %+v vs %+v", i+1, a[i], b[i])
+				}
+			}
+		})
+	}
+}
+
+// By default the noise and sampling do not follow the seed: two default
+// runs differ, and neither equals the seeded run of the same seed, which is
+// reproducible and says so.
+func TestDefaultNoiseIsNotSeeded(t *testing.T) {
+	if Default().Seeded {
+		t.Fatal("Default() seeds the DP noise from a fixed seed")
+	}
+	released := map[string][]byte{}
+	for _, name := range []string{"crypto-a", "crypto-b", "seeded-a", "seeded-b"} {
+		c := small(t)
+		c.Model, c.Steps, c.CheckpointEvery = "logreg", 5, 0
+		c.Seeded = strings.HasPrefix(name, "seeded")
+		s := run(t, c, Options{})
+		if s.NoiseSeeded != c.Seeded {
+			t.Fatalf("%s: summary noise_seeded %v", name, s.NoiseSeeded)
+		}
+		released[name] = readFile(t, filepath.Join(c.OutDir, "model.bin"))
+	}
+	if !bytes.Equal(released["seeded-a"], released["seeded-b"]) {
+		t.Fatal("two seeded runs differ")
+	}
+	for _, pair := range [][2]string{{"crypto-a", "crypto-b"}, {"crypto-a", "seeded-a"}, {"crypto-b", "seeded-a"}} {
+		if bytes.Equal(released[pair[0]], released[pair[1]]) {
+			t.Fatalf("%s and %s released the same model: the noise followed the seed", pair[0], pair[1])
+		}
+	}
+}
+
+// A checkpoint without the root seed cannot resume an unseeded run: the
+// private preprocessing and basis streams would be drawn afresh.
+func TestResumeRefusesCheckpointWithoutRoot(t *testing.T) {
+	c := small(t)
+	c.Model, c.Seeded = "logreg", false
+	if _, err := Run(context.Background(), c, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
+		t.Fatal(err)
+	}
+	ck := mustCheckpoint(t, c.OutDir)
+	ck.Root = nil
+	if err := saveCheckpoint(filepath.Join(c.OutDir, "checkpoint.json"), ck); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "holds no root seed") {
+		t.Fatalf("resume: %v", err)
+	}
+}
+
+// Evaluation steps record the training accuracy of the model on the first
+// min(train N, test N) training examples, as counted one example at a time.
+func TestTrainAccuracyRecorded(t *testing.T) {
+	c := small(t)
+	c.Steps, c.EvalEvery, c.CheckpointEvery = 28, 10, 28 // the last checkpoint holds the final model
+	run(t, c, Options{})
+	recs := mustMetrics(t, c.OutDir)
+	for _, r := range recs {
+		if want := r.Step%10 == 0 || r.Step == c.Steps; (r.TrainAcc != nil) != want || (r.TestAcc != nil) != want {
+			t.Fatalf("step %d: train acc %v, test acc %v; want both on evaluation steps only", r.Step, r.TrainAcc, r.TestAcc)
+		}
+	}
+	st := &state{cfg: c}
+	if err := st.setup(); err != nil {
+		t.Fatal(err)
+	}
+	if err := setFloat32s(st.model.Params(), mustCheckpoint(t, c.OutDir).Params); err != nil {
+		t.Fatal(err)
+	}
+	st.model.SetTraining(false)
+	n, in := st.data.test.N(), st.model.InputSize()
+	x, y := make([]float32, in), make([]int, 1)
+	correct := 0
+	for i := 0; i < n; i++ {
+		st.data.train.Gather([]int{i}, x, y)
+		_, c1, err := st.model.Evaluate(models.Batch{X: x, Y: y, N: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		correct += c1
+	}
+	if got, want := *recs[len(recs)-1].TrainAcc, float64(correct)/float64(n); got != want || n >= st.data.train.N() {
+		t.Fatalf("final train accuracy %v, counted %v over %d of %d training examples", got, want, n, st.data.train.N())
+	}
 }

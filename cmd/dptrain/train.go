@@ -96,8 +96,8 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
 	fs.IntVar(&c.PerInstance, "per-instance", c.PerInstance, "track the per-instance RDP of the first N training examples (curator-only diagnostic)")
 	fs.IntVar(&c.MaxPhysicalBatch, "max-physical-batch", c.MaxPhysicalBatch, "largest chunk of per-sample gradients in memory")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed for initialisation and sampling (and noise with --seeded)")
-	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "seed the DP noise from --seed (reproducible) instead of crypto/rand")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation; given explicitly (here or in --config) it also seeds the DP noise and sampling: reproducible, NOT private for release (without it they come from crypto/rand)")
+	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: metrics.jsonl, summary.json, model.bin, plots, checkpoint")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only on interrupt)")
@@ -123,6 +123,13 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	jsonOut := fs.Bool("json", false, "print every step's record and the summary as JSON lines")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	// An explicit --seed asks for a reproducible run (as "seed" in the
+	// config file does); --seeded given explicitly has the last word.
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["seed"] && !set["seeded"] {
+		cfg.Seeded = true
 	}
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
@@ -165,6 +172,11 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 	}
 	if s.Stopped != "" {
 		fmt.Fprintf(w, "stopped   %s\n", s.Stopped)
+	}
+	if s.NoiseSeeded {
+		fmt.Fprintln(w, "noise     SEEDED from --seed (reproducible): anyone who knows the seed can recompute the noise; not a private release")
+	} else {
+		fmt.Fprintln(w, "noise     crypto/rand-seeded (the seed is kept only in the checkpoint, which is private)")
 	}
 	fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
 	for _, b := range s.Bounds {

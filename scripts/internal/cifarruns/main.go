@@ -99,6 +99,7 @@ func run(data, out, only string, collateOnly bool, resnetEpochs float64) error {
 				continue
 			}
 			c := trainer.Default()
+			c.Seeded = true // reproducible (recorded results): noise and sampling from seed 1
 			s.edit(&c)
 			c.OutDir, c.CheckpointEvery = filepath.Join(out, s.name), 25
 			fmt.Printf("== %s: %s\n", s.name, s.what)

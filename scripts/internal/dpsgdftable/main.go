@@ -112,6 +112,7 @@ func run(quick bool, out, data string) error {
 
 func base(ds, data string, epochs float64) trainer.Config {
 	c := trainer.Default()
+	c.Seeded = true // reproducible (recorded results): noise and sampling from seed 1
 	c.Dataset, c.DataDir, c.Model = ds, data, "logreg"
 	c.BatchSize, c.Epochs, c.ClipNorm, c.Delta = 4096, epochs, 1, 1e-5
 	c.Optimizer, c.Momentum = "sgd", 0

@@ -92,6 +92,7 @@ func run(quick bool, out, dataset, data, model string, steps int, epsList string
 	for _, eps := range epss {
 		for _, v := range variants {
 			c := trainer.Default()
+			c.Seeded = true // reproducible (recorded results): noise and sampling from seed 1
 			c.Dataset, c.DataDir, c.Model, c.Steps, c.Epochs = dataset, data, model, steps, 0
 			c.Epsilon, c.Sigma, c.Delta, c.ClipNorm = eps, 0, 1e-5, 1
 			c.Optimizer, c.LR, c.Momentum = "momentum", 0.5, 0.9
