@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -214,11 +215,14 @@ func TestEvaluate(t *testing.T) {
 }
 
 // TestSteadyStateAllocs checks that a DP step (norms, then the scaled sum)
-// allocates nothing once the model and chunker exist.
+// allocates nothing once the model and chunker exist, for every layer type
+// of the zoo (Linear, Conv2d, pools, GroupNorm, residual sums).
 func TestSteadyStateAllocs(t *testing.T) {
+	logreg, _ := NewLogisticRegression(784, 10, Options{MaxBatch: 16})
 	mlp, _ := NewMLP(30, []int{20}, 4, "relu", Options{MaxBatch: 8, Seed: 1})
 	cnn, _ := NewMNISTCNN(Options{MaxBatch: 4, Seed: 1})
-	for _, m := range []*Net{mlp, cnn} {
+	resnet, _ := NewResNet20GN(10, Options{MaxBatch: 2, Seed: 1})
+	for _, m := range []*Net{logreg, mlp, cnn, resnet} {
 		b := randomBatch(m.MaxBatch(), m.InputSize(), 4, 3)
 		ch := NewChunker(m)
 		sum := make([]float32, m.NumParams())
@@ -230,6 +234,18 @@ func TestSteadyStateAllocs(t *testing.T) {
 		})
 		if allocs > 0 {
 			t.Errorf("%s: %v allocations per step", m.Arch(), allocs)
+		}
+		// Buffers survive garbage collections (a training run collects
+		// between steps; pooled buffers would be dropped and re-allocated).
+		allocs = testing.AllocsPerRun(2, func() {
+			runtime.GC()
+			runtime.GC()
+			if err := ch.ClippedSum(b, rule, sum, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if allocs > 0 {
+			t.Errorf("%s: %v allocations per step after a GC", m.Arch(), allocs)
 		}
 	}
 }

@@ -16,7 +16,8 @@
 //
 // Products of 4M multiply-adds and more are split into tiles of C taken by
 // a fixed pool of GOMAXPROCS goroutines (started on first use and kept);
-// smaller ones run on the caller's goroutine. Packing buffers are pooled, so
+// smaller ones run on the caller's goroutine. Packing buffers are kept in
+// per-kernel free lists (not sync.Pools, which drop them at each GC), so
 // calls allocate nothing in steady state. Sgemm is safe for concurrent use.
 //
 // It is not a BLAS: there is no float64, no complex and no level-1/2 routine,

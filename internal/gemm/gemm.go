@@ -361,7 +361,7 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 			}
 		}
 	}
-	// The arena outlives the call in a pool: drop the caller's matrices.
+	// The arena outlives the call in a free list: drop the caller's matrices.
 	*ap, *bp = [4]*float32{}, [4]*float32{}
 }
 
@@ -458,9 +458,16 @@ type arena struct {
 }
 
 func getArena(kern *kernel) *arena {
-	if ar, ok := kern.arenas.Get().(*arena); ok {
+	l := &kern.arenas
+	l.mu.Lock()
+	if n := len(l.free); n > 0 {
+		ar := l.free[n-1]
+		l.free[n-1] = nil
+		l.free = l.free[:n-1]
+		l.mu.Unlock()
 		return ar
 	}
+	l.mu.Unlock()
 	return &arena{
 		kern: kern,
 		a:    aligned(kern.mc * kern.kc),
@@ -469,7 +476,12 @@ func getArena(kern *kernel) *arena {
 	}
 }
 
-func putArena(ar *arena) { ar.kern.arenas.Put(ar) }
+func putArena(ar *arena) {
+	l := &ar.kern.arenas
+	l.mu.Lock()
+	l.free = append(l.free, ar)
+	l.mu.Unlock()
+}
 
 // aligned returns n floats starting on a cache line.
 func aligned(n int) []float32 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -258,9 +259,6 @@ func TestSplit(t *testing.T) {
 
 // Steady-state calls allocate nothing, serial or split across workers.
 func TestSgemmNoAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("sync.Pool drops buffers at random under the race detector")
-	}
 	const m, n, k = 200, 150, 300
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for _, workers := range []int{1, 2} {
@@ -270,6 +268,16 @@ func TestSgemmNoAllocs(t *testing.T) {
 		})
 		if allocs != 0 {
 			t.Errorf("workers=%d: %v allocations per call", workers, allocs)
+		}
+		// Packing arenas and jobs survive garbage collections (a sync.Pool
+		// would drop them and the next call would allocate again).
+		allocs = testing.AllocsPerRun(3, func() {
+			runtime.GC()
+			runtime.GC()
+			sgemm(nil, workers, false, false, m, n, k, 1, a, k, b, n, 0, c, n)
+		})
+		if allocs != 0 {
+			t.Errorf("workers=%d: %v allocations per call after a GC", workers, allocs)
 		}
 	}
 }

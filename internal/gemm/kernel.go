@@ -25,7 +25,18 @@ type kernel struct {
 	// computes C = A·Bᵀ straight from the rows of A and B, without packing.
 	dot func(k int, a, b *[4]*float32, out *[16]float32)
 
-	arenas sync.Pool // of *arena sized for this kernel
+	arenas arenaList // free arenas sized for this kernel
+}
+
+// arenaList holds a kernel's free arenas. Unlike a sync.Pool it keeps them
+// across garbage collections and shares them between Ps (a sync.Pool's
+// per-P private slot cannot be taken by a goroutine that moved to another
+// P), so steady-state calls allocate nothing: a DP step used to re-allocate
+// a 720 KB packing arena about once per step. It never holds more arenas
+// than products of this kernel have run at once.
+type arenaList struct {
+	mu   sync.Mutex
+	free []*arena
 }
 
 // goKernel is the portable kernel: a 4×4 register tile in plain Go, used

@@ -9,10 +9,10 @@ import (
 // A fixed pool of worker goroutines takes tiles of large products. Handing a
 // *job to a running goroutine allocates nothing, where `go f()` per call would.
 var (
-	poolMu  sync.Mutex
-	poolN   int       // workers started so far
-	jobs    chan *job // tile work for the pool
-	jobPool sync.Pool // of *job
+	poolMu   sync.Mutex
+	poolN    int       // workers started so far
+	jobs     chan *job // tile work for the pool
+	freeJobs []*job    // finished jobs for reuse, guarded by poolMu (kept across GCs, unlike a sync.Pool)
 )
 
 // job is one parallel product: workers claim tiles from next until none are
@@ -59,7 +59,13 @@ func runParallel(pr *problem, workers int) {
 	tiles := pr.mb * pr.nb
 	helpers := min(workers, tiles) - 1
 	ensureWorkers(helpers)
-	j, _ := jobPool.Get().(*job)
+	poolMu.Lock()
+	var j *job
+	if n := len(freeJobs); n > 0 {
+		j, freeJobs[n-1] = freeJobs[n-1], nil
+		freeJobs = freeJobs[:n-1]
+	}
+	poolMu.Unlock()
 	if j == nil {
 		j = new(job)
 	}
@@ -76,5 +82,7 @@ func runParallel(pr *problem, workers int) {
 	j.work()
 	j.done.Wait()
 	j.pr = problem{} // drop references to the caller's slices
-	jobPool.Put(j)
+	poolMu.Lock()
+	freeJobs = append(freeJobs, j)
+	poolMu.Unlock()
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	G "gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
@@ -50,6 +51,18 @@ func wire(b *graph.Builder, x *G.Node, l nn.Layer[float64], k *int) *G.Node {
 		return b.GlobalAvgPool(x)
 	case *nn.Flatten[float64]:
 		return b.Flatten(x)
+	case *nn.Dropout[float64]:
+		// Gorgonia's dropout is broken (DESIGN.md): multiply by a mask node
+		// whose value the test sets per example to the engine's mask.
+		m := tensor.New(tensor.WithShape(x.Shape()...), tensor.Of(tensor.Float64))
+		dropoutMasks[l] = m
+		node := G.NewTensor(b.Graph(), tensor.Float64, x.Dims(), G.WithShape(x.Shape()...),
+			G.WithName(fmt.Sprintf("dropout-mask-%p", l)), G.WithValue(m))
+		y, err := G.HadamardProd(x, node)
+		if err != nil {
+			return b.Fail(fmt.Errorf("wire: dropout: %w", err))
+		}
+		return y
 	case *nn.Sequential[float64]:
 		for _, c := range l.Children() {
 			x = wire(b, x, c, k)
@@ -65,6 +78,10 @@ func wire(b *graph.Builder, x *G.Node, l nn.Layer[float64], k *int) *G.Node {
 	}
 	return b.Fail(fmt.Errorf("wire: no graph equivalent for nn layer %T", l))
 }
+
+// dropoutMasks holds, for each engine Dropout wired into an oracle graph
+// (batch of one), the value of its mask node.
+var dropoutMasks = map[*nn.Dropout[float64]]*tensor.Dense{}
 
 func inputOf(s nn.Shape) []int {
 	if s.H == 1 && s.W == 1 {
@@ -284,6 +301,17 @@ func resnetZooSpec(blocks [3]int, classes int) graph.Spec {
 	}}
 }
 
+// scatCNNZooSpec: Tramèr & Boneh's [64, M, 64] CNN on ScatterNet features:
+// conv 3×3 to 64 (padding 1, bias), tanh, max-pool 2/2, conv 3×3 64→64
+// (padding 1, bias), tanh, flatten, Linear to the classes.
+func scatCNNZooSpec(c, h, w, classes int) graph.Spec {
+	return graph.Spec{Input: []int{c, h, w}, Loss: graph.SoftmaxCrossEntropy, Build: func(b *graph.Builder, x *G.Node) *G.Node {
+		y := b.MaxPool2d(b.Tanh(b.Conv2d("conv1", x, 64, 3, 1, 1, true)), 2, 2)
+		y = b.Tanh(b.Conv2d("conv2", y, 64, 3, 1, 1, true))
+		return b.Linear("fc", b.Flatten(y), classes, true)
+	}}
+}
+
 // TestZooMatchesOracle checks the zoo's models built in float64.
 func TestZooMatchesOracle(t *testing.T) {
 	type zc struct {
@@ -307,6 +335,9 @@ func TestZooMatchesOracle(t *testing.T) {
 			return models.MLPNet[float64](30, []int{16}, 10, "tanh", 4)
 		}, mlpZooSpec(30, []int{16}, 10, "tanh"), 4, false},
 		{"mnist-cnn", func() (*nn.Network[float64], error) { return models.MNISTCNNNet[float64](3) }, mnistZooSpec(), 3, false},
+		{"scatcnn", func() (*nn.Network[float64], error) {
+			return models.ScatterCNNNet[float64](nn.Shape{C: 5, H: 6, W: 6}, 4, 3)
+		}, scatCNNZooSpec(5, 6, 6, 4), 3, false},
 		{"resnet20-gn", func() (*nn.Network[float64], error) {
 			return models.ResNetGNNet[float64](models.CIFAR, [3]int{3, 3, 3}, 10, 2)
 		}, resnetZooSpec([3]int{3, 3, 3}, 10), 2, true},
@@ -325,6 +356,108 @@ func TestZooMatchesOracle(t *testing.T) {
 			}
 			e := crossCheck(t, net, c.spec, c.n, uint64(200+ci))
 			t.Logf("%d parameters, worst relative error %.2g", net.NumParams(), e)
+		})
+	}
+}
+
+// TestDropoutMatchesOracle checks per-sample gradients through Dropout
+// against the oracle with the same mask: the engine draws its mask from its
+// stream; the test replays the stream (P(drop) = p, survivors scaled by
+// 1/(1−p)) and feeds each example's mask to the oracle's mask node.
+func TestDropoutMatchesOracle(t *testing.T) {
+	const n, p = 4, 0.4
+	img := nn.Shape{C: 2, H: 4, W: 4}
+	cases := []struct {
+		name   string
+		in     nn.Shape
+		layers func(d *nn.Dropout[float64]) []nn.Layer[float64]
+	}{
+		{"vector", nn.Vec(6), func(d *nn.Dropout[float64]) []nn.Layer[float64] {
+			return []nn.Layer[float64]{nn.NewLinear[float64](6, 8, true), nn.NewTanh[float64](), d, nn.NewLinear[float64](8, 3, true)}
+		}},
+		{"image", img, func(d *nn.Dropout[float64]) []nn.Layer[float64] {
+			return []nn.Layer[float64]{nn.NewConv2d[float64](2, 3, 3, 1, 1, true), nn.NewTanh[float64](), d,
+				nn.NewFlatten[float64](), nn.NewLinear[float64](3*4*4, 3, true)}
+		}},
+	}
+	for ci, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := rng.NewSeeded(uint64(400 + ci))
+			d := nn.NewDropout[float64](p, s.Child("dropout"))
+			layers := c.layers(d)
+			net, err := nn.NewNetwork(c.in, n, &nn.SoftmaxCrossEntropy[float64]{}, layers...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			net.Init(s.Child("init"))
+			params := net.Params()
+			for i := range params {
+				params[i] += 0.1 * s.NormFloat64()
+			}
+			spec := specOf(c.in, graph.SoftmaxCrossEntropy, layers...)
+			or, err := graph.NewOracle(spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer or.Close()
+			dim := net.NumParams()
+			if or.NumParams() != dim {
+				t.Fatalf("oracle has %d parameters, engine %d", or.NumParams(), dim)
+			}
+			mask := dropoutMasks[d]
+			size := mask.Shape().TotalSize()
+			x, y, _ := data(spec, 3, n, uint64(500+ci))
+			in := c.in.Size()
+
+			state, err := d.Stream.MarshalBinary()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotL := make([]float64, n*dim), make([]float64, n)
+			if err := net.PerSampleGrads(x, nn.Target[float64]{Y: y}, n, got, gotL); err != nil {
+				t.Fatal(err)
+			}
+			replay := rng.NewSeeded(0)
+			if err := replay.UnmarshalBinary(state); err != nil {
+				t.Fatal(err)
+			}
+			masks := make([]float64, n*size)
+			dropped := 0
+			for j := range masks {
+				if replay.Float64() < p {
+					dropped++
+				} else {
+					masks[j] = 1 / (1 - p)
+				}
+			}
+			if dropped == 0 || dropped == len(masks) {
+				t.Fatalf("%d of %d values dropped: the test needs a mixed mask", dropped, len(masks))
+			}
+			oracle := func(i int, m []float64) ([]float64, float64) {
+				copy(mask.Data().([]float64), m)
+				g, l := make([]float64, dim), make([]float64, 1)
+				if err := or.PerSampleGrads(params, x[i*in:(i+1)*in], y[i:i+1], nil, 1, g, l); err != nil {
+					t.Fatal(err)
+				}
+				return g, l[0]
+			}
+			for i := range n {
+				want, wantL := oracle(i, masks[i*size:(i+1)*size])
+				if e := relErr(gotL[i:i+1], []float64{wantL}); e > 1e-12 {
+					t.Errorf("example %d: loss %v, oracle %v", i, gotL[i], wantL)
+				}
+				if e := relErr(got[i*dim:(i+1)*dim], want); e > 1e-9 || math.IsNaN(e) {
+					t.Errorf("example %d: per-sample gradient relative error %.3g", i, e)
+				}
+			}
+			// The mask matters: without it the oracle disagrees.
+			ones := make([]float64, size)
+			for j := range ones {
+				ones[j] = 1
+			}
+			if want, _ := oracle(0, ones); relErr(got[:dim], want) < 1e-3 {
+				t.Error("engine gradient matches the oracle without dropout: the mask was not applied")
+			}
 		})
 	}
 }
