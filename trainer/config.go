@@ -83,7 +83,7 @@ type Config struct {
 	Momentum    float64 `json:"momentum"`
 	WeightDecay float64 `json:"weight_decay"`
 	Schedule    string  `json:"schedule"` // "constant", "cosine"
-	Radius      float64 `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off)
+	Radius      float64 `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off); with it the mean clipped gradient is clipped to C (hidden-state A3)
 	// FinalOnly declares that only the final model is released: metrics
 	// and checkpoints are private state. Required for the hidden-state bound.
 	FinalOnly bool `json:"final_only"`

@@ -291,7 +291,17 @@ func (s *state) setup() error {
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil {
 		s.norm = nc
 	}
-	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: data.prefix, pre: data.pre, sub: s.sub}
+	prefix := data.prefix
+	if cfg.Sampler == "shuffle" {
+		// The shuffled run is accounted under replace-one.
+		prefix = make([]accountant.Event, len(data.prefix))
+		for i, ev := range data.prefix {
+			if prefix[i], err = replaceOne(ev); err != nil {
+				return err
+			}
+		}
+	}
+	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: prefix, pre: data.pre, sub: s.sub}
 	if sh, ok := s.samp.(*sampler.Shuffle); ok {
 		s.acct.perEpoch = sh.BatchesPerEpoch()
 	}
@@ -449,6 +459,14 @@ func (s *state) step() (stepStats, error) {
 			st.lossSum += float64(l)
 		}
 		st.n += b
+	}
+	if s.acct.hidden {
+		// specs/002 §6 A3: dividing by the expected batch size lets the
+		// mean of the clipped gradients exceed C when the Poisson batch
+		// is larger than expected; the outer clip restores ‖update‖ ≤ ηC
+		// without changing the sum's sensitivity (a projection is
+		// 1-Lipschitz), so the hidden-state bound describes this step.
+		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
 	s.noise.Add(s.sum, s.noiseRNG)
 	update := s.sum

@@ -17,6 +17,7 @@ import (
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/preprocess"
 )
 
 // small is a fast configuration on the synthetic Gaussian mixture, seeded
@@ -175,11 +176,13 @@ func TestHiddenStateApplicability(t *testing.T) {
 			hidden = &s.Bounds[i]
 		}
 	}
-	if hidden == nil || !hidden.Applicable || hidden.Relation != accountant.ReplaceOne {
+	// Poisson batches and the outer clip: the bound holds add/remove, so
+	// the run's bound is the smaller of it and RDP.
+	if hidden == nil || !hidden.Applicable || hidden.Relation != accountant.AddRemove {
 		t.Fatalf("hidden bound missing or not applicable: %+v", hidden)
 	}
-	if s.Best.Accountant != "rdp" {
-		t.Fatalf("best bound %+v mixes relations", s.Best)
+	if want := math.Min(hidden.Epsilon, s.Epsilon["rdp"]); s.Best.Epsilon != want || s.Best.Relation != accountant.AddRemove {
+		t.Fatalf("best bound %+v, want min(hidden %v, rdp %v)", s.Best, hidden.Epsilon, s.Epsilon["rdp"])
 	}
 	ck := readFile(t, filepath.Join(c.OutDir, "checkpoint.json"))
 	if !bytes.Contains(ck, []byte(`"private":true`)) {
@@ -780,5 +783,93 @@ func TestTrainAccuracyRecorded(t *testing.T) {
 	}
 	if got, want := *recs[len(recs)-1].TrainAcc, float64(correct)/float64(n); got != want || n >= st.data.train.N() {
 		t.Fatalf("final train accuracy %v, counted %v over %d of %d training examples", got, want, n, st.data.train.N())
+	}
+}
+
+// With the hidden-state accountant running, no step moves the parameters by
+// more than ηC before the noise, even when a Poisson batch is larger than
+// expected (specs/002 §6 A3, the outer clip); without it, such steps do.
+func TestHiddenStateOuterClip(t *testing.T) {
+	base := small(t)
+	base.Model, base.Optimizer, base.Momentum, base.FinalOnly = "logreg", "sgd", 0, true
+	// Tiny clip and an expected batch of 2: every example is clipped, and a
+	// batch of 4 or 5 sums to more than 2C unless the outer clip acts.
+	base.BatchSize, base.Sigma, base.LR, base.ClipNorm, base.Steps = 2, 1e-9, 1, 1e-3, 12
+	base.CheckpointEvery, base.EvalEvery = 1, 0
+	maxMove := func(radius float64) float64 {
+		c := base
+		c.Radius = radius
+		st := &state{cfg: c}
+		if err := st.setup(); err != nil {
+			t.Fatal(err)
+		}
+		prev := append([]float32(nil), st.model.Params()...)
+		var worst float64
+		for stop := 1; stop <= c.Steps; stop++ {
+			c.OutDir = t.TempDir()
+			if _, err := Run(context.Background(), c, Options{StopAfter: stop}); err != nil && !errors.Is(err, ErrInterrupted) {
+				t.Fatal(err)
+			}
+			cur := make([]float32, len(prev))
+			if err := setFloat32s(cur, mustCheckpoint(t, c.OutDir).Params); err != nil {
+				t.Fatal(err)
+			}
+			var ss float64
+			for i := range cur {
+				d := float64(cur[i]) - float64(prev[i])
+				ss += d * d
+			}
+			worst = math.Max(worst, math.Sqrt(ss))
+			prev = cur
+		}
+		return worst / (base.LR * base.ClipNorm)
+	}
+	clipped, control := maxMove(1e6), maxMove(0)
+	t.Logf("largest step: %.6f·ηC with the outer clip, %.6f·ηC without", clipped, control)
+	if clipped > 1+1e-4 {
+		t.Errorf("hidden-state run: a step moved %.6f·ηC (> ηC)", clipped)
+	}
+	if control < 1.05 {
+		t.Errorf("control run without the outer clip moved at most %.6f·ηC: the test cannot see a violation", control)
+	}
+}
+
+// Private preprocessing declares its Gaussian multipliers against the
+// add/remove sensitivity; a shuffled run is accounted under replace-one,
+// where the same noise covers twice the sensitivity: the prefix must carry
+// half the multiplier there, and the unchanged one under Poisson.
+func TestPrivatePreprocessingRelation(t *testing.T) {
+	sigmaF, err := preprocess.GaussianMean{EpsF: 0.1, Delta: 1e-5, CF: 10}.Sigma()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		sampler string
+		want    float64
+	}{{"poisson", sigmaF}, {"shuffle", sigmaF / 2}} {
+		c := small(t)
+		c.Model, c.Sampler, c.DPSGDF, c.FeatureEps, c.FeatureCF, c.Delta = "logreg", tc.sampler, true, 0.1, 10, 1e-5
+		st := &state{cfg: c}
+		if err := st.setup(); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.acct.prefix) != 1 {
+			t.Fatalf("%s: prefix %v", tc.sampler, st.acct.prefix)
+		}
+		g, ok := st.acct.prefix[0].(accountant.Gaussian)
+		if !ok || math.Abs(g.Sigma-tc.want) > 1e-12*tc.want {
+			t.Errorf("%s: prefix %#v, want Gaussian{%v}", tc.sampler, st.acct.prefix[0], tc.want)
+		}
+	}
+	nested := accountant.Composed{Events: []accountant.Event{
+		accountant.SelfComposed{Event: accountant.Gaussian{Sigma: 4}, Count: 3}, accountant.NoOp{}}}
+	got, err := replaceOne(nested)
+	want := accountant.Composed{Events: []accountant.Event{
+		accountant.SelfComposed{Event: accountant.Gaussian{Sigma: 2}, Count: 3}, accountant.NoOp{}}}
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("replaceOne(%v) = %v, %v; want %v", nested, got, err, want)
+	}
+	if _, err := replaceOne(accountant.PoissonSampled{Q: 0.1, Event: accountant.Gaussian{Sigma: 1}}); err == nil {
+		t.Error("replaceOne accepted a Poisson-sampled event")
 	}
 }

@@ -194,8 +194,11 @@ func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 // hiddenEvent describes one step to the hidden-state accountant: plain
 // SGD, noise std in parameter space η·σ·C/E[B], projection diameter 2R.
 func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
+	// The step applies the outer clip (see Run's step), so the bounded
+	// update of §6 A3 holds; with Poisson batches the bound also covers
+	// add/remove neighbours and is compared with RDP.
 	return accountant.ProjectedSGD{P: a.q, Sigma: lr * sigma * a.cfg.ClipNorm / a.expected,
-		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius}
+		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius, Poisson: a.cfg.Sampler == "poisson"}
 }
 
 // epsilonAfter is the primary accountant's ε after the prefix events and k
@@ -320,4 +323,34 @@ func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr 
 		evs[a.plain] = a.mechanismEvent(sigma)
 	}
 	return t.StepEach(evs)
+}
+
+// replaceOne restates a private preprocessing event for a replace-one
+// account. The preprocessing's Gaussian multipliers are relative to its
+// add/remove sensitivity (one record's bounded contribution to a sum);
+// replacing a record removes one contribution and adds another, so the
+// sum moves by up to twice as much and each multiplier halves.
+func replaceOne(ev accountant.Event) (accountant.Event, error) {
+	switch e := ev.(type) {
+	case accountant.Gaussian:
+		return accountant.Gaussian{Sigma: e.Sigma / 2}, nil
+	case accountant.NoOp:
+		return e, nil
+	case accountant.SelfComposed:
+		in, err := replaceOne(e.Event)
+		if err != nil {
+			return nil, err
+		}
+		return accountant.SelfComposed{Event: in, Count: e.Count}, nil
+	case accountant.Composed:
+		out := accountant.Composed{Events: make([]accountant.Event, len(e.Events))}
+		for i, in := range e.Events {
+			var err error
+			if out.Events[i], err = replaceOne(in); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("private preprocessing event %T has no replace-one form (use the Poisson sampler)", ev)
 }

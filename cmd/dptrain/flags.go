@@ -20,11 +20,18 @@ func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
 
 // parseFlags parses args and maps flag errors to input errors (exit 2).
 func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
+	// The flag package prints the whole usage block on every parse error;
+	// a bad value gets one line (the returned error), -h gets the usage.
+	out := fs.Output()
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.SetOutput(out)
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fs.Usage()
 			return errHelp
 		}
-		return asInput(err)
+		return badInput("%v (see --help)", err)
 	}
 	if fs.NArg() > 0 {
 		return badInput("unexpected argument %q", fs.Arg(0))

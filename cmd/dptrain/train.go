@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -91,7 +92,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "momentum (with --optimizer momentum)")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
 	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
-	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step (0 = off)")
+	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (paper 002; the mean clipped gradient is then clipped to C too, specs/002 A3) (0 = off)")
 	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "only the final model is released (metrics and checkpoints are private)")
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
 	fs.IntVar(&c.PerInstance, "per-instance", c.PerInstance, "track the per-instance RDP of the first N training examples (curator-only diagnostic)")
@@ -154,7 +155,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	if err != nil {
-		if errors.Is(err, trainer.ErrInvalidConfig) {
+		if errors.Is(err, trainer.ErrInvalidConfig) || errors.Is(err, datasets.ErrBadData) {
 			return asInput(err)
 		}
 		return err

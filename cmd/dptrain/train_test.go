@@ -196,3 +196,18 @@ func TestTrainSeedMakesNoiseReproducible(t *testing.T) {
 		t.Errorf("train -h: exit %d, -seeded usage %q: missing, or the noise is seeded by default", code, usage)
 	}
 }
+
+// A corrupt data file is the user's input: one line naming the file, exit 2.
+func TestTrainCorruptDataIsBadInput(t *testing.T) {
+	t.Setenv("DPTRAIN_DATA", "")
+	dir := t.TempDir()
+	for _, n := range []string{"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"} {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte("\x00\x00\x08\x01\x00\x00\x00\x05ab"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	code, _, stderr := runCLI(t, "train", "--dataset", "mnist", "--data", dir, "--steps", "1", "--quiet", "--out", t.TempDir())
+	if code != 2 || !strings.Contains(stderr, filepath.Join(dir, "train-images-idx3-ubyte")+": truncated") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("exit %d, stderr %q; want 2 and one line naming the truncated file", code, stderr)
+	}
+}
