@@ -37,9 +37,14 @@ type Config struct {
 	Hidden []int  `json:"hidden"` // MLP hidden widths
 
 	// Feature preprocessing: DPSGD-F private centering (paper 001).
-	DPSGDF     bool    `json:"dpsgdf"`
-	FeatureEps float64 `json:"feature_epsilon"` // ε_F spent on the private mean
-	FeatureCF  float64 `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F, or alone: no privacy cost)
+	DPSGDF bool `json:"dpsgdf"`
+	// DPSGDFVariant is "practical" (Algorithm 3, the paper's experiments;
+	// "" means it) or "theory" (Algorithm 2: private mean and quantile τ at
+	// ρ-zCDP from the run's ε, features (x − μ̂, τ) clipped to √2τ; the only
+	// variant with Theorem 1's utility guarantee).
+	DPSGDFVariant string  `json:"dpsgdf_variant,omitempty"`
+	FeatureEps    float64 `json:"feature_epsilon"` // ε_F spent on the private mean (practical)
+	FeatureCF     float64 `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F practical, or alone: no privacy cost); theory: the public bound R on ‖x‖
 
 	// Non-private, data-dependent preprocessing, accounted by Smooth RDP
 	// (paper 000) from sensitivities computed from DECLARED properties of
@@ -330,7 +335,28 @@ func (c *Config) Validate() error {
 	if finite("feature_clip", c.FeatureCF) && c.FeatureCF < 0 {
 		bad("feature_clip must be >= 0, got %v", c.FeatureCF)
 	}
-	if c.DPSGDF {
+	switch c.DPSGDFVariant {
+	case "", "practical", "theory":
+	default:
+		bad("dpsgdf_variant must be practical or theory, got %q", c.DPSGDFVariant)
+	}
+	if c.DPSGDFVariant != "" && !c.DPSGDF {
+		bad("dpsgdf_variant %q needs dpsgdf", c.DPSGDFVariant)
+	}
+	if c.DPSGDF && c.DPSGDFVariant == "theory" {
+		if finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
+			bad("feature_clip must be > 0 with dpsgdf_variant theory (the public bound R on every record's norm), got %v", c.FeatureCF)
+		}
+		if !(c.Epsilon > 0) {
+			bad("dpsgdf_variant theory sizes its private statistics from the run's epsilon, which must be > 0")
+		}
+		if c.FeatureEps != 0 {
+			bad("feature_epsilon is Algorithm 3's mean budget; dpsgdf_variant theory takes its budget from epsilon (got feature_epsilon %v)", c.FeatureEps)
+		}
+		if c.Features != "" {
+			bad("dpsgdf_variant theory works on float64 copies of the features and is not offered with features %q", c.Features)
+		}
+	} else if c.DPSGDF {
 		if finite("feature_epsilon", c.FeatureEps) && !(c.FeatureEps > 0) {
 			bad("feature_epsilon must be > 0 with dpsgdf, got %v", c.FeatureEps)
 		}

@@ -99,6 +99,9 @@ func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
 // applyDPSGDF centres the features privately (paper 001, Algorithm 3: the
 // experiments' variant) and records the private mean's event.
 func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
+	if cfg.DPSGDFVariant == "theory" {
+		return applyDPSGDFTheory(cfg, p, root)
+	}
 	n, d := p.train.N(), p.train.Dim()
 	f := preprocess.DPSGDF{Variant: preprocess.Practical, EpsF: cfg.FeatureEps, CF: cfg.FeatureCF, Delta: cfg.Delta}
 	// A child of the root: seeded runs draw what they always drew, and a
@@ -261,4 +264,42 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// applyDPSGDFTheory runs paper 001's Algorithm 2: a private mean and a
+// private quantile τ of the distances to it, each at the ρ-zCDP that
+// Theorem 1's budget split assigns from the run's (ε, δ), then features
+// (x − μ̂, τ) clipped to √2·τ. Their events join the account before the
+// DP-SGD steps, whose noise is then calibrated for what is left of ε (by
+// RDP composition, which is at least as tight as the paper's ε/3 split).
+func applyDPSGDFTheory(cfg *Config, p *prepared, root *rng.Stream) error {
+	f := preprocess.DPSGDF{Variant: preprocess.Theory, Epsilon: cfg.Epsilon, Delta: cfg.Delta, R: cfg.FeatureCF}
+	res, err := f.Fit(dense64(p.train), root.Child("dpsgdf"))
+	if err != nil {
+		return fmt.Errorf("dpsgdf (theory): %w", err)
+	}
+	p.train = withFeatures(p.train, float32s(res.X))
+	p.test = withFeatures(p.test, float32s(res.Centering.Transform(dense64(p.test))))
+	p.prefix = append(p.prefix, res.Events...)
+	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F (Algorithm 2): private mean and quantile τ = %.4g at ρ = %.3g-zCDP each (R = %g), features (x − μ̂, τ) clipped to √2τ", res.Centering.Tau, res.Budget.Rho, cfg.FeatureCF))
+	return nil
+}
+
+func dense64(d *datasets.Dataset) *mat.Dense {
+	x := make([]float64, len(d.X))
+	for i, v := range d.X {
+		x[i] = float64(v)
+	}
+	return mat.NewDense(d.N(), d.Dim(), x)
+}
+
+func float32s(m *mat.Dense) []float32 {
+	r, c := m.Dims()
+	out := make([]float32, 0, r*c)
+	for i := 0; i < r; i++ {
+		for _, v := range m.RawRowView(i) {
+			out = append(out, float32(v))
+		}
+	}
+	return out
 }

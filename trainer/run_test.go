@@ -873,3 +873,57 @@ func TestPrivatePreprocessingRelation(t *testing.T) {
 		t.Error("replaceOne accepted a Poisson-sampled event")
 	}
 }
+
+// DPSGD-F's theory variant (Algorithm 2): its private mean and quantile
+// join the account before the steps (σ is calibrated for what is left),
+// the model sees d+1 features ((x − μ̂, τ), clipped to √2τ), and the run
+// stays within its ε.
+func TestDPSGDFTheoryVariant(t *testing.T) {
+	c := small(t)
+	c.Model, c.Steps, c.Sigma, c.Epsilon = "logreg", 20, 0, 3
+	plain := run(t, c, Options{})
+	c.OutDir = t.TempDir()
+	c.DPSGDF, c.DPSGDFVariant, c.FeatureCF = true, "theory", 20
+	st := &state{cfg: c}
+	if err := st.setup(); err != nil {
+		t.Fatal(err)
+	}
+	d := st.data.train.Dim()
+	if len(st.acct.prefix) != 2 {
+		t.Fatalf("prefix %v, want the mean's and the quantile's events", st.acct.prefix)
+	}
+	if tau := st.data.train.X[d-1]; !(tau > 0) {
+		t.Fatalf("last feature %v, want τ > 0", tau)
+	}
+	for i := 0; i < st.data.train.N(); i++ {
+		x := st.data.train.X[i*d : (i+1)*d]
+		tau := float64(st.data.train.X[d-1])
+		if n := math.Sqrt(clipSumSquares(x)); n > math.Sqrt2*tau*(1+1e-6) {
+			t.Fatalf("record %d has norm %v > √2τ = %v", i, n, math.Sqrt2*tau)
+		}
+	}
+	s := run(t, c, Options{})
+	if !(s.Epsilon["rdp"] <= 3) || !(s.Sigma > plain.Sigma) {
+		t.Fatalf("theory run: ε %v, σ %v (without DPSGD-F: σ %v); want ε ≤ 3 and more noise", s.Epsilon["rdp"], s.Sigma, plain.Sigma)
+	}
+	for _, bad := range []func(*Config){
+		func(c *Config) { c.DPSGDFVariant = "exact" },
+		func(c *Config) { c.FeatureEps = 0.1 },
+		func(c *Config) { c.FeatureCF = 0 },
+		func(c *Config) { c.DPSGDF = false },
+	} {
+		b := c
+		bad(&b)
+		if err := b.Validate(); !errors.Is(err, ErrInvalidConfig) {
+			t.Errorf("config %+v accepted: %v", b, err)
+		}
+	}
+}
+
+func clipSumSquares(x []float32) float64 {
+	var s float64
+	for _, v := range x {
+		s += float64(v) * float64(v)
+	}
+	return s
+}
