@@ -274,32 +274,13 @@ func seq(n int) []int {
 // RDP composition, which is at least as tight as the paper's ε/3 split).
 func applyDPSGDFTheory(cfg *Config, p *prepared, root *rng.Stream) error {
 	f := preprocess.DPSGDF{Variant: preprocess.Theory, Epsilon: cfg.Epsilon, Delta: cfg.Delta, R: cfg.FeatureCF}
-	res, err := f.Fit(dense64(p.train), root.Child("dpsgdf"))
+	res, err := f.Fit(preprocess.FromFloat32(p.train.X, p.train.N(), p.train.Dim()), root.Child("dpsgdf"))
 	if err != nil {
 		return fmt.Errorf("dpsgdf (theory): %w", err)
 	}
-	p.train = withFeatures(p.train, float32s(res.X))
-	p.test = withFeatures(p.test, float32s(res.Centering.Transform(dense64(p.test))))
+	p.train = withFeatures(p.train, preprocess.ToFloat32(res.X))
+	p.test = withFeatures(p.test, preprocess.ToFloat32(res.Centering.Transform(preprocess.FromFloat32(p.test.X, p.test.N(), p.test.Dim()))))
 	p.prefix = append(p.prefix, res.Events...)
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F (Algorithm 2): private mean and quantile τ = %.4g at ρ = %.3g-zCDP each (R = %g), features (x − μ̂, τ) clipped to √2τ", res.Centering.Tau, res.Budget.Rho, cfg.FeatureCF))
 	return nil
-}
-
-func dense64(d *datasets.Dataset) *mat.Dense {
-	x := make([]float64, len(d.X))
-	for i, v := range d.X {
-		x[i] = float64(v)
-	}
-	return mat.NewDense(d.N(), d.Dim(), x)
-}
-
-func float32s(m *mat.Dense) []float32 {
-	r, c := m.Dims()
-	out := make([]float32, 0, r*c)
-	for i := 0; i < r; i++ {
-		for _, v := range m.RawRowView(i) {
-			out = append(out, float32(v))
-		}
-	}
-	return out
 }
