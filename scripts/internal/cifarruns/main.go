@@ -47,9 +47,11 @@ func runs(data string, resnetEpochs float64) []spec {
 		c.Epochs, c.MaxPhysicalBatch, c.EvalEvery = resnetEpochs, 64, 25
 	}
 	return []spec{
-		{"scat-logreg", "ScatterNet + logistic regression, DP-SGD, ε = 3", "67.0 (T&B, canonical CIFAR-10, older conversion); target ≥ 65",
-			"--features scatternet --feature-norm private --model logreg --batch 8192 --epochs 80 --lr 2 --momentum 0.9 --clip-norm 0.1 --epsilon 3",
-			func(c *trainer.Config) { scat(c); c.Model, c.Epochs, c.LR = "logreg", 80, 2 }},
+		// The best of a sweep recorded in the results README (lr 1–4, 80–150
+		// epochs, batch 8192/16384, EMA, group vs private normalisation).
+		{"scat-logreg", "ScatterNet + logistic regression, DP-SGD, ε = 3, EMA of the iterates (d = 0.99)", "67.0 (T&B, canonical CIFAR-10, older conversion); target ≥ 65",
+			"--features scatternet --feature-norm private --model logreg --batch 8192 --epochs 100 --lr 1.5 --momentum 0.9 --clip-norm 0.1 --ema 0.99 --epsilon 3",
+			func(c *trainer.Config) { scat(c); c.Model, c.Epochs, c.LR, c.EMA = "logreg", 100, 1.5, 0.99 }},
 		{"scat-dpsgdf", "ScatterNet + DPSGD-F logistic regression (ε_F = 0.05 inside ε = 3)", "–",
 			"--features scatternet --feature-norm private --model logreg --dpsgdf --feature-epsilon 0.05 --feature-clip 100 --batch 8192 --epochs 80 --lr 2 --clip-norm 0.1 --epsilon 3",
 			func(c *trainer.Config) {
@@ -77,7 +79,7 @@ func main() {
 	out := flag.String("out", "scripts/results/cifar10", "results directory")
 	only := flag.String("run", "", "comma-separated run names (default: all)")
 	collate := flag.Bool("collate", false, "only rebuild the results table from the summaries present")
-	resnetEpochs := flag.Float64("resnet-epochs", 2, "epochs of the ResNet-20 runs")
+	resnetEpochs := flag.Float64("resnet-epochs", 5, "epochs of the ResNet-20 runs (the committed results: 5)")
 	flag.Parse()
 	if err := run(*data, *out, *only, *collate, *resnetEpochs); err != nil {
 		fmt.Fprintln(os.Stderr, "cifarruns:", err)
@@ -161,6 +163,7 @@ func collate(out string, specs []spec) error {
 		md.WriteString(fmt.Sprintf("- %s: `%s`\n", s.name, s.args))
 	}
 	md.WriteString("\nReproduce: `scripts/cifar10_runs.sh [--run NAME] [--data DIR]` (ScatterNet features are cached in the user cache directory after the first run, ≈ 5 min on 2 cores).\n")
+	md.WriteString("\nscat-logreg's settings are the best of the sweep in `scat-logreg-sweep.md`: every setting tried lands in 64.1–65.0%, short of the 65% target; the likely cause (the JPEG re-encoding) is discussed there. twice + hybrid used the baseline's lr, untuned for it, and its test accuracy swings (7.7% at step 50) where DP-SGD's climbs steadily: the comparison is not a verdict on twice sampling.\n")
 	if err := repro.WriteCSV(filepath.Join(out, "cifar10.csv"), []string{"run", "steps", "sigma", "epsilon", "accountant", "test_acc", "seconds"}, rows); err != nil {
 		return err
 	}
