@@ -1,5 +1,10 @@
 package accountant
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // Relation is the neighbouring relation a bound holds for.
 type Relation int
 
@@ -22,13 +27,42 @@ func (r Relation) String() string {
 	return "unknown"
 }
 
+// MarshalText writes the relation's name ("add-remove", "replace-one"), so
+// JSON reports say which relation a bound holds for in words.
+// The zero Relation (no bound) is "unknown".
+func (r Relation) MarshalText() ([]byte, error) { return []byte(r.String()), nil }
+
+// UnmarshalJSON reads a relation's name, or the number that reports written
+// before names were used hold.
+func (r *Relation) UnmarshalJSON(b []byte) error {
+	var v any
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch x := v.(type) {
+	case string:
+		for _, c := range []Relation{0, AddRemove, ReplaceOne} {
+			if x == c.String() {
+				*r = c
+				return nil
+			}
+		}
+	case float64:
+		if c := Relation(x); float64(c) == x && c >= 0 && c <= ReplaceOne {
+			*r = c
+			return nil
+		}
+	}
+	return fmt.Errorf("accountant: unknown relation %s", b)
+}
+
 // Bound is an (ε, δ) guarantee as reported by one accountant.
 type Bound struct {
-	Accountant string   // name of the accountant that produced it
-	Epsilon    float64  // ε
-	Delta      float64  // δ
-	Order      float64  // RDP order that attained ε (0 when not an RDP bound)
-	Relation   Relation // neighbouring relation the bound holds for
+	Accountant string   `json:"accountant"` // name of the accountant that produced it
+	Epsilon    float64  `json:"epsilon"`    // ε
+	Delta      float64  `json:"delta"`      // δ
+	Order      float64  `json:"order"`      // RDP order that attained ε (0 when not an RDP bound)
+	Relation   Relation `json:"relation"`   // neighbouring relation the bound holds for
 }
 
 // Accountant composes events and converts the composition to (ε, δ).
