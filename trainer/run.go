@@ -460,12 +460,13 @@ func (s *state) step() (stepStats, error) {
 		}
 		st.n += b
 	}
-	if s.acct.hidden {
+	if s.acct.outerClip() {
 		// specs/002 §6 A3: dividing by the expected batch size lets the
 		// mean of the clipped gradients exceed C when the Poisson batch
 		// is larger than expected; the outer clip restores ‖update‖ ≤ ηC
-		// without changing the sum's sensitivity (a projection is
-		// 1-Lipschitz), so the hidden-state bound describes this step.
+		// without changing the sum's L2 sensitivity (a projection onto a
+		// ball is 1-Lipschitz), so the hidden-state bound describes this
+		// step.
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
 	s.noise.Add(s.sum, s.noiseRNG)

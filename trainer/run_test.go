@@ -216,6 +216,26 @@ func TestHiddenStateApplicability(t *testing.T) {
 			t.Fatalf("hidden bound applicable with momentum: %+v", b)
 		}
 	}
+
+	// Subspace clipping under Poisson sampling, otherwise qualifying: its
+	// per-block noise forbids the (L2-only) outer clip, so the expected-batch
+	// divisor breaks A3 and the bound must not apply.
+	c = small(t)
+	c.Optimizer, c.Momentum, c.Radius, c.FinalOnly = "sgd", 0, 5, true
+	c.Clip, c.SubspaceRanks, c.PublicN, c.Steps = "subspace", []int{4, 8}, 50, 5
+	s = run(t, c, Options{})
+	found := false
+	for _, b := range s.Bounds {
+		if b.Name == "hidden" {
+			found = true
+			if b.Applicable || !strings.Contains(b.Reason, "expected batch") {
+				t.Fatalf("hidden bound with subspace clipping: %+v", b)
+			}
+		}
+	}
+	if !found {
+		t.Fatal("subspace run lists no hidden-state bound")
+	}
 }
 
 func TestDPSGDFComposesFeatureBudget(t *testing.T) {

@@ -191,6 +191,16 @@ func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 	}
 }
 
+// outerClip reports whether steps clip the mean clipped gradient to C
+// (specs/002 §6 A3) for the hidden-state bound. Only where the account
+// rests on the sum's L2 sensitivity alone: a global rescale is 1-Lipschitz
+// in L2 but not per coordinate (twice sampling's L∞ bound) nor per block
+// (subspace clipping's anisotropic noise), so there it is not applied and
+// the hidden-state bound is marked not applicable.
+func (a *accounting) outerClip() bool {
+	return a.hidden && a.sub == nil && a.cfg.Sampler != "twice"
+}
+
 // hiddenEvent describes one step to the hidden-state accountant: plain
 // SGD, noise std in parameter space η·σ·C/E[B], projection diameter 2R.
 func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
@@ -284,6 +294,8 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 				Momentum:         a.cfg.Momentum,
 				FinalModelOnly:   a.cfg.FinalOnly,
 				Sampling:         map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
+				// Without the outer clip the expected-batch divisor breaks A3.
+				ExpectedBatchNormalization: !a.outerClip(),
 			}
 			if a.cfg.Optimizer != "momentum" {
 				run.Momentum = 0
