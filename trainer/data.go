@@ -29,31 +29,9 @@ type prepared struct {
 // loadData loads and prepares the data; root is the run's root random
 // stream, from which the noise of any private preprocessing is derived.
 func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
-	var (
-		l   *datasets.Loaded
-		src string
-		err error
-	)
-	switch cfg.Dataset {
-	case "embedded":
-		l, err = datasets.Embedded()
-		src = "embedded Fashion-MNIST subset"
-	case "synthetic":
-		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
-		var all *datasets.Dataset
-		all, err = g.Generate()
-		if err == nil {
-			tr, te := all.Split(5.0/6, cfg.Seed)
-			l = &datasets.Loaded{Train: tr, Test: te}
-		}
-		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
-	default:
-		var s datasets.Source
-		l, s, err = datasets.Load(cfg.Dataset, datasets.Options{Dir: cfg.DataDir})
-		src = s.String()
-	}
+	l, src, err := loadNamed(cfg.Dataset, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", cfg.Dataset, err)
+		return nil, err
 	}
 	p := &prepared{train: l.Train, test: l.Test, source: src}
 	if cfg.TrainLimit > 0 && cfg.TrainLimit < p.train.N() {
@@ -94,6 +72,38 @@ func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 	}
 	return p, nil
+}
+
+// loadNamed loads the dataset called name (cfg supplies the data directory
+// and the synthetic generator's seed).
+func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
+	var (
+		l   *datasets.Loaded
+		src string
+		err error
+	)
+	switch name {
+	case "embedded":
+		l, err = datasets.Embedded()
+		src = "embedded Fashion-MNIST subset"
+	case "synthetic":
+		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
+		var all *datasets.Dataset
+		all, err = g.Generate()
+		if err == nil {
+			tr, te := all.Split(5.0/6, cfg.Seed)
+			l = &datasets.Loaded{Train: tr, Test: te}
+		}
+		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
+	default:
+		var s datasets.Source
+		l, s, err = datasets.Load(name, datasets.Options{Dir: cfg.DataDir})
+		src = s.String()
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("dataset %s: %w", name, err)
+	}
+	return l, src, nil
 }
 
 // applyDPSGDF centres the features privately (paper 001, Algorithm 3: the
@@ -258,10 +268,13 @@ func withFeatures(d *datasets.Dataset, x []float32) *datasets.Dataset {
 	return &c
 }
 
-func seq(n int) []int {
-	s := make([]int, n)
+func seq(n int) []int { return seqFrom(0, n) }
+
+// seqFrom is lo, lo+1, …, hi−1.
+func seqFrom(lo, hi int) []int {
+	s := make([]int, hi-lo)
 	for i := range s {
-		s[i] = i
+		s[i] = lo + i
 	}
 	return s
 }

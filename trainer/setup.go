@@ -100,8 +100,13 @@ func buildClipper(cfg *Config, m models.PerSampleModel) (clip.Clipper, float64, 
 		c, err := clip.NewLInf(cfg.ClipNorm/math.Sqrt(float64(d)), d)
 		return c, float64(d), err
 	case "hybrid":
-		c, err := clip.NewL2LInf(cfg.ClipNorm, cfg.D0, d)
-		return c, cfg.D0, err
+		// c∞ = C/√d0. With fewer than d0 parameters the L∞ bound would
+		// shrink the L2 sensitivity to √D·C/√d0 and the noise with it,
+		// while the twice-sampling account assumes d0 coordinates at noise
+		// σ·C: d0 = min(d0, D) keeps the noise and the account one mechanism.
+		d0 := math.Min(cfg.D0, float64(d))
+		c, err := clip.NewL2LInf(cfg.ClipNorm, d0, d)
+		return c, d0, err
 	}
 	return nil, 0, fmt.Errorf("unknown clip %q", cfg.Clip)
 }
@@ -292,8 +297,12 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 				ProjectEveryStep: true,
 				Optimizer:        a.cfg.Optimizer,
 				Momentum:         a.cfg.Momentum,
-				FinalModelOnly:   a.cfg.FinalOnly,
-				Sampling:         map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
+				// A final-only run writes nothing intermediate to release/
+				// (metrics carry only the account, evaluation is at the end,
+				// checkpoints stay in private/).
+				FinalModelOnly: a.cfg.FinalOnly,
+				WeightDecay:    a.cfg.WeightDecay,
+				Sampling:       map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
 				// Without the outer clip the expected-batch divisor breaks A3.
 				ExpectedBatchNormalization: !a.outerClip(),
 			}
