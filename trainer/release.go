@@ -17,6 +17,10 @@ import (
 // completed: there is nothing to continue.
 var ErrFinished = errors.New("run already finished")
 
+// testDataHook, when set (by tests only; nothing else can reach it), sees
+// the prepared data before training: the leak test changes one record.
+var testDataHook func(*prepared)
+
 // evaluateNow reports whether step evaluates the released parameters on
 // the test set. A final-only run releases nothing intermediate (specs/002
 // §6 A1): it evaluates at its last step only.

@@ -283,6 +283,9 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
+	if testDataHook != nil {
+		testDataHook(data)
+	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
 	n := data.train.N()
