@@ -74,6 +74,16 @@ func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
 	return p, nil
 }
 
+// DefaultFeatureCache is where ScatterNet features are cached when the
+// configuration names no directory: the user's cache directory.
+func DefaultFeatureCache() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "dptrain", "features")
+}
+
 // loadNamed loads the dataset called name (cfg supplies the data directory
 // and the synthetic generator's seed).
 func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
@@ -202,13 +212,10 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	shape := [3]int{p.train.Shape[0], p.train.Shape[1], p.train.Shape[2]}
 	dir := cfg.FeatureCache
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir = filepath.Join(base, "dptrain", "features")
+		dir = DefaultFeatureCache()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Features of private images are private: 0700 (files 0600).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("feature cache: %w", err)
 	}
 	fcfg := features.DefaultConfig()
