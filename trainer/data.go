@@ -177,10 +177,16 @@ func applyNonPrivate(cfg *Config, p *prepared) error {
 		return fmt.Errorf("unknown preprocess %q", cfg.Preprocess)
 	}
 	Xtr := scaled(p.train)
+	outside := 0
 	for i := 0; i < n; i++ {
-		if nrm := mat.Norm(Xtr.RowView(i), 2); nrm > 1+1e-6 {
-			return fmt.Errorf("preprocess %s: training record %d has norm %.3g after scaling; the sensitivities need records in the unit L2 ball", cfg.Preprocess, i, nrm)
+		if mat.Norm(Xtr.RowView(i), 2) > 1+1e-6 {
+			outside++
 		}
+	}
+	if outside > 0 {
+		// Neither the record nor its norm is named: a refusal message is
+		// read, logged and pasted, and it is not covered by ε.
+		return fmt.Errorf("preprocess %s: %d training record(s) lie outside the unit L2 ball after scaling; the sensitivities need every record inside it (scale by a public bound)", cfg.Preprocess, outside)
 	}
 	pipe := preprocess.Pipeline{Steps: []preprocess.Step{step}}
 	sens, err := pipe.Sensitivity(b)
