@@ -58,6 +58,7 @@ func WritePlots(dir string, recs []Record) error {
 		if err := addLine(pl, "test", tloss, 0); err != nil {
 			return err
 		}
+		pl.Legend.Top = true // top right: the loss falls away from it
 	}
 	for _, ext := range []string{"png", "svg"} {
 		if err := saveStack(filepath.Join(dir, "test."+ext), pa, pl); err != nil {
