@@ -90,7 +90,7 @@ func TestPLDBelowRDPAndMonotone(t *testing.T) {
 		}
 		return b.Epsilon
 	}
-	for _, s := range []set{{0.01, 1, 300}, {0.05, 1.5, 200}, {0.1, 0.9, 50}, {0.002, 0.7, 500}, {0.2, 3, 50}, {1, 4, 20}} {
+	for _, s := range []set{{0.01, 1, 300}, {0.05, 1.5, 200}, {0.1, 1, 50}, {0.002, 1.2, 500}, {0.2, 3, 50}, {1, 4, 20}} {
 		p := eps(s)
 		r, err := PoissonEpsilon(s.q, s.sigma, s.steps, 1e-5)
 		if err != nil {
@@ -251,4 +251,22 @@ func itoa(n int) string {
 		n /= 10
 	}
 	return s
+}
+
+// Calibration by PLD: the σ meets the target within the tolerance, and is
+// smaller than RDP's for the same target.
+func TestPLDCalibration(t *testing.T) {
+	q, steps, delta, target := 2048.0/60000, 1172, 1e-5, 3.0
+	s, err := PLDPoissonSigma(target, delta, q, steps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := PLDPoissonEpsilon(q, s, steps, delta)
+	if err != nil || b.Epsilon > target || b.Epsilon < target-DefaultTolerance {
+		t.Fatalf("σ = %v gives PLD ε %v (%v), want within [%v, %v]", s, b.Epsilon, err, target-DefaultTolerance, target)
+	}
+	r, err := PoissonSigma(target, delta, q, steps)
+	if err != nil || !(s < r) {
+		t.Fatalf("PLD σ %v not below RDP σ %v (%v)", s, r, err)
+	}
 }
