@@ -374,3 +374,41 @@ func TestReleaseFieldsCoverEveryFile(t *testing.T) {
 		t.Errorf("ReleaseFields lists %d files, %d declared", len(f), len(names))
 	}
 }
+
+// --public-data: a separate public set leaves the training set whole (the
+// claim covers every record); "test" takes the first public_n test records
+// out of evaluation; the private corpus itself, or data of another shape,
+// is refused.
+func TestPublicDataForSubspace(t *testing.T) {
+	c := small(t)
+	c.Clip, c.SubspaceRanks, c.PublicN, c.Steps = "subspace", []int{4, 8}, 50, 3
+	c.PublicData = "test"
+	s := run(t, c, Options{})
+	if s.CoveredN != s.TrainN || s.TrainN != 5000 || s.TestN != 1000-50 || strings.Contains(s.Claim, "carved") {
+		t.Errorf("public_data test: covered %d of %d, test %d, claim %q", s.CoveredN, s.TrainN, s.TestN, s.Claim)
+	}
+	for _, tc := range []struct {
+		data, dataset, want string
+	}{
+		{"synthetic", "synthetic", "is (part of) the private training corpus"},
+		{"embedded", "fashion-mnist", "is (part of) the private training corpus"},
+	} {
+		bad := small(t)
+		bad.Clip, bad.SubspaceRanks, bad.PublicN = "subspace", []int{4, 8}, 50
+		bad.PublicData, bad.Dataset = tc.data, tc.dataset
+		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("public_data %s on %s: %v", tc.data, tc.dataset, err)
+		}
+	}
+	flat := small(t)
+	flat.PublicData = "embedded"
+	if err := flat.Validate(); err == nil || !strings.Contains(err.Error(), "needs clip subspace") {
+		t.Errorf("public_data without subspace clipping: %v", err)
+	}
+	// Embedded Fashion-MNIST (784 features) for a 32-feature synthetic run.
+	shape := small(t)
+	shape.Clip, shape.SubspaceRanks, shape.PublicN, shape.PublicData = "subspace", []int{4, 8}, 50, "embedded"
+	if _, err := Run(context.Background(), shape, Options{}); err == nil || !strings.Contains(err.Error(), "784 features per record; the training data has 32") {
+		t.Errorf("public data of another shape: %v", err)
+	}
+}
