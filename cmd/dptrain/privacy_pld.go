@@ -27,19 +27,7 @@ func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := requireFlags(fs, "q", "sigma", "steps", "delta"); err != nil {
-		return err
-	}
-	if err := inHalfOpenUnit("q", *q); err != nil {
-		return err
-	}
-	if err := positive("sigma", *sigma); err != nil {
-		return err
-	}
-	if *steps < 1 {
-		return badInput("--steps must be >= 1, got %d", *steps)
-	}
-	if err := inOpenUnit("delta", *delta); err != nil {
+	if err := checkStepFlags(fs, *q, *sigma, *steps, *delta); err != nil {
 		return err
 	}
 	if err := positive("interval", *interval); err != nil {
