@@ -125,6 +125,15 @@ func (g Grid) trainCell(ctx context.Context, c, s string) Row {
 	cfg.Clip, cfg.Sampler = c, s
 	cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
 	r := Row{Clip: c, Sampler: s, Delta: cfg.Delta}
+	if cfg.ClipQuantile > 0 {
+		// Adaptive clipping where the cell accepts it (L2 clips, Poisson);
+		// the other cells run at the fixed clip_norm.
+		if trainer.QuantileApplies(cfg) {
+			r.Clip = fmt.Sprintf("%s+q%g", c, cfg.ClipQuantile)
+		} else {
+			cfg = trainer.WithoutQuantile(cfg)
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		// Refused before any work (trainer.Run would return the same
 		// error): nothing to measure, not even memory.

@@ -52,9 +52,13 @@ type checkpoint struct {
 	EMA []byte `json:"ema,omitempty"`
 	// Canary* hold an audit run's canary block, sample counts and sampling
 	// stream.
-	CanaryParams []byte `json:"canary_params,omitempty"`
-	CanaryCounts []int  `json:"canary_counts,omitempty"`
-	CanaryRNG    []byte `json:"canary_rng,omitempty"`
+	// ClipNow and QuantileRNG are the adaptive clip norm C_t and its count
+	// noise stream (clip_quantile).
+	ClipNow      float64 `json:"clip_now,omitempty"`
+	QuantileRNG  []byte  `json:"quantile_rng,omitempty"`
+	CanaryParams []byte  `json:"canary_params,omitempty"`
+	CanaryCounts []int   `json:"canary_counts,omitempty"`
+	CanaryRNG    []byte  `json:"canary_rng,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

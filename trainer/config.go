@@ -101,6 +101,16 @@ type Config struct {
 	// (the hidden-state bound covers the last iterate only). omitempty keeps
 	// the config hash of runs without it as it was.
 	EMA float64 `json:"ema,omitempty"`
+	// Augmult K > 1: each example's gradient is the mean over K random
+	// crops and flips, clipped once (trainer/augment.go). 0 or 1 = off.
+	Augmult int `json:"augmult,omitempty"`
+	// ClipQuantile γ ∈ (0,1) adapts the clip norm to a private estimate of
+	// the γ-quantile of the gradient norms, starting at ClipNorm, with
+	// geometric step QuantileLR (0: 0.2) and count noise QuantileCountSigma
+	// (0: expected batch/20) (Andrew et al. 2021; trainer/quantile.go).
+	ClipQuantile       float64 `json:"clip_quantile,omitempty"`
+	QuantileLR         float64 `json:"quantile_lr,omitempty"`
+	QuantileCountSigma float64 `json:"quantile_count_sigma,omitempty"`
 
 	// PerInstance > 0 tracks the per-instance RDP (paper 004 §8.1) of the
 	// first PerInstance training examples: a curator-only diagnostic.
@@ -418,6 +428,8 @@ func (c *Config) Validate() error {
 	if c.MaxPhysicalBatch < 1 {
 		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
 	}
+	c.validateAugmult(bad)
+	c.validateQuantile(bad)
 	if c.EvalEvery < 0 || c.CheckpointEvery < 0 {
 		bad("eval_every and checkpoint_every must be >= 0")
 	}

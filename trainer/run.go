@@ -138,6 +138,8 @@ type state struct {
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
 	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	aug      *augmenter     // augmentation multiplicity (augmult > 1), or nil
+	quant    *quantileState // adaptive clipping (clip_quantile), or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
@@ -322,7 +324,7 @@ func (s *state) setup() error {
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil {
+	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 {
 		s.norm = nc
 	}
 	prefix := data.prefix
@@ -364,6 +366,9 @@ func (s *state) setup() error {
 		return fmt.Errorf("budget: not even one step fits in ε = %g at σ = %g", cfg.Epsilon, s.sigma)
 	}
 	if err := s.setupCanaries(root); err != nil {
+		return err
+	}
+	if err := s.setupRecipes(root, expected); err != nil {
 		return err
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
@@ -446,11 +451,20 @@ func (s *state) step() (stepStats, error) {
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
 	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
-	mb, in := s.model.MaxBatch(), s.model.InputSize()
+	mb, in := s.chunkLen(), s.model.InputSize()
 	k := len(s.model.Groups())
+	if s.aug != nil {
+		s.aug.startStep(s.stepNo)
+	}
 	for off := 0; off < len(s.idx); off += mb {
 		chunk := s.idx[off:min(off+mb, len(s.idx))]
 		b := len(chunk)
+		if s.aug != nil {
+			if err := s.augChunk(chunk, &st, sum); err != nil {
+				return st, err
+			}
+			continue
+		}
 		s.data.train.Gather(chunk, s.x[:b*in], s.y[:b])
 		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
 		if s.cfg.Model == "linreg" {
@@ -460,7 +474,12 @@ func (s *state) step() (stepStats, error) {
 			if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
 				return st, err
 			}
-			cs := s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
+			var cs clip.Stats
+			if s.quant != nil {
+				cs = s.quant.scales(s.norm, s.normsSq[:b*k], b, k, s.scales[:b*k])
+			} else {
+				cs = s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
+			}
 			st.clipped += cs.Clipped
 			st.nonFinite += cs.NonFinite
 			for i := 0; i < b; i++ {
@@ -481,6 +500,9 @@ func (s *state) step() (stepStats, error) {
 			}
 			for i := 0; i < b; i++ {
 				st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
+			}
+			if s.quant != nil {
+				s.quant.scaleRows(g, b, d)
 			}
 			var masks []*sampler.Mask
 			if s.twice != nil {
@@ -512,6 +534,9 @@ func (s *state) step() (stepStats, error) {
 	}
 	if h := testAuditHooks; h == nil || !h.noiseOff {
 		s.noise.Add(s.sum, s.noiseRNG)
+	}
+	if s.quant != nil {
+		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
 	}
 	update := sum
 	if s.sub != nil {
@@ -821,6 +846,12 @@ func (s *state) checkpoint(step int) error {
 		}
 	}
 	ck.InstanceNorms = s.piNorms
+	if q := s.quant; q != nil {
+		ck.ClipNow = q.c
+		if ck.QuantileRNG, err = q.rng.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint clip quantile: %w", err)
+		}
+	}
 	if c := s.canary; c != nil {
 		ck.CanaryParams, ck.CanaryCounts = float32Bytes(c.params), c.counts
 		if ck.CanaryRNG, err = c.sample.MarshalBinary(); err != nil {
@@ -880,6 +911,15 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
 	}
 	s.piNorms = ck.InstanceNorms
+	if q := s.quant; q != nil {
+		if !(ck.ClipNow > 0) {
+			return fmt.Errorf("checkpoint %s holds no adaptive clip norm", s.checkpointPath())
+		}
+		q.c = ck.ClipNow
+		if err := q.rng.UnmarshalBinary(ck.QuantileRNG); err != nil {
+			return fmt.Errorf("checkpoint %s clip quantile: %w", s.checkpointPath(), err)
+		}
+	}
 	if c := s.canary; c != nil {
 		if err := setFloat32s(c.params, ck.CanaryParams); err != nil || len(ck.CanaryCounts) != c.m {
 			return fmt.Errorf("checkpoint %s: canary block does not match %d canaries", s.checkpointPath(), c.m)

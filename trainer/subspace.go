@@ -177,7 +177,7 @@ func (s *state) blockSigmas(sigma float64) []float64 {
 // buildNoise returns isotropic noise σ·Δ2, or the subspace run's per-block noise.
 func (s *state) buildNoise() (*clip.Gaussian, error) {
 	if s.sub == nil {
-		z := s.sigma
+		z := s.noiseSigma()
 		if h := testAuditHooks; h != nil && h.noiseScale > 0 {
 			z *= h.noiseScale // negative control: the account keeps σ
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/benchmarks"
+	"github.com/dptrain/dptrain/trainer"
 )
 
 func init() {
@@ -41,6 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0 (subspace: on the residual block)")
 	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of data order, initialisation and noise")
+	fs.Float64Var(&c.ClipQuantile, "clip-quantile", c.ClipQuantile, "adaptive clipping to this quantile of the gradient norms (Andrew et al. 2021) in the flat and per-layer × poisson cells, labelled clip+qQ; σ accounts gradient and count (0 = off)")
 	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: hybrid subspace clipping; the trainer refuses it with shuffle)")
 	samplers := fs.String("samplers", strings.Join(g.Samplers, ","), "samplers, comma-separated: "+strings.Join(benchmarks.Samplers, ", "))
 	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative ranks of the principal blocks")
@@ -77,13 +79,20 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	// Check the shared settings once (as the first cell, with twice sampling
 	// when it is asked for so q2 is checked) rather than failing every row.
-	probe := *c
+	probe := trainer.WithoutQuantile(*c)
 	probe.Clip, probe.Sampler = "hybrid", g.Samplers[0]
 	if slices.Contains(g.Samplers, "twice") {
 		probe.Sampler = "twice"
 	}
 	if err := probe.Validate(); err != nil {
 		return asInput(err)
+	}
+	if c.ClipQuantile > 0 {
+		qp := *c
+		qp.Clip, qp.Sampler = "flat", "poisson"
+		if err := qp.Validate(); err != nil {
+			return asInput(err)
+		}
 	}
 	if slices.Contains(g.Clips, "subspace") {
 		// The subspace settings too, with a sampler it accepts (the

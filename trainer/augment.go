@@ -1,0 +1,179 @@
+package trainer
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+
+	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/sampler"
+)
+
+// Augmentation multiplicity (De et al. 2022, §3.1): each sampled example is
+// replaced by K augmented copies (random crop of the image reflect-padded by
+// AugPad pixels, random horizontal flip) and its gradient is the mean of
+// the copies' gradients, taken before clipping. The clipped mean is one
+// example's contribution, bounded by C like any other, so the account is
+// that of the run without augmentation. The augmentation draws come from
+// the initialisation seed (Config.Seed) and the step number: they are
+// data-independent, cost no privacy when known, and a resumed run redraws
+// them identically.
+//
+// The mean of K gradients has no norm-only shortcut in our engine (its norm
+// needs the cross terms ⟨g_k, g_l⟩, which per-sample norms do not give), so
+// augmult runs the materialised path with chunks of ⌊max_physical_batch/K⌋
+// examples: memory stays at max_physical_batch gradients.
+
+// AugPad is the reflect padding of the random crops.
+const AugPad = 4
+
+// augmenter draws crops and flips of C×H×W images.
+type augmenter struct {
+	k       int
+	c, h, w int
+	seed    uint64
+	s       *rng.Stream
+	src     []float32 // the gathered originals of one chunk
+	ys      []int
+}
+
+func newAugmenter(k int, shape []int, seed uint64) (*augmenter, error) {
+	if len(shape) != 3 || shape[1] <= AugPad || shape[2] <= AugPad {
+		return nil, fmt.Errorf("augmult needs images [C,H,W] larger than the %d-pixel padding; the data has shape %v", AugPad, shape)
+	}
+	return &augmenter{k: k, c: shape[0], h: shape[1], w: shape[2], seed: seed}, nil
+}
+
+// startStep fixes the augmentation stream of one step.
+func (a *augmenter) startStep(step int) {
+	a.s = rng.NewSeeded(a.seed).Child("augmult").Child(strconv.Itoa(step))
+}
+
+// reflectIndex maps a coordinate of the padded image into [0, n).
+func reflectIndex(u, n int) int {
+	if u < 0 {
+		u = -u
+	}
+	if u >= n {
+		u = 2*(n-1) - u
+	}
+	return u
+}
+
+// Augment writes into dst (C×H×W) the crop of the reflect-padded src at
+// offset (dy, dx) ∈ [0, 2·AugPad]², mirrored left-right when flip.
+func Augment(dst, src []float32, c, h, w, dy, dx int, flip bool) {
+	for ch := 0; ch < c; ch++ {
+		plane, out := src[ch*h*w:(ch+1)*h*w], dst[ch*h*w:(ch+1)*h*w]
+		for y := 0; y < h; y++ {
+			sy := reflectIndex(y+dy-AugPad, h)
+			for x := 0; x < w; x++ {
+				xx := x
+				if flip {
+					xx = w - 1 - x
+				}
+				out[y*w+x] = plane[sy*w+reflectIndex(xx+dx-AugPad, w)]
+			}
+		}
+	}
+}
+
+// expand writes K random augmentations of each of the b images in src into
+// dst (b·K images, copies of example i at i·K … i·K+K−1) and repeats ys.
+func (a *augmenter) expand(dst, src []float32, ys []int, b int, yd []int) {
+	sz := a.c * a.h * a.w
+	for i := 0; i < b; i++ {
+		for j := 0; j < a.k; j++ {
+			t := i*a.k + j
+			dy, dx := int(a.s.Uint64()%(2*AugPad+1)), int(a.s.Uint64()%(2*AugPad+1))
+			flip := a.s.Uint64()&1 == 1
+			Augment(dst[t*sz:(t+1)*sz], src[i*sz:(i+1)*sz], a.c, a.h, a.w, dy, dx, flip)
+			yd[t] = ys[i]
+		}
+	}
+}
+
+// MeanGroups replaces the b·k rows of g (length d) by the b means of
+// consecutive groups of k rows, written to rows 0…b−1 in place.
+func MeanGroups(g []float32, b, k, d int) {
+	inv := 1 / float32(k)
+	for i := 0; i < b; i++ {
+		dst := g[i*d : (i+1)*d]
+		copy(dst, g[i*k*d:(i*k+1)*d]) // row i·k ≥ i: not yet overwritten
+		for j := 1; j < k; j++ {
+			for t, v := range g[(i*k+j)*d : (i*k+j+1)*d] {
+				dst[t] += v
+			}
+		}
+		for t := range dst {
+			dst[t] *= inv
+		}
+	}
+}
+
+// chunkLen is the number of examples processed per chunk.
+func (s *state) chunkLen() int {
+	if s.aug != nil {
+		return max(1, s.model.MaxBatch()/s.aug.k)
+	}
+	return s.model.MaxBatch()
+}
+
+// augChunk runs one chunk of examples with augmentation multiplicity: K
+// copies each, per-copy gradients, their means clipped and added to sum.
+func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
+	a, b, in, d := s.aug, len(chunk), s.model.InputSize(), s.model.NumParams()
+	if len(a.src) < b*in {
+		a.src, a.ys = make([]float32, b*in), make([]int, b)
+	}
+	s.data.train.Gather(chunk, a.src[:b*in], a.ys[:b])
+	bk := b * a.k
+	a.expand(s.x[:bk*in], a.src[:b*in], a.ys[:b], b, s.y[:bk])
+	batch := models.Batch{X: s.x[:bk*in], Y: s.y[:bk], N: bk}
+	g := s.grads[:bk*d]
+	if err := s.model.PerSampleGrads(batch, g, s.losses[:bk]); err != nil {
+		return err
+	}
+	MeanGroups(g, b, a.k, d)
+	g = g[:b*d]
+	for i := 0; i < b; i++ {
+		st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
+	}
+	if s.quant != nil {
+		s.quant.scaleRows(g, b, d)
+	}
+	var masks []*sampler.Mask
+	if s.twice != nil {
+		masks = s.masks[:b]
+		for _, m := range masks {
+			s.twice.FillMask(m)
+		}
+	}
+	cs := s.clipper.ClipSum(g, b, masks, sum)
+	st.clipped += cs.Clipped
+	st.nonFinite += cs.NonFinite
+	for i := 0; i < b; i++ {
+		var l float64
+		for _, v := range s.losses[i*a.k : (i+1)*a.k] {
+			l += float64(v)
+		}
+		st.lossSum += l / float64(a.k)
+	}
+	st.n += b
+	return nil
+}
+
+// validateAugmult checks the augmentation-multiplicity setting.
+func (c *Config) validateAugmult(bad func(string, ...any)) {
+	if c.Augmult < 0 {
+		bad("augmult must be >= 0 (0 or 1 = off), got %d", c.Augmult)
+	}
+	if c.Augmult > 1 && c.Augmult > c.MaxPhysicalBatch {
+		bad("augmult %d exceeds max_physical_batch %d (the K copies of one example share a chunk)", c.Augmult, c.MaxPhysicalBatch)
+	}
+	if c.Augmult > 1 && c.Clip == "subspace" {
+		bad("augmult is not offered with clip subspace")
+	}
+}
