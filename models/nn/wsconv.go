@@ -25,7 +25,7 @@ type WSConv2d[T Float] struct {
 	*Conv2d[T]
 	Eps float64
 
-	raw, std []T      // the bound parameters and the standardised copy (the inner conv's)
+	raw, std []T       // the bound parameters and the standardised copy (the inner conv's)
 	inv      []float64 // 1/s per output channel
 	scratch  []T       // per-sample gradients for the norms
 	acc      []T       // the inner AccumulateScaled sum
