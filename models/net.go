@@ -14,6 +14,8 @@ type Options struct {
 	MaxBatch int
 	// Seed seeds the parameter initialisation.
 	Seed uint64
+
+	weightStd bool // from Spec.WeightStd
 }
 
 func (o Options) maxBatch(def int) int {

@@ -3,6 +3,7 @@ package models
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/dptrain/dptrain/models/nn"
 )
@@ -28,6 +29,9 @@ type Spec struct {
 	// Norm is the ResNets' normalisation: "groupnorm" (the default and only
 	// choice). "batchnorm" is refused with an error naming GroupNorm.
 	Norm string `json:"norm,omitempty"`
+	// WeightStd makes the ResNets' convolutions weight-standardised
+	// (nn.WSConv2d); refused for the other architectures.
+	WeightStd bool `json:"weight_std,omitempty"`
 }
 
 // New builds the model s describes.
@@ -39,6 +43,10 @@ func New(s Spec, o Options) (*Net, error) {
 			return nil, fmt.Errorf("model %s: %w", s.Arch, err)
 		}
 		return nil, fmt.Errorf("model %s: normalisation %q not available (use groupnorm)", s.Arch, s.Norm)
+	}
+	o.weightStd = s.WeightStd
+	if s.WeightStd && !strings.HasPrefix(s.Arch, "resnet") {
+		return nil, fmt.Errorf("model %s: weight standardisation is an option of the ResNets only", s.Arch)
 	}
 	switch s.Arch {
 	case "logreg":

@@ -85,8 +85,19 @@ func MNISTCNNNet[T nn.Float](maxBatch int) (*nn.Network[T], error) {
 // resnetGroups is the GroupNorm group count of the ResNets (GEP's GN(4)).
 const resnetGroups = 4
 
-func conv3x3[T nn.Float](cin, cout, stride int) *nn.Conv2d[T] {
-	c := nn.NewConv2d[T](cin, cout, 3, stride, 1, false)
+func conv3x3[T nn.Float](cin, cout, stride int, ws bool) nn.Layer[T] {
+	return resnetConv[T](cin, cout, 3, stride, 1, ws)
+}
+
+// resnetConv is a bias-free He-initialised convolution, weight-standardised
+// when ws (nn.WSConv2d).
+func resnetConv[T nn.Float](cin, cout, k, stride, pad int, ws bool) nn.Layer[T] {
+	if ws {
+		c := nn.NewWSConv2d[T](cin, cout, k, stride, pad)
+		c.Scheme = nn.InitHe
+		return c
+	}
+	c := nn.NewConv2d[T](cin, cout, k, stride, pad, false)
 	c.Scheme = nn.InitHe
 	return c
 }
@@ -94,15 +105,14 @@ func conv3x3[T nn.Float](cin, cout, stride int) *nn.Conv2d[T] {
 // basicBlock is conv3×3–GN–ReLU–conv3×3–GN plus the shortcut: the identity,
 // or a 1×1 convolution and GN when the shape changes. The ReLU after the sum
 // is added by the caller.
-func basicBlock[T nn.Float](cin, cout, stride int) nn.Layer[T] {
+func basicBlock[T nn.Float](cin, cout, stride int, ws bool) nn.Layer[T] {
 	body := nn.NewSequential[T](
-		conv3x3[T](cin, cout, stride), nn.NewGroupNorm[T](resnetGroups, cout, true), nn.NewReLU[T](),
-		conv3x3[T](cout, cout, 1), nn.NewGroupNorm[T](resnetGroups, cout, true))
+		conv3x3[T](cin, cout, stride, ws), nn.NewGroupNorm[T](resnetGroups, cout, true), nn.NewReLU[T](),
+		conv3x3[T](cout, cout, 1, ws), nn.NewGroupNorm[T](resnetGroups, cout, true))
 	if cin == cout && stride == 1 {
 		return nn.NewResidual[T](body, nil)
 	}
-	proj := nn.NewConv2d[T](cin, cout, 1, stride, 0, false)
-	proj.Scheme = nn.InitHe
+	proj := resnetConv[T](cin, cout, 1, stride, 0, ws)
 	return nn.NewResidual[T](body, nn.NewSequential[T](proj, nn.NewGroupNorm[T](resnetGroups, cout, true)))
 }
 
@@ -113,10 +123,22 @@ func basicBlock[T nn.Float](cin, cout, stride int) nn.Layer[T] {
 // Linear(64, classes). Convolutions have no bias and He initialisation.
 // blocks {3,3,3} is ResNet-20; {3,4,3} is the ResNet22 reconstruction.
 func ResNetGNNet[T nn.Float](in nn.Shape, blocks [3]int, classes, maxBatch int) (*nn.Network[T], error) {
+	return ResNetGNNetWith[T](in, blocks, classes, maxBatch, ResNetOptions{})
+}
+
+// ResNetOptions are the ResNet builders' options.
+type ResNetOptions struct {
+	// WeightStd makes every convolution weight-standardised (nn.WSConv2d;
+	// with GroupNorm, De et al. 2022's DP recipe).
+	WeightStd bool
+}
+
+// ResNetGNNetWith is ResNetGNNet with options.
+func ResNetGNNetWith[T nn.Float](in nn.Shape, blocks [3]int, classes, maxBatch int, ro ResNetOptions) (*nn.Network[T], error) {
 	if classes < 2 {
 		return nil, fmt.Errorf("resnet: %d classes", classes)
 	}
-	layers := []nn.Layer[T]{conv3x3[T](in.C, 16, 1), nn.NewGroupNorm[T](resnetGroups, 16, true), nn.NewReLU[T]()}
+	layers := []nn.Layer[T]{conv3x3[T](in.C, 16, 1, ro.WeightStd), nn.NewGroupNorm[T](resnetGroups, 16, true), nn.NewReLU[T]()}
 	cin := 16
 	for s, width := range []int{16, 32, 64} {
 		for b := range blocks[s] {
@@ -124,7 +146,7 @@ func ResNetGNNet[T nn.Float](in nn.Shape, blocks [3]int, classes, maxBatch int) 
 			if s > 0 && b == 0 {
 				stride = 2
 			}
-			layers = append(layers, basicBlock[T](cin, width, stride), nn.NewReLU[T]())
+			layers = append(layers, basicBlock[T](cin, width, stride, ro.WeightStd), nn.NewReLU[T]())
 			cin = width
 		}
 	}
@@ -185,12 +207,12 @@ func NewMNISTCNN(o Options) (*Net, error) {
 // NewResNet20GN returns ResNet-20 with GroupNorm for 3×32×32 inputs
 // (ResNetGNNet with blocks {3,3,3}; 272,474 parameters for 10 classes).
 func NewResNet20GN(classes int, o Options) (*Net, error) {
-	net, err := ResNetGNNet[float32](CIFAR, [3]int{3, 3, 3}, classes, o.maxBatch(64))
+	net, err := ResNetGNNetWith[float32](CIFAR, [3]int{3, 3, 3}, classes, o.maxBatch(64), ResNetOptions{WeightStd: o.weightStd})
 	if err != nil {
 		return nil, err
 	}
 	initNet(net, o.Seed)
-	return newNet(fmt.Sprintf("resnet20gn(%d)", classes), net, true), nil
+	return newNet(fmt.Sprintf("resnet20gn%s(%d)", wsSuffix(o.weightStd), classes), net, true), nil
 }
 
 // NewResNet22 returns the ResNet22 of specs/003 §6.2 for 3×32×32 inputs.
@@ -199,10 +221,17 @@ func NewResNet20GN(classes int, o Options) (*Net, error) {
 // convolutions + stem + FC = 22 weight layers), 291,034 parameters for 10
 // classes, 0.3% below the paper's count.
 func NewResNet22(classes int, o Options) (*Net, error) {
-	net, err := ResNetGNNet[float32](CIFAR, [3]int{3, 4, 3}, classes, o.maxBatch(64))
+	net, err := ResNetGNNetWith[float32](CIFAR, [3]int{3, 4, 3}, classes, o.maxBatch(64), ResNetOptions{WeightStd: o.weightStd})
 	if err != nil {
 		return nil, err
 	}
 	initNet(net, o.Seed)
-	return newNet(fmt.Sprintf("resnet22gn(%d)", classes), net, true), nil
+	return newNet(fmt.Sprintf("resnet22gn%s(%d)", wsSuffix(o.weightStd), classes), net, true), nil
+}
+
+func wsSuffix(ws bool) string {
+	if ws {
+		return "-ws"
+	}
+	return ""
 }

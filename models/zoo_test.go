@@ -2,6 +2,7 @@ package models
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/internal/rng"
@@ -270,5 +271,38 @@ func TestZooFloat32AgreesWithFloat64(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The weight-standardised ResNet-20 has the plain one's parameter layout
+// (raw weights) and 21 convolutions of kind wsconv2d; weight_std is refused
+// for the other architectures.
+func TestResNetWeightStd(t *testing.T) {
+	plain, err := New(Spec{Arch: "resnet20gn"}, Options{MaxBatch: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws, err := New(Spec{Arch: "resnet20gn", WeightStd: true}, Options{MaxBatch: 2, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ws.NumParams() != plain.NumParams() || ws.NumParams() != 272474 {
+		t.Fatalf("params %d, plain %d", ws.NumParams(), plain.NumParams())
+	}
+	gs, gp := ws.Groups(), plain.Groups()
+	nws := 0
+	for k := range gs {
+		if gs[k].Offset != gp[k].Offset || gs[k].Len != gp[k].Len {
+			t.Fatalf("group %d: %v vs %v", k, gs[k], gp[k])
+		}
+		if strings.Contains(gs[k].Name, "wsconv2d") {
+			nws++
+		}
+	}
+	if nws != 21 { // stem + 18 block convolutions + 2 projections
+		t.Fatalf("%d weight-standardised convolutions, want 21", nws)
+	}
+	if _, err := New(Spec{Arch: "mlp", InputSize: 4, Classes: 2, WeightStd: true}, Options{}); err == nil {
+		t.Fatal("weight_std accepted for an MLP")
 	}
 }

@@ -3,6 +3,7 @@ package trainer
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/clip"
@@ -146,5 +147,15 @@ func TestAugmultRunAccount(t *testing.T) {
 	bad.Dataset, bad.Model, bad.Augmult = "synthetic", "mlp", 2
 	if _, err := Run(t.Context(), bad, Options{}); err == nil {
 		t.Fatal("augmult on non-image data accepted")
+	}
+}
+
+// weight_std builds the weight-standardised ResNet (the ResNets only).
+func TestWeightStdModel(t *testing.T) {
+	c := small(t)
+	c.WeightStd = true
+	s := &state{cfg: c}
+	if err := s.setup(); err == nil || !strings.Contains(err.Error(), "ResNets only") {
+		t.Fatalf("weight_std on an MLP: %v", err)
 	}
 }

@@ -35,6 +35,9 @@ type Config struct {
 	// Model.
 	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn" (CNN on ScatterNet features)
 	Hidden []int  `json:"hidden"` // MLP hidden widths
+	// WeightStd makes the ResNets' convolutions weight-standardised
+	// (models/nn.WSConv2d; De et al. 2022).
+	WeightStd bool `json:"weight_std,omitempty"`
 
 	// Feature preprocessing: DPSGD-F private centering (paper 001).
 	DPSGDF bool `json:"dpsgdf"`

@@ -17,7 +17,7 @@ import (
 
 // buildModel picks the zoo model for cfg and checks it fits the data.
 func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
-	spec := models.Spec{InputSize: train.Dim(), Classes: train.NumClasses}
+	spec := models.Spec{InputSize: train.Dim(), Classes: train.NumClasses, WeightStd: cfg.WeightStd}
 	switch cfg.Model {
 	case "logreg":
 		spec.Arch = "logreg"

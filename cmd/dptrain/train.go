@@ -97,6 +97,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (paper 002; the mean clipped gradient is then clipped to C too, specs/002 A3) (0 = off)")
 	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "release only the final model: no intermediate evaluation, release/ holds the final model, its test figures and the account (required for the hidden-state bound)")
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
+	fs.BoolVar(&c.WeightStd, "weight-std", c.WeightStd, "weight-standardised convolutions in the ResNets (De et al. 2022, with GroupNorm)")
 	fs.IntVar(&c.Augmult, "augmult", c.Augmult, "augmentation multiplicity K: each example's gradient is the mean over K random crops (reflect pad 4) and flips, clipped once; sensitivity and ε unchanged (images only; 0 or 1 = off)")
 	fs.Float64Var(&c.ClipQuantile, "clip-quantile", c.ClipQuantile, "adaptive clipping (Andrew et al. 2021): the clip norm starts at --clip-norm and follows a private estimate of this quantile of the gradient norms; σ accounts gradient and noisy count together (clip flat or per-layer, poisson; 0 = off)")
 	fs.Float64Var(&c.QuantileLR, "quantile-lr", c.QuantileLR, "adaptive clipping: geometric step η_C (0: 0.2)")
