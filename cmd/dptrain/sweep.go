@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/dptrain/dptrain/trainer"
+)
+
+func init() {
+	register(&command{
+		name:    "sweep",
+		summary: "train a small grid (--grid lr=1,2,4 --grid batch=256,512 ...) at reduced steps/data, each run with its own ε account; prints a table",
+		run:     runSweep,
+	})
+}
+
+// gridAxis is one --grid NAME=V1,V2,...: a train flag and its values.
+type gridAxis struct {
+	name   string
+	values []string
+}
+
+type gridFlag struct{ axes *[]gridAxis }
+
+func (g gridFlag) String() string { return "" }
+
+func (g gridFlag) Set(s string) error {
+	name, vals, ok := strings.Cut(s, "=")
+	name = strings.TrimLeft(strings.TrimSpace(name), "-")
+	if !ok || name == "" || vals == "" {
+		return fmt.Errorf("want NAME=V1,V2,..., got %q", s)
+	}
+	for _, a := range *g.axes {
+		if a.name == name {
+			return fmt.Errorf("flag %s swept twice", name)
+		}
+	}
+	var vs []string
+	for _, v := range strings.Split(vals, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			return fmt.Errorf("empty value in %q", s)
+		}
+		vs = append(vs, v)
+	}
+	*g.axes = append(*g.axes, gridAxis{name, vs})
+	return nil
+}
+
+// sweepRow is one finished (or failed) run of the grid.
+type sweepRow struct {
+	values  []string
+	sum     *trainer.Summary
+	err     error
+	seconds float64
+}
+
+// runSweep trains every combination of the grid axes from the base flags.
+// Each run is an ordinary trainer run (its σ calibrated or budget-checked
+// for its own steps and q), so each row's ε is that run's account.
+func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	base := trainer.Default()
+	base.EvalEvery, base.CheckpointEvery, base.Plots = 0, 0, false
+	fs := newFlagSet("sweep", stderr)
+	trainFlags(fs, &base)
+	var axes []gridAxis
+	fs.Var(gridFlag{&axes}, "grid", "a train flag and its values, NAME=V1,V2,... (repeat for more axes; the table has one row per combination)")
+	maxRuns := fs.Int("max-runs", 64, "refuse grids with more combinations than this")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["seed"] && !set["seeded"] {
+		base.Seeded = true // as in train: an explicit --seed asks for reproducible runs
+	}
+	if len(axes) == 0 {
+		return badInput("give at least one --grid NAME=V1,V2,...")
+	}
+	for _, a := range axes {
+		if a.name == "out" || a.name == "grid" || fs.Lookup(a.name) == nil {
+			return badInput("--grid %s: not a train flag that can be swept", a.name)
+		}
+	}
+	total := 1
+	for _, a := range axes {
+		total *= len(a.values)
+	}
+	if total > *maxRuns {
+		return badInput("--grid has %d combinations, more than --max-runs %d", total, *maxRuns)
+	}
+	if err := base.Validate(); err != nil {
+		return asInput(err)
+	}
+	// Check every combination before training any.
+	cfgs := make([]trainer.Config, 0, total)
+	combos := make([][]string, 0, total)
+	idx := make([]int, len(axes))
+	for range total {
+		vals := make([]string, len(axes))
+		var fargs []string
+		for k, a := range axes {
+			vals[k] = a.values[idx[k]]
+			fargs = append(fargs, "--"+a.name+"="+vals[k])
+		}
+		c := base
+		c.Hidden, c.SubspaceRanks = slices.Clone(base.Hidden), slices.Clone(base.SubspaceRanks)
+		cfs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+		cfs.SetOutput(io.Discard)
+		trainFlags(cfs, &c)
+		if err := cfs.Parse(fargs); err != nil {
+			return badInput("--grid %s: %v", strings.Join(vals, ","), err)
+		}
+		if base.OutDir != "" {
+			c.OutDir = filepath.Join(base.OutDir, fmt.Sprintf("run-%02d", len(cfgs)+1))
+		}
+		if err := c.Validate(); err != nil {
+			return asInput(fmt.Errorf("--grid %s: %w", strings.Join(fargs, " "), err))
+		}
+		cfgs, combos = append(cfgs, c), append(combos, vals)
+		for k := len(axes) - 1; k >= 0; k-- {
+			if idx[k]++; idx[k] < len(axes[k].values) {
+				break
+			}
+			idx[k] = 0
+		}
+	}
+	rows := make([]sweepRow, 0, total)
+	for i, c := range cfgs {
+		if err := ctx.Err(); err != nil {
+			break
+		}
+		fmt.Fprintf(stderr, "sweep %d/%d: %s\n", i+1, total, strings.Join(combos[i], " "))
+		sum, err := trainer.Run(ctx, c, trainer.Options{})
+		r := sweepRow{values: combos[i], sum: sum, err: err}
+		if sum != nil {
+			r.seconds = sum.Seconds
+		}
+		rows = append(rows, r)
+		if errors.Is(err, trainer.ErrInterrupted) {
+			break
+		}
+	}
+	writeSweepTable(stdout, axes, rows)
+	fmt.Fprintln(stdout, "note: every row's ε is that run's own account; choosing among the runs by their accuracy on the private data is itself a release not covered by any row's ε (tune on public or held-out proxy data, or account for the selection: Papernot & Steinke 2022)")
+	failed := 0
+	for _, r := range rows {
+		if r.err != nil {
+			failed++
+		}
+	}
+	if failed == len(rows) && len(rows) > 0 {
+		return fmt.Errorf("every run failed; first error: %v", rows[0].err)
+	}
+	return ctx.Err()
+}
+
+func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, a := range axes {
+		fmt.Fprintf(tw, "%s\t", a.name)
+	}
+	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\ttest acc\ttest loss\tseconds")
+	for _, r := range rows {
+		for _, v := range r.values {
+			fmt.Fprintf(tw, "%s\t", v)
+		}
+		s := r.sum
+		switch {
+		case s == nil:
+			fmt.Fprintf(tw, "error: %v\n", r.err)
+			continue
+		case r.err != nil:
+			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%s\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, s.Best.Epsilon, s.Best.Accountant, s.TestAcc, s.TestLoss, r.seconds)
+	}
+	tw.Flush()
+}
