@@ -57,6 +57,7 @@ func (g gridFlag) Set(s string) error {
 // sweepRow is one finished (or failed) run of the grid.
 type sweepRow struct {
 	values  []string
+	cfg     trainer.Config
 	sum     *trainer.Summary
 	err     error
 	seconds float64
@@ -139,7 +140,7 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		fmt.Fprintf(stderr, "sweep %d/%d: %s\n", i+1, total, strings.Join(combos[i], " "))
 		sum, err := trainer.Run(ctx, c, trainer.Options{})
-		r := sweepRow{values: combos[i], sum: sum, err: err}
+		r := sweepRow{values: combos[i], cfg: c, sum: sum, err: err}
 		if sum != nil {
 			r.seconds = sum.Seconds
 		}
@@ -167,7 +168,7 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 	for _, a := range axes {
 		fmt.Fprintf(tw, "%s\t", a.name)
 	}
-	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\ttest acc\ttest loss\tseconds")
+	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss\tseconds")
 	for _, r := range rows {
 		for _, v := range r.values {
 			fmt.Fprintf(tw, "%s\t", v)
@@ -178,10 +179,21 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 			fmt.Fprintf(tw, "error: %v\n", r.err)
 			continue
 		case r.err != nil:
-			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
+			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%s\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, s.Best.Epsilon, s.Best.Accountant, s.TestAcc, s.TestLoss, r.seconds)
+		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%s\t%.4g\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, s.Best.Epsilon, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss, r.seconds)
 	}
 	tw.Flush()
+}
+
+// noisePerMean is one step's noise variance on the averaged gradient,
+// E‖e‖²/E[B]², E[B] = n·q (times q2 under twice sampling, whose rows each
+// example contributes to): paper 003's comparison of methods.
+func noisePerMean(c trainer.Config, s *trainer.Summary) float64 {
+	eb := float64(s.CoveredN) * s.Q
+	if c.Sampler == "twice" {
+		eb *= c.Q2
+	}
+	return s.NoiseVariance / (eb * eb)
 }
