@@ -236,3 +236,23 @@ func FuzzParseNames(f *testing.F) {
 		}
 	})
 }
+
+// --clip-quantile applies to the L2 × poisson cells (labelled, noise at
+// z_Δ > σ: a larger E‖e‖² at equal ε) and leaves the others at the fixed C.
+func TestBenchClipQuantile(t *testing.T) {
+	code, stdout, stderr := runCLI(t, append(benchTiny, "--clips", "flat,linf", "--samplers", "poisson", "--clip-quantile", "0.5")...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
+	}
+	q, l := strings.Fields(lines[2]), strings.Fields(lines[3])
+	if q[0] != "flat+q0.5" || l[0] != "linf" || q[7] != l[7] {
+		t.Fatalf("rows %q / %q: want flat+q0.5 and linf at equal ε", lines[2], lines[3])
+	}
+	if code, _, _ := runCLI(t, append(benchTiny, "--clip-quantile", "1.5")...); code != 2 {
+		t.Fatalf("--clip-quantile 1.5: exit %d, want 2", code)
+	}
+}
