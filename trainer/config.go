@@ -407,8 +407,9 @@ func (c *Config) Validate() error {
 	}
 	if c.AuditCanaries > 0 {
 		switch {
-		case c.AuditKind != "gradient":
-			bad("audit_kind %q is not available (gradient)", c.AuditKind)
+		case c.AuditKind != "gradient" && c.AuditKind != "input":
+			bad("audit_kind %q is not one of gradient, input", c.AuditKind)
+		case c.AuditKind == "input":
 		case c.Clip != "flat" || c.Sampler != "poisson":
 			bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 		case c.Radius > 0:

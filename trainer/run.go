@@ -138,6 +138,7 @@ type state struct {
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
 	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
@@ -290,6 +291,9 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	if err := s.setupInputCanaries(root); err != nil {
+		return err
+	}
 	n := data.train.N()
 	if s.opts.Model != nil {
 		if s.model = s.opts.Model; s.model.InputSize() != data.train.Dim() {
