@@ -99,7 +99,7 @@ func (a *accounting) checkCountBudget(steps int) error {
 		return err
 	}
 	if eps >= a.cfg.Epsilon {
-		return fmt.Errorf("clipped_count_sigma %g alone spends ε ≥ %.4g over %d steps, more than the target ε = %g; raise clipped_count_sigma", sb, eps, steps, a.cfg.Epsilon)
+		return fmt.Errorf("%w: clipped_count_sigma %g alone spends ε ≥ %.4g over %d steps, more than the target ε = %g; raise clipped_count_sigma", ErrInvalidConfig, sb, eps, steps, a.cfg.Epsilon)
 	}
 	return nil
 }

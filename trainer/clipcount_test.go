@@ -115,7 +115,7 @@ func TestClippedCountCalibration(t *testing.T) {
 		t.Errorf("calibrated σ %v (ε %v) with the count, %v without; target ε %v", with.Sigma, with.Best.Epsilon, without.Sigma, c.Epsilon)
 	}
 	c.ClippedCountSigma, c.OutDir = 0.05, t.TempDir()
-	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "clipped_count_sigma 0.05 alone spends") {
+	if _, err := Run(context.Background(), c, Options{}); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "clipped_count_sigma 0.05 alone spends") {
 		t.Errorf("σ_b = 0.05 for ε = 2: %v", err)
 	}
 }
