@@ -53,6 +53,11 @@ type checkpoint struct {
 	// EMA is the parameter average's state (optim.EMA: its step count and
 	// the float64 average, exactly), present when the run keeps one.
 	EMA []byte `json:"ema,omitempty"`
+	// Canary* hold an audit run's canary block, sample counts and sampling
+	// stream.
+	CanaryParams []byte `json:"canary_params,omitempty"`
+	CanaryCounts []int  `json:"canary_counts,omitempty"`
+	CanaryRNG    []byte `json:"canary_rng,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

@@ -149,6 +149,12 @@ type Config struct {
 	// examples plus N(0, σ_b²) in release/metrics.jsonl; the step is then
 	// accounted at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) (see clipcount.go). 0: off.
 	ClippedCountSigma float64 `json:"clipped_count_sigma,omitempty"`
+	// AuditCanaries > 0 makes this an audit run (dptrain audit): that many
+	// canaries of kind AuditKind ("gradient": white-box gradient canaries
+	// in an extra block of the released vector), each included with
+	// probability ½. They are records of the audited training set.
+	AuditCanaries int    `json:"audit_canaries,omitempty"`
+	AuditKind     string `json:"audit_kind,omitempty"`
 }
 
 // Default is the embedded default run: the MNIST CNN on the embedded
@@ -401,6 +407,19 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.clippedCountErrors()...)
+	if c.AuditCanaries < 0 {
+		bad("audit_canaries must be >= 0, got %d", c.AuditCanaries)
+	}
+	if c.AuditCanaries > 0 {
+		switch {
+		case c.AuditKind != "gradient":
+			bad("audit_kind %q is not available (gradient)", c.AuditKind)
+		case c.Clip != "flat" || c.Sampler != "poisson":
+			bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
+		case c.Radius > 0:
+			bad("gradient canaries are not offered with radius (the outer clip acts on the whole released vector)")
+		}
+	}
 	if c.MaxPhysicalBatch < 1 {
 		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
 	}

@@ -58,6 +58,10 @@ var releasedFiles = map[string]string{
 	"test.svg":      ProvModel,
 	"epsilon.png":   ProvAccount,
 	"epsilon.svg":   ProvAccount,
+	// Audit runs only: the noised canary block and its scores, and the
+	// auditor's plot of the scores of included vs excluded canaries.
+	"canaries.json":    "fields", // see canaryRelease
+	"audit_scores.png": ProvModel,
 }
 
 // outputs owns a run's output directory: it is the only writer of files,

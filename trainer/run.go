@@ -138,6 +138,8 @@ type state struct {
 	privNote []string // curator-only notes
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
+	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
 	targetBuf []float32
@@ -312,7 +314,11 @@ func (s *state) setup() error {
 	// reveals who was in each batch): like the noise, it follows the seed
 	// only when the run asks to be reproducible.
 	var expected float64
-	if s.samp, expected, err = buildSampler(cfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
+	sampCfg := *cfg
+	if h := testAuditHooks; h != nil && h.rateScale > 0 {
+		sampCfg.BatchSize = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	}
+	if s.samp, expected, err = buildSampler(&sampCfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
@@ -357,6 +363,9 @@ func (s *state) setup() error {
 	}
 	if s.steps < 1 {
 		return fmt.Errorf("budget: not even one step fits in ε = %g at σ = %g", cfg.Epsilon, s.sigma)
+	}
+	if err := s.setupCanaries(root); err != nil {
+		return err
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
@@ -405,7 +414,7 @@ func (s *state) allocate() {
 	s.x = make([]float32, mb*in)
 	s.y = make([]int, mb)
 	s.losses = make([]float32, mb)
-	s.sum = make([]float32, s.clipper.OutDim())
+	s.sum = make([]float32, s.clipper.OutDim()+s.canaryDim())
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
@@ -441,6 +450,7 @@ func (s *state) step() (stepStats, error) {
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
+	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
 	k := len(s.model.Groups())
 	for off := 0; off < len(s.idx); off += mb {
@@ -465,7 +475,7 @@ func (s *state) step() (stepStats, error) {
 				}
 				st.addNorm(math.Sqrt(sq))
 			}
-			if err := s.model.AccumulateScaled(s.scales[:b*k], s.sum); err != nil {
+			if err := s.model.AccumulateScaled(s.scales[:b*k], sum); err != nil {
 				return st, err
 			}
 		} else {
@@ -484,7 +494,7 @@ func (s *state) step() (stepStats, error) {
 					s.twice.FillMask(m)
 				}
 			}
-			cs := s.clipper.ClipSum(g, b, masks, s.sum)
+			cs := s.clipper.ClipSum(g, b, masks, sum)
 			st.clipped += cs.Clipped
 			st.nonFinite += cs.NonFinite
 		}
@@ -502,12 +512,20 @@ func (s *state) step() (stepStats, error) {
 		// step.
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
-	s.noise.Add(s.sum, s.noiseRNG)
-	update := s.sum
+	if s.canary != nil {
+		s.canary.addCanaries(s.sum[len(sum):])
+	}
+	if h := testAuditHooks; h == nil || !h.noiseOff {
+		s.noise.Add(s.sum, s.noiseRNG)
+	}
+	update := sum
 	if s.sub != nil {
 		// The released sum is [coefficients | residual]: map it back.
-		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, s.sum)
+		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, sum)
 		update = s.sub.decoded
+	}
+	if s.canary != nil {
+		s.canary.step(s.sum[len(sum):], s.lrAt(s.stepNo), s.acct.expected)
 	}
 	if err := s.opt.Step(s.model.Params(), update, s.acct.expected); err != nil {
 		return st, err
@@ -635,6 +653,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 				return nil, err
 			}
 		}
+		s.stepNo = step
 		st, err := s.step()
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
@@ -816,6 +835,12 @@ func (s *state) checkpoint(step int) error {
 		}
 	}
 	ck.InstanceNorms = s.piNorms
+	if c := s.canary; c != nil {
+		ck.CanaryParams, ck.CanaryCounts = float32Bytes(c.params), c.counts
+		if ck.CanaryRNG, err = c.sample.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint canaries: %w", err)
+		}
+	}
 	var warn []string
 	if s.cfg.FinalOnly {
 		warn = append(warn, "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound")
@@ -874,6 +899,15 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
 	}
 	s.piNorms = ck.InstanceNorms
+	if c := s.canary; c != nil {
+		if err := setFloat32s(c.params, ck.CanaryParams); err != nil || len(ck.CanaryCounts) != c.m {
+			return fmt.Errorf("checkpoint %s: canary block does not match %d canaries", s.checkpointPath(), c.m)
+		}
+		copy(c.counts, ck.CanaryCounts)
+		if err := c.sample.UnmarshalBinary(ck.CanaryRNG); err != nil {
+			return fmt.Errorf("checkpoint %s canaries: %w", s.checkpointPath(), err)
+		}
+	}
 	if s.sub != nil {
 		from := make([]float32, s.model.NumParams())
 		if err := setFloat32s(from, ck.BasisFrom); err != nil {
