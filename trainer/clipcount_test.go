@@ -183,6 +183,12 @@ func TestClippedCountResumes(t *testing.T) {
 	if _, err := Run(context.Background(), c2, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
 		t.Fatal(err)
 	}
+	// A different σ_b is a different mechanism: refused, by name.
+	c3 := c2
+	c3.ClippedCountSigma = 4
+	if _, err := Run(context.Background(), c3, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "clipped_count_sigma: checkpoint 2, now 4") {
+		t.Errorf("resume with another clipped_count_sigma: %v", err)
+	}
 	run(t, c2, Options{Resume: true})
 	parts := mustMetrics(t, c2.OutDir)
 	if len(parts) != len(whole) {
