@@ -113,7 +113,7 @@ func run(out string, runs int, eps float64, steps int) error {
 	fmt.Fprintf(&md, "| %.4f (%s) | %d / %d | %d | %d | %.4f |\n", bound.Epsilon, bound.Accountant, pos, neg, fn, fp, lower)
 	md.WriteString("\nWith a few hundred runs the Clopper–Pearson bounds on the error rates stay wide, so the lower bound is far below ε; it would exceed ε only if the mechanism leaked more than it accounts for.\n")
 	fmt.Print(md.String())
-	return os.WriteFile(filepath.Join(out, "manyrun.md"), []byte(md.String()), 0o644)
+	return os.WriteFile(filepath.Join(out, fmt.Sprintf("manyrun_eps%g.md", eps)), []byte(md.String()), 0o644)
 }
 
 func bestThreshold(cal []sample) float64 {
