@@ -217,6 +217,7 @@ func TestQuantileRefusals(t *testing.T) {
 		{"twice", func(c *Config) { c.ClipQuantile, c.Sampler, c.Clip, c.Q2 = 0.5, "twice", "hybrid", 0.5 }},
 		{"final-only", func(c *Config) { c.ClipQuantile, c.FinalOnly = 0.5, true }},
 		{"orphan lr", func(c *Config) { c.QuantileLR = 0.1 }},
+		{"clipped count", func(c *Config) { c.ClipQuantile, c.ClippedCountSigma = 0.5, 5 }},
 	} {
 		c := small(t)
 		tc.mod(&c)
