@@ -31,6 +31,12 @@
 // reproducible (and therefore not privately releasable) runs. The crypto
 // seed lives in the checkpoint, which is private state.
 //
+// Two recipes change what one step computes, not its account: augmentation
+// multiplicity (augment.go: an example's gradient is the mean over K crops
+// and flips, clipped once) and adaptive clipping (quantile.go: the clip norm
+// follows a noisy quantile estimate whose count shares the step's Gaussian
+// mechanism, so σ accounts both and the gradient is noised at z_Δ ≥ σ).
+//
 // The trainer is plumbing: models, samplers, clipping, optimizers and
 // accountants live in their own packages.
 package trainer
