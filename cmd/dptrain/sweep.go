@@ -119,6 +119,9 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := cfs.Parse(fargs); err != nil {
 			return badInput("--grid %s: %v", strings.Join(vals, ","), err)
 		}
+		if cfs.Lookup("seed") != nil && gridHas(axes, "seed") && !gridHas(axes, "seeded") && !set["seeded"] {
+			c.Seeded = true // a swept --seed is an explicit --seed, as in train
+		}
 		if base.OutDir != "" {
 			c.OutDir = filepath.Join(base.OutDir, fmt.Sprintf("run-%02d", len(cfgs)+1))
 		}
@@ -196,4 +199,8 @@ func noisePerMean(c trainer.Config, s *trainer.Summary) float64 {
 		eb *= c.Q2
 	}
 	return s.NoiseVariance / (eb * eb)
+}
+
+func gridHas(axes []gridAxis, name string) bool {
+	return slices.ContainsFunc(axes, func(a gridAxis) bool { return a.name == name })
 }
