@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+set -u
+D="${DPTRAIN:-dptrain}"   # go build -o dptrain ./cmd/dptrain
+COMMON="--dataset fashion-mnist --train-limit 10000 --test-limit 2000 --model mlp --hidden 512 --steps 80 --epsilon 4 --delta 1e-5 --clip-norm 1 --optimizer momentum --momentum 0.9 --max-physical-batch 128 --seed 1"
+echo "== DP-SGD (poisson q=0.02, flat)"; date
+/usr/bin/time -f "wall %e s" $D sweep $COMMON --sampler poisson --clip flat --batch 200 --grid lr=0.25,0.5,1
+echo "== twice (q1=0.04, q2=0.5) + hybrid d0=100"; date
+/usr/bin/time -f "wall %e s" $D sweep $COMMON --sampler twice --q2 0.5 --clip hybrid --d0 100 --batch 400 --grid lr=0.25,0.5,1
+date
