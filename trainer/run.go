@@ -305,6 +305,9 @@ func (s *state) setup() error {
 	if sh, ok := s.samp.(*sampler.Shuffle); ok {
 		s.acct.perEpoch = sh.BatchesPerEpoch()
 	}
+	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
+		return err
+	}
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {
@@ -315,7 +318,11 @@ func (s *state) setup() error {
 		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
 			return err
 		}
-		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps", s.sigma, cfg.Epsilon, cfg.Delta, s.steps))
+		by := "the run's primary accountant"
+		if s.acct.calibPLD {
+			by = "the PLD accountant"
+		}
+		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps by %s", s.sigma, cfg.Epsilon, cfg.Delta, s.steps, by))
 	} else if cfg.Epsilon > 0 {
 		k, err := s.acct.budgetSteps(s.sigma, s.steps)
 		if err != nil {
@@ -622,7 +629,13 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
 			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
 		}
+		// Deferred accountants (PLD) only at evaluation steps and the end.
+		if full := step == s.steps || (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0); !full {
+			s.tracker.SkipDeferred(true)
+			rec.Deferred = s.tracker.Deferred()
+		}
 		s.account(rec)
+		s.tracker.SkipDeferred(false)
 		if cfg.EvalEvery > 0 && (step%cfg.EvalEvery == 0 || step == s.steps) {
 			acc, loss, err := s.evaluateTest()
 			if err != nil {

@@ -135,6 +135,8 @@ type accounting struct {
 	primary  string
 	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
 	perEpoch int    // shuffling: batches per epoch
+	pld      bool   // the PLD accountant runs beside the primary one
+	calibPLD bool   // and calibrates σ (Config.Accountant "" or "pld")
 	sub      *subspaceState
 }
 
@@ -211,10 +213,33 @@ func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
 		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius, Poisson: a.cfg.Sampler == "poisson"}
 }
 
-// epsilonAfter is the primary accountant's ε after the prefix events and k
-// steps at noise multiplier sigma.
+// usePLD decides whether the PLD accountant applies to the run: DP-SGD
+// with Poisson sampling whose every event it supports.
+func (a *accounting) usePLD() error {
+	if a.pre != nil || a.sub != nil || a.cfg.Sampler != "poisson" {
+		return fmt.Errorf("accountant pld: needs Poisson sampling without preprocessing or subspace clipping")
+	}
+	p, err := accountant.NewPLD()
+	if err != nil {
+		return err
+	}
+	for _, ev := range append(slices.Clone(a.prefix), a.stepEvent(1, 1)) {
+		if err := p.Supports(ev); err != nil {
+			return err
+		}
+	}
+	a.pld = true
+	a.calibPLD = a.cfg.Accountant != "rdp"
+	return nil
+}
+
+// epsilonAfter is the calibrating accountant's ε (PLD or the primary's)
+// after the prefix events and k steps at noise multiplier sigma.
 func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 	acc, err := a.newPrimary()
+	if a.calibPLD {
+		acc, err = accountant.NewPLD()
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -265,6 +290,18 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 		return nil, nil, err
 	}
 	var notes []string
+	if a.pld {
+		p, err := accountant.NewPLD()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := t.Add(p); err != nil {
+			return nil, nil, err
+		}
+		if err := t.SetDeferred(p.Name(), true); err != nil {
+			return nil, nil, err
+		}
+	}
 	if a.pre != nil {
 		// Plain RDP of the same steps, shown for comparison: it ignores the
 		// data-dependent preprocessing, so it is not a bound for this run.
@@ -333,6 +370,9 @@ func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr 
 	}
 	if a.plain != "" {
 		evs[a.plain] = a.mechanismEvent(sigma)
+	}
+	if a.pld {
+		evs["pld"] = ev
 	}
 	return t.StepEach(evs)
 }
