@@ -270,20 +270,23 @@ func (m *plmf) selfCompose(T int, tail float64) (*plmf, error) {
 // P(sum > b) ≤ beta ≤ tail for the sum of T independent finite losses of m,
 // from min over t of M(t)^T·e^{−tb} (M the moment generating function).
 func (m *plmf) chernoffWindow(T int, tail float64) (a, b, beta float64) {
+	// log M(t) by Horner's rule on the uniform grid: for t > 0,
+	// M(t) = e^{t·ε_top} Σ p_i x^{top−i} with x = e^{−th} < 1; for t < 0 the
+	// mirror image from the bottom. No exponential per point.
+	n := len(m.p)
 	logM := func(t float64) float64 {
-		mx := math.Inf(-1)
-		for i, v := range m.p {
-			if v > 0 {
-				mx = math.Max(mx, t*m.loss(i))
-			}
-		}
+		x := math.Exp(-math.Abs(t) * m.h)
 		var s float64
-		for i, v := range m.p {
-			if v > 0 {
-				s += v * math.Exp(t*m.loss(i)-mx)
+		if t > 0 {
+			for _, v := range m.p {
+				s = s*x + v
 			}
+			return t*m.loss(n-1) + math.Log(s)
 		}
-		return mx + math.Log(s)
+		for i := n - 1; i >= 0; i-- {
+			s = s*x + m.p[i]
+		}
+		return t*m.loss(0) + math.Log(s)
 	}
 	ft, lt := float64(T), math.Log(tail)
 	a, b = ft*m.loss(0), ft*m.loss(len(m.p)-1)
