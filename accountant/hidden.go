@@ -241,6 +241,11 @@ type HiddenStateRun struct {
 	FinalModelOnly             bool   // only W_T is released: no checkpoints, no private-data metrics, no data-dependent stopping (A1)
 	Sampling                   string // "poisson" or "without_replacement" (fresh every step; A6)
 	ExpectedBatchNormalization bool   // update divided by the expected batch size without the outer clip breaks A3
+	// WeightDecay λ of a coupled decay w ← (1−ηλ)w − η·g: Lemma 2's
+	// diameter becomes |1−ηλ|·D + 2ηC, so the bound is under-charged once
+	// ηλ > 2; specs/002 A5 allows no weight decay outside the regularised
+	// variant.
+	WeightDecay float64
 }
 
 // Qualifies reports whether the hidden-state bound may be used for the run;
@@ -260,6 +265,9 @@ func (r HiddenStateRun) Qualifies() (ok bool, reason string) {
 	case "poisson", "without_replacement", "wor":
 	default:
 		why = append(why, fmt.Sprintf("sampling %q is not fresh Poisson or fixed-size sampling without replacement", r.Sampling))
+	}
+	if r.WeightDecay != 0 {
+		why = append(why, fmt.Sprintf("weight decay %g changes the projected step's contraction (specs/002 A5: none outside the regularised variant)", r.WeightDecay))
 	}
 	if r.ExpectedBatchNormalization {
 		why = append(why, "dividing by the expected batch size breaks the bounded-update condition (use the outer-clip variant)")

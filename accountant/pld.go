@@ -2,93 +2,76 @@ package accountant
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
-	"slices"
 )
 
-// DefaultPLDInterval is the default loss grid interval of the PLD accountant
-// (dp_accounting's default value_discretization_interval).
+// DefaultPLDInterval is the loss grid's default interval (dp_accounting's
+// default value_discretization_interval).
 const DefaultPLDInterval = 1e-4
 
-// DefaultPLDTail is the tail mass each truncation may move (to +∞ or up).
-const DefaultPLDTail = 1e-15
-
-// PLD is a privacy-loss-distribution accountant for add/remove-one: it
-// discretises each step's privacy loss pessimistically (connect-the-dots) on
-// a uniform grid, composes by FFT, and reads ε(δ) off the composed
-// distribution. Both dominating pairs (remove and add) are kept and the worse
-// is reported. Its ε is an upper bound on the true ε of the mechanism and is
-// the tightest of this package's accountants for the Poisson-subsampled
-// Gaussian.
+// PLDAccountant composes Gaussian and Poisson-subsampled Gaussian events
+// through their privacy loss distributions (Meiser & Mohammadi 2018; Koskela
+// et al. 2020; Doroshenko et al. 2022): each step's PLD is discretised
+// pessimistically on a uniform loss grid (connect-the-dots), compositions
+// are FFT convolutions (self-composition by repeated squaring), and tails
+// are truncated by moving their mass to larger losses. Both directions of
+// the add/remove relation are composed; ε(δ) is the worse of the two. The
+// result is an upper bound on the mechanism's true ε(δ), tighter than RDP's
+// conversion.
 //
-// It supports Gaussian (plain, σ relative to the add/remove sensitivity),
-// PoissonSampled{Gaussian-like} with the inner event any Gaussian,
-// SelfComposed or Composed nesting of Gaussians (as RDP), SelfComposed,
-// Composed and NoOp. Replace-one sampling, twice sampling, the hidden-state
-// and SRDP events are refused with ErrUnsupported.
-//
-// Compose only records the step (O(1)); the distribution is composed when a
-// bound is asked for, and cached until the next Compose.
-type PLD struct {
-	name     string
+// The account is the list of composed events (what ran is data); the
+// composed distributions are a cache, rebuilt when needed.
+type PLDAccountant struct {
 	interval float64
-	tail     float64
-	runs     []pldRun // composition so far, run-length encoded
-
-	cacheRuns int // len(runs) and total count the cache was built for
-	cacheN    int64
-	cache     [2]*plmf
+	segs     []pldSegment
+	// cache: the composed PLDs of segs[:nSeg] with the last one's first
+	// cnt steps (both directions).
+	cache    [2]*pmf
+	cacheSeg int
+	cacheCnt int
+	single   map[pldMech][2]*pmf // one step's PLD per mechanism
+	// memo: the last Epsilon answer, for the account it was computed on
+	// (a tracker asks several times per step).
+	memo struct {
+		segs  int
+		count int
+		delta float64
+		b     Bound
+	}
 }
 
-// pldRun is count compositions of the Poisson-subsampled Gaussian (q = 1:
-// the plain Gaussian).
-type pldRun struct {
+// pldMech is one step: a Gaussian of multiplier Sigma on a Poisson sample of
+// rate Q (Q = 1: no sampling).
+type pldMech struct {
 	Q     float64 `json:"q"`
 	Sigma float64 `json:"sigma"`
-	Count int64   `json:"count"`
 }
 
-// PLDOption configures NewPLD.
-type PLDOption func(*PLD) error
+type pldSegment struct {
+	pldMech
+	Count int `json:"count"`
+}
 
-// WithPLDInterval sets the loss grid interval (default 1e-4). A finer grid
-// never gives a larger ε, and costs proportionally more.
+// PLDOption configures a PLD accountant.
+type PLDOption func(*PLDAccountant) error
+
+// WithPLDInterval sets the loss grid's interval (default 1e-4). A finer grid
+// never gives a larger ε; it costs time and memory in proportion.
 func WithPLDInterval(h float64) PLDOption {
-	return func(a *PLD) error {
-		if !(h > 0 && h <= 1) {
-			return invalidf("pld: grid interval must be in (0,1], got %v", h)
+	return func(a *PLDAccountant) error {
+		if !(h > 0) || h > 1 || math.IsInf(h, 0) {
+			return invalidf("pld: interval must be in (0, 1], got %v", h)
 		}
 		a.interval = h
 		return nil
 	}
 }
 
-// WithPLDTail sets the tail mass truncated at each step (default 1e-15).
-func WithPLDTail(t float64) PLDOption {
-	return func(a *PLD) error {
-		if !(t > 0 && t < 1e-6) {
-			return invalidf("pld: tail mass must be in (0,1e-6), got %v", t)
-		}
-		a.tail = t
-		return nil
-	}
-}
-
-// WithPLDName sets the accountant's name (default "pld").
-func WithPLDName(name string) PLDOption {
-	return func(a *PLD) error {
-		if name == "" {
-			return invalidf("pld: empty name")
-		}
-		a.name = name
-		return nil
-	}
-}
-
-// NewPLD returns an empty PLD account.
-func NewPLD(opts ...PLDOption) (*PLD, error) {
-	a := &PLD{name: "pld", interval: DefaultPLDInterval, tail: DefaultPLDTail}
+// NewPLD returns an empty PLD accountant (add/remove relation).
+func NewPLD(opts ...PLDOption) (*PLDAccountant, error) {
+	a := &PLDAccountant{interval: DefaultPLDInterval}
 	for _, o := range opts {
 		if err := o(a); err != nil {
 			return nil, err
@@ -97,190 +80,227 @@ func NewPLD(opts ...PLDOption) (*PLD, error) {
 	return a, nil
 }
 
-// Name returns the accountant's name.
-func (a *PLD) Name() string { return a.name }
+// Name is "pld".
+func (*PLDAccountant) Name() string { return "pld" }
 
-// Interval returns the loss grid interval.
-func (a *PLD) Interval() float64 { return a.interval }
-
-// Supports reports whether Compose would accept ev.
-func (a *PLD) Supports(ev Event) error {
-	_, err := a.eventRuns(nil, ev, 1)
+// Supports accepts Gaussian, PoissonSampled(Gaussian), NoOp and their
+// SelfComposed / Composed forms. Other mechanisms (twice sampling, the
+// hidden state, SRDP's preprocessing, sampling without replacement) have no
+// PLD here: the tracker keeps using their own accountants.
+func (a *PLDAccountant) Supports(ev Event) error {
+	_, err := a.flatten(ev, 1, nil)
 	return err
 }
 
-// eventRuns appends ev's runs (times mult) to dst.
-func (a *PLD) eventRuns(dst []pldRun, ev Event, mult int64) ([]pldRun, error) {
+func (a *PLDAccountant) flatten(ev Event, count int, out []pldSegment) ([]pldSegment, error) {
 	if ev == nil {
-		return nil, Unsupported(a.name, ev)
+		return nil, invalidf("pld: nil event")
 	}
 	if err := ev.Validate(); err != nil {
-		return nil, fmt.Errorf("%s accountant: %w", a.name, err)
+		return nil, err
 	}
 	switch e := ev.(type) {
 	case NoOp:
-		return dst, nil
+		return out, nil
 	case Gaussian:
-		return append(dst, pldRun{Q: 1, Sigma: e.Sigma, Count: mult}), nil
+		return append(out, pldSegment{pldMech{Q: 1, Sigma: e.Sigma}, count}), nil
 	case PoissonSampled:
-		s, err := gaussianSigma(e.Event)
-		if err != nil {
-			return nil, fmt.Errorf("%s accountant: %w", a.name, err)
+		g, ok := e.Event.(Gaussian)
+		if !ok {
+			return nil, Unsupported(a.Name(), ev)
 		}
-		if e.Q == 0 || math.IsInf(s, 1) {
-			return dst, nil
+		if e.Q == 0 {
+			return out, nil
 		}
-		return append(dst, pldRun{Q: e.Q, Sigma: s, Count: mult}), nil
+		return append(out, pldSegment{pldMech{Q: e.Q, Sigma: g.Sigma}, count}), nil
 	case SelfComposed:
-		if e.Count == 0 {
-			return dst, nil
-		}
-		return a.eventRuns(dst, e.Event, mult*int64(e.Count))
+		return a.flatten(e.Event, count*e.Count, out)
 	case Composed:
-		var err error
-		for _, s := range e.Events {
-			if dst, err = a.eventRuns(dst, s, mult); err != nil {
+		for _, in := range e.Events {
+			var err error
+			if out, err = a.flatten(in, count, out); err != nil {
 				return nil, err
 			}
 		}
-		return dst, nil
+		return out, nil
 	}
-	return nil, fmt.Errorf("%w (the PLD accountant handles the Gaussian and Poisson-subsampled Gaussian under add/remove)", Unsupported(a.name, ev))
+	return nil, Unsupported(a.Name(), ev)
 }
 
-// Compose adds count runs of ev to the account; on error it is unchanged.
-func (a *PLD) Compose(ev Event, count int) error {
+// Compose adds count runs of ev.
+func (a *PLDAccountant) Compose(ev Event, count int) error {
 	if count < 0 {
-		return invalidf("pld: compose count must be >= 0, got %d", count)
+		return invalidf("pld: negative count %d", count)
 	}
-	add, err := a.eventRuns(nil, ev, int64(count))
+	segs, err := a.flatten(ev, 1, nil)
 	if err != nil {
 		return err
 	}
-	for _, r := range add {
-		if r.Count == 0 {
-			continue
+	if count == 0 || len(segs) == 0 {
+		return nil
+	}
+	for r := 0; r < count; r++ {
+		if r > 0 && len(segs) == 1 {
+			// One mechanism repeated: one segment of count runs.
+			a.add(pldSegment{segs[0].pldMech, segs[0].Count * (count - 1)})
+			break
 		}
-		if n := len(a.runs); n > 0 && a.runs[n-1].Q == r.Q && a.runs[n-1].Sigma == r.Sigma {
-			a.runs[n-1].Count += r.Count
-			continue
+		for _, s := range segs {
+			a.add(s)
 		}
-		a.runs = append(a.runs, r)
 	}
 	return nil
 }
 
-// Steps returns the number of elementary mechanisms composed.
-func (a *PLD) Steps() int64 {
-	var n int64
-	for _, r := range a.runs {
-		n += r.Count
+func (a *PLDAccountant) add(s pldSegment) {
+	if n := len(a.segs); n > 0 && a.segs[n-1].pldMech == s.pldMech {
+		a.segs[n-1].Count += s.Count
+		return
 	}
-	return n
+	a.segs = append(a.segs, s)
 }
 
-// distributions composes the account in both directions (cached).
-func (a *PLD) distributions() ([2]*plmf, error) {
-	n := a.Steps()
-	if a.cache[0] != nil && a.cacheRuns == len(a.runs) && a.cacheN == n {
-		return a.cache, nil
+// one is a single step's PLD of m in both directions (cached).
+func (a *PLDAccountant) one(m pldMech) ([2]*pmf, error) {
+	if p, ok := a.single[m]; ok {
+		return p, nil
 	}
-	// Composition commutes: gather equal mechanisms, power each once.
-	type key struct{ q, s float64 }
-	counts := map[key]int64{}
-	var order []key
-	for _, r := range a.runs {
-		k := key{r.Q, r.Sigma}
-		if _, ok := counts[k]; !ok {
-			order = append(order, k)
+	var out [2]*pmf
+	for i, remove := range []bool{true, false} {
+		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, a.interval)
+		if err != nil {
+			return out, err
 		}
-		counts[k] += r.Count
+		out[i] = p
 	}
-	var out [2]*plmf
-	for d := range out {
-		acc := identityPLMF(a.interval)
-		for _, k := range order {
-			one, err := sgmPLMF(pldDirection(d), k.q, k.s, a.interval, a.tail)
-			if err != nil {
-				return out, fmt.Errorf("%s accountant: %w", a.name, err)
-			}
-			c := counts[k]
-			if c > math.MaxInt32 {
-				return out, fmt.Errorf("%s accountant: %d compositions is too many", a.name, c)
-			}
-			pow, err := one.selfCompose(int(c), a.tail)
-			if err != nil {
-				return out, fmt.Errorf("%s accountant: %w", a.name, err)
-			}
-			acc = convolve(acc, pow, a.tail)
-		}
-		out[d] = acc
+	if a.single == nil {
+		a.single = map[pldMech][2]*pmf{}
 	}
-	a.cache, a.cacheRuns, a.cacheN = out, len(a.runs), n
+	a.single[m] = out
 	return out, nil
 }
 
-// Epsilon returns the smallest ε at delta over both directions.
-func (a *PLD) Epsilon(delta float64) (Bound, error) {
-	if !(delta > 0 && delta < 1) {
-		return Bound{}, invalidf("%s accountant: delta must be in (0,1), got %v", a.name, delta)
+// composed returns the composed PLDs of the account (nil when empty),
+// extending the cache when the account grew by steps of its last mechanism.
+func (a *PLDAccountant) composed() ([2]*pmf, error) {
+	var none [2]*pmf
+	if len(a.segs) == 0 {
+		return none, nil
 	}
-	ds, err := a.distributions()
+	last := len(a.segs) - 1
+	// The account only grows (segments appended, the last one's count
+	// raised), and composition commutes: the cache stays valid and is
+	// extended by what was added since.
+	if a.cache[0] == nil || a.cacheSeg > last || a.cacheCnt > a.segs[a.cacheSeg].Count {
+		a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
+	}
+	for a.cacheSeg <= last {
+		s := a.segs[a.cacheSeg]
+		if k := s.Count - a.cacheCnt; k > 0 {
+			one, err := a.one(s.pldMech)
+			if err != nil {
+				return none, err
+			}
+			for i := range a.cache {
+				step, err := one[i].power(k)
+				if err != nil {
+					return none, err
+				}
+				if a.cache[i] == nil {
+					a.cache[i] = step
+				} else if a.cache[i], err = convolve(a.cache[i], step); err != nil {
+					return none, err
+				}
+			}
+			a.cacheCnt = s.Count
+		}
+		if a.cacheSeg == last {
+			break
+		}
+		a.cacheSeg, a.cacheCnt = a.cacheSeg+1, 0
+	}
+	return a.cache, nil
+}
+
+// Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions.
+func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
+	if !(delta > 0 && delta < 1) {
+		return Bound{}, invalidf("pld: delta must be in (0,1), got %v", delta)
+	}
+	segs, count := len(a.segs), 0
+	if segs > 0 {
+		count = a.segs[segs-1].Count
+	}
+	if m := a.memo; m.b.Accountant != "" && m.segs == segs && m.count == count && m.delta == delta {
+		return m.b, nil
+	}
+	c, err := a.composed()
 	if err != nil {
 		return Bound{}, err
 	}
-	eps := math.Max(ds[0].epsilon(delta), ds[1].epsilon(delta))
-	return Bound{Accountant: a.name, Epsilon: eps, Delta: delta, Relation: AddRemove}, nil
+	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
+	for _, p := range c {
+		if p != nil {
+			b.Epsilon = math.Max(b.Epsilon, p.epsilonAt(delta))
+		}
+	}
+	if math.IsInf(b.Epsilon, 1) {
+		return b, fmt.Errorf("pld: δ = %g is below the mass at +∞ (no finite ε)", delta)
+	}
+	a.memo.segs, a.memo.count, a.memo.delta, a.memo.b = segs, count, delta, b
+	return b, nil
 }
 
-// Delta returns the smallest δ at epsilon over both directions.
-func (a *PLD) Delta(epsilon float64) (float64, error) {
+// Delta returns the smallest δ the account proves at epsilon (the worse
+// direction).
+func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 	if !(epsilon >= 0) || math.IsInf(epsilon, 0) {
-		return 0, invalidf("%s accountant: epsilon must be finite and >= 0, got %v", a.name, epsilon)
+		return 0, invalidf("pld: epsilon must be finite and >= 0, got %v", epsilon)
 	}
-	ds, err := a.distributions()
+	c, err := a.composed()
 	if err != nil {
 		return 0, err
 	}
-	return math.Max(ds[0].delta(epsilon), ds[1].delta(epsilon)), nil
+	d := 0.0
+	for _, p := range c {
+		if p != nil {
+			d = math.Max(d, p.deltaAt(epsilon))
+		}
+	}
+	return d, nil
 }
 
 type pldState struct {
-	Name     string   `json:"name"`
-	Interval float64  `json:"interval"`
-	Tail     float64  `json:"tail"`
-	Runs     []pldRun `json:"runs"`
+	Interval float64      `json:"interval"`
+	Segments []pldSegment `json:"segments"`
 }
 
-// MarshalJSON writes the account: its grid and the mechanisms composed
-// (floats in round-trip form), from which the distribution is rebuilt.
-func (a *PLD) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pldState{Name: a.name, Interval: a.interval, Tail: a.tail, Runs: slices.Clone(a.runs)})
+// MarshalJSON writes the composed events and the grid interval.
+func (a *PLDAccountant) MarshalJSON() ([]byte, error) {
+	return json.Marshal(pldState{Interval: a.interval, Segments: a.segs})
 }
 
 // UnmarshalJSON restores an account written by MarshalJSON.
-func (a *PLD) UnmarshalJSON(data []byte) error {
+func (a *PLDAccountant) UnmarshalJSON(b []byte) error {
 	var st pldState
-	if err := json.Unmarshal(data, &st); err != nil {
+	if err := json.Unmarshal(b, &st); err != nil {
 		return fmt.Errorf("pld state: %w", err)
 	}
-	b, err := NewPLD(WithPLDName(st.Name), WithPLDInterval(st.Interval), WithPLDTail(st.Tail))
-	if err != nil {
-		return fmt.Errorf("pld state: %w", err)
+	if !(st.Interval > 0 && st.Interval <= 1) {
+		return errors.New("pld state: interval must be in (0, 1]")
 	}
-	for _, r := range st.Runs {
-		if !(r.Q > 0 && r.Q <= 1) || !(r.Sigma > 0) || math.IsInf(r.Sigma, 0) || r.Count < 1 {
-			return fmt.Errorf("pld state: invalid run q=%v sigma=%v count=%d", r.Q, r.Sigma, r.Count)
+	for _, s := range st.Segments {
+		if err := (PoissonSampled{Q: s.Q, Event: Gaussian{Sigma: s.Sigma}}).Validate(); err != nil || s.Count < 1 || s.Q == 0 {
+			return fmt.Errorf("pld state: bad segment %+v", s)
 		}
 	}
-	b.runs = st.Runs
-	*a = *b
+	*a = PLDAccountant{interval: st.Interval, segs: st.Segments}
 	return nil
 }
 
-// PoissonPLDEpsilon is the PLD ε at delta of steps runs of the Gaussian of
-// noise multiplier sigma on Poisson subsamples of rate q (add/remove-one).
-func PoissonPLDEpsilon(q, sigma float64, steps int, delta float64, opts ...PLDOption) (Bound, error) {
+// PLDPoissonEpsilon is ε(δ) of steps Poisson-subsampled Gaussian steps by
+// the PLD accountant.
+func PLDPoissonEpsilon(q, sigma float64, steps int, delta float64, opts ...PLDOption) (Bound, error) {
 	if err := checkPoissonArgs(q, steps, delta); err != nil {
 		return Bound{}, err
 	}
@@ -294,14 +314,113 @@ func PoissonPLDEpsilon(q, sigma float64, steps int, delta float64, opts ...PLDOp
 	return a.Epsilon(delta)
 }
 
-// PoissonPLDSigma is the noise multiplier for DP-SGD with Poisson rate q run
-// for steps steps to meet (target, delta) under the PLD accountant.
-func PoissonPLDSigma(target, delta, q float64, steps int, pld []PLDOption, opts ...CalibrateOption) (float64, error) {
+// CalibrationPLDInterval is the loss grid of calibration searches.
+const CalibrationPLDInterval = 5e-4
+
+// PLDPoissonSigma is the noise multiplier for which steps Poisson-sampled
+// Gaussian steps meet (target, delta) by the PLD accountant, within the
+// calibration tolerance (WithTolerance) below target.
+func PLDPoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOption) (float64, error) {
 	if err := checkPoissonArgs(q, steps, delta); err != nil {
 		return 0, err
 	}
-	return CalibrateSigma(func(sigma float64) (float64, error) {
-		b, err := PoissonPLDEpsilon(q, sigma, steps, delta, pld...)
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	fine := func(s float64) (float64, error) {
+		b, err := PLDPoissonEpsilon(q, s, steps, delta)
 		return b.Epsilon, err
-	}, target, opts...)
+	}
+	rdp := func(s float64) (float64, error) {
+		b, err := PoissonEpsilon(q, s, steps, delta)
+		return b.Epsilon, err
+	}
+	// The search runs on a coarser grid: a coarser grid never gives a
+	// smaller ε, so a σ it certifies is certified at the default grid too.
+	// Then a few default-grid bisection steps close the gap the coarse
+	// grid's pessimism leaves.
+	coarse := func(s float64) (float64, error) {
+		b, err := PLDPoissonEpsilon(q, s, steps, delta, WithPLDInterval(CalibrationPLDInterval))
+		return b.Epsilon, err
+	}
+	return CalibrateSigmaPLDGrids(fine, coarse, rdp, target, WithTolerance(c.tol))
+}
+
+// CalibrateSigmaPLDGrids is PLDPoissonSigma for any mechanism: fine(σ) is
+// its PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval (never
+// smaller), rdp(σ) its RDP ε (never smaller). The search runs on the coarse
+// grid from the RDP σ down, and a few fine-grid bisection steps close the
+// gap; the result is certified on the fine grid.
+func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := CalibrateSigmaPLD(coarse, rdp, target, WithTolerance(c.tol/2))
+	if err != nil {
+		return 0, err
+	}
+	fine = nanChecked(fine)
+	eHi, err := fine(hi)
+	if err != nil {
+		return 0, err
+	}
+	lo := hi * (1 - 0.02)
+	for target-eHi > c.tol && hi-lo > 1e-9*hi {
+		mid := lo + (hi-lo)/2
+		if e, err := fine(mid); err == nil && e <= target {
+			hi, eHi = mid, e
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
+}
+
+// CalibrateSigmaPLD calibrates σ for a PLD account pld(σ), bracketed by an
+// RDP account rdp(σ) of the same mechanism: RDP is never tighter, so the
+// RDP-calibrated σ meets the target under PLD too, and the search only
+// goes down from there. Small σ, where the PLD grid grows large, are
+// probed only as far as needed; a σ the PLD cannot evaluate counts as not
+// meeting the target (the result is always a σ that was certified).
+func CalibrateSigmaPLD(pld, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
+	hi, err := CalibrateSigma(rdp, target, WithTolerance(c.tol))
+	if err != nil {
+		return 0, err
+	}
+	pld = nanChecked(pld)
+	eHi, err := pld(hi)
+	if err != nil {
+		return 0, fmt.Errorf("calibrate sigma by pld at %v: %w", hi, err)
+	}
+	if eHi > target { // cannot happen for a correct pair; keep the RDP σ
+		return hi, nil
+	}
+	lo := hi
+	for {
+		lo *= 0.8
+		e, err := pld(lo)
+		if err != nil || e > target {
+			break
+		}
+		hi, eHi = lo, e
+		if lo < 1e-3 {
+			return hi, nil
+		}
+	}
+	for target-eHi > c.tol && hi-lo > 1e-9*hi {
+		mid := lo + (hi-lo)/2
+		e, err := pld(mid)
+		if err == nil && e <= target {
+			hi, eHi = mid, e
+		} else {
+			lo = mid
+		}
+	}
+	return hi, nil
 }

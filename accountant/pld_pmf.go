@@ -3,338 +3,281 @@ package accountant
 import (
 	"fmt"
 	"math"
-	"math/cmplx"
 
 	"gonum.org/v1/gonum/dsp/fourier"
 )
 
-// plmf is a discretised privacy-loss distribution: p[i] is the mass (under
-// the first distribution of a dominating pair) of the loss (lo+i)·h, and inf
-// the mass of loss +∞. Every operation on it is pessimistic: the ε(δ) it
-// gives is never below that of the distribution it stands for.
-type plmf struct {
+// pmf is a discretised privacy loss distribution: mass p[i] at privacy loss
+// (lo+i)·h, and mass inf at +∞. Every operation on it is pessimistic: mass
+// only ever moves to larger losses, so δ(ε) computed from it is an upper
+// bound on the true one.
+type pmf struct {
 	h   float64
 	lo  int
 	p   []float64
 	inf float64
 }
 
-// maxPLDBins bounds the support of one distribution (memory and FFT size).
-const maxPLDBins = 1 << 24
+// pldTail is the mass a truncation may move per operation (to +∞ from the
+// top, onto the lowest kept loss from the bottom).
+const pldTail = 1e-14
 
-func (m *plmf) loss(i int) float64 { return float64(m.lo+i) * m.h }
+// maxPLDPoints bounds a PMF's support (memory and time).
+const maxPLDPoints = 1 << 24
 
-// identityPLMF is the distribution of a mechanism that reveals nothing.
-func identityPLMF(h float64) *plmf { return &plmf{h: h, p: []float64{1}} }
+// gaussianDirection is the hockey-stick curve δ(ε) of one direction of the
+// Poisson-subsampled Gaussian (sensitivity 1, noise multiplier sigma,
+// sampling rate q ∈ (0, 1]; q = 1 is the plain Gaussian mechanism), with
+// the range of losses worth discretising.
+type gaussianDirection struct {
+	q, sigma float64
+	remove   bool // remove: P = (1−q)N(0,σ²) + qN(−1,σ²) vs Q = N(0,σ²); add: P = N(0,σ²) vs Q = (1−q)N(0,σ²) + qN(1,σ²)
+}
 
-// stdNormalSF is P(Z > t) for a standard normal Z, with full relative
-// precision in the upper tail.
-func stdNormalSF(t float64) float64 { return 0.5 * math.Erfc(t/math.Sqrt2) }
+func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
-// pldDirection is one of the two dominating pairs of a Poisson-subsampled
-// Gaussian under add/remove: removeDir has P = (1−q)N(0,σ²)+qN(1,σ²),
-// Q = N(0,σ²); addDir swaps the roles (Q the mixture).
-type pldDirection int
-
-const (
-	removeDir pldDirection = iota
-	addDir
-)
-
-// sgmDelta is the exact hockey-stick divergence δ(ε) = sup_S P(S) − e^ε Q(S)
-// of the Poisson-subsampled Gaussian (sensitivity 1, noise σ, rate q) in
-// direction dir. q = 1 is the plain Gaussian mechanism.
-func sgmDelta(dir pldDirection, q, sigma, eps float64) float64 {
-	s2 := sigma * sigma
-	if dir == removeDir {
-		// Loss L(x) = log(1−q+q·e^{(2x−1)/(2σ²)}) ≥ log(1−q).
-		if eps <= math.Log1p(-q) {
+// delta is the exact hockey-stick divergence δ(ε) = P(L > ε) − e^ε Q(L > ε).
+// The privacy loss L(x) = log P(x)/Q(x) is decreasing in x in both
+// directions, so {L > ε} = {x < x_ε}.
+func (g gaussianDirection) delta(eps float64) float64 {
+	q, s := g.q, g.sigma
+	if g.remove {
+		// L(x) = log(1 − q + q·exp((−2x−1)/(2σ²))) > log(1−q).
+		if q < 1 && eps <= math.Log1p(-q) {
 			return -math.Expm1(eps)
 		}
-		a := math.Expm1(eps) + q // e^ε − 1 + q > 0
-		x := s2*(math.Log(a)-math.Log(q)) + 0.5
-		d := q*stdNormalSF((x-1)/sigma) - a*stdNormalSF(x/sigma)
-		return math.Max(d, 0)
+		x := -s*s*(math.Log(math.Expm1(eps)+q)-math.Log(q)) - 0.5
+		return math.Max(0, q*normCDF((x+1)/s)-(math.Expm1(eps)+q)*normCDF(x/s))
 	}
-	// Loss −L(x) ≤ −log(1−q); the loss exceeds ε where x < x'.
+	// add: L(x) = −log(1 − q + q·exp((2x−1)/(2σ²))) < −log(1−q).
 	if q < 1 && eps >= -math.Log1p(-q) {
 		return 0
 	}
-	a := math.Expm1(-eps) + q // e^{−ε} − 1 + q > 0
-	x := s2*(math.Log(a)-math.Log(q)) + 0.5
-	e := math.Exp(eps)
-	d := (1-e*(1-q))*stdNormalSF(-x/sigma) - q*e*stdNormalSF((1-x)/sigma)
-	return math.Max(d, 0)
+	x := s*s*(math.Log(math.Expm1(-eps)+q)-math.Log(q)) + 0.5
+	return math.Max(0, normCDF(x/s)-math.Exp(eps)*((1-q)*normCDF(x/s)+q*normCDF((x-1)/s)))
 }
 
-// sgmLossRange returns losses below and above which each tail of the
-// noise has mass at most tail/2: the range the discretisation covers.
-func sgmLossRange(dir pldDirection, q, sigma, tail float64) (lo, hi float64) {
-	z := math.Sqrt2 * math.Erfcinv(tail) // P(Z > z) = tail/2
-	loss := func(x float64) float64 {    // remove-direction loss at x
-		u := (2*x - 1) / (2 * sigma * sigma)
-		if q == 1 {
-			return u
-		}
-		return logAdd(math.Log1p(-q), math.Log(q)+u)
+// loss is L(x).
+func (g gaussianDirection) loss(x float64) float64 {
+	q, s2 := g.q, g.sigma*g.sigma
+	if g.remove {
+		return math.Log(1 - q + q*math.Exp((-2*x-1)/(2*s2)))
 	}
-	xlo, xhi := -sigma*z, 1+sigma*z
-	if dir == removeDir {
-		return loss(xlo), loss(xhi)
-	}
-	return -loss(xhi), -loss(xlo)
+	return -math.Log(1 - q + q*math.Exp((2*x-1)/(2*s2)))
 }
 
-// sgmPLMF discretises the Poisson-subsampled Gaussian in direction dir on
-// the loss grid of interval h by connect-the-dots (Doroshenko et al. 2022):
-// the discrete pair's δ(ε) equals the exact one at every grid point and
-// interpolates it linearly in e^ε in between, which bounds it from above
-// because δ is convex in e^ε. δ at the top grid point (the tail beyond it)
-// becomes the mass at +∞.
-func sgmPLMF(dir pldDirection, q, sigma, h, tail float64) (*plmf, error) {
-	if q == 0 || math.IsInf(sigma, 1) {
-		return identityPLMF(h), nil
+// lossRange is the interval of losses carrying all but a negligible mass
+// (tails beyond 14σ of either component: < 1e-44).
+func (g gaussianDirection) lossRange() (lo, hi float64) {
+	const z = 14
+	xlo, xhi := -1-z*g.sigma, 1+z*g.sigma
+	hi, lo = g.loss(xlo), g.loss(xhi)
+	if g.remove && g.q < 1 {
+		lo = math.Max(lo, math.Log1p(-g.q))
 	}
-	elo, ehi := sgmLossRange(dir, q, sigma, tail)
-	ilo, ihi := math.Floor(elo/h), math.Ceil(ehi/h)
-	if !(ihi-ilo < maxPLDBins) {
-		return nil, fmt.Errorf("pld: loss range [%.4g, %.4g] at interval %g needs more than %d bins (noise multiplier %v too small or interval too fine)", elo, ehi, h, maxPLDBins, sigma)
+	if !g.remove && g.q < 1 {
+		hi = math.Min(hi, -math.Log1p(-g.q))
 	}
-	lo, n := int(ilo), int(ihi-ilo)+1
-	if n < 2 {
-		n = 2
-	}
-	delta := make([]float64, n)
-	for i := range delta {
-		delta[i] = sgmDelta(dir, q, sigma, float64(lo+i)*h)
-	}
-	// On [ε_i, ε_{i+1}] the discrete δ is A_i − B_i·e^ε with
-	// B_i = Σ_{j>i} p_j e^{−ε_j}; matching both ends gives B_i, and
-	// p_j = (B_{j−1} − B_j)·e^{ε_j}. Work with e^{ε−ε_i} to stay in range.
-	em1 := math.Expm1(h)
-	m := &plmf{h: h, lo: lo, p: make([]float64, n), inf: delta[n-1]}
-	// b[i] = B_i·e^{ε_i}.
-	b := make([]float64, n-1)
-	for i := range b {
-		b[i] = math.Max((delta[i]-delta[i+1])/em1, 0)
-	}
-	for j := 1; j < n-1; j++ {
-		m.p[j] = math.Max(b[j-1]*math.Exp(h)-b[j], 0) // (B_{j−1} − B_j)e^{ε_j}
-	}
-	m.p[n-1] = b[n-2] * math.Exp(h)
-	// The remaining mass sits at the bottom grid point: total mass is 1.
-	var rest float64
-	for _, v := range m.p[1:] {
-		rest += v
-	}
-	m.p[0] = math.Max(1-m.inf-rest, 0)
-	return m, nil
+	return lo, hi
 }
 
-// smoothSize is the smallest 2^a·3^b·5^c ≥ n (fast FFT lengths).
-func smoothSize(n int) int {
-	best := 1
-	for best < n {
-		best *= 2
+// connectTheDots discretises a PLD given its hockey-stick curve (Doroshenko
+// et al. 2022): masses on the grid ℓ_j = j·h whose δ-curve equals the true
+// one at every grid point and, between grid points, is its chord in e^ε —
+// above the true curve, which is convex in e^ε. So the discretisation is
+// pessimistic without rounding every loss up a whole interval.
+func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
+	lo, hi := g.lossRange()
+	j0, jN := int(math.Floor(lo/h)), int(math.Ceil(hi/h))
+	if jN <= j0 {
+		jN = j0 + 1
 	}
-	for p3 := 1; p3 < best; p3 *= 3 {
-		for p35 := p3; p35 < best; p35 *= 5 {
-			v := p35
-			for v < n {
-				v *= 2
-			}
-			if v < best {
-				best = v
-			}
+	if jN-j0+1 > maxPLDPoints {
+		return nil, invalidf("pld: %d grid points for σ = %g, q = %g at interval %g (a coarser interval is needed)", jN-j0+1, g.sigma, g.q, h)
+	}
+	n := jN - j0 + 1
+	d := make([]float64, n)
+	for j := range d {
+		d[j] = g.delta(float64(j0+j) * h)
+	}
+	// slope[j] = (D_j − D_{j+1}) / (e^{ℓ_{j+1}} − e^{ℓ_j}) = Σ_{i>j} p_i e^{−ℓ_i}.
+	slope := make([]float64, n) // slope[n−1] = 0: no finite mass above the top
+	for j := 0; j < n-1; j++ {
+		lj := float64(j0+j) * h
+		den := math.Exp(lj) * math.Expm1(h)
+		slope[j] = math.Max(0, (d[j]-d[j+1])/den)
+	}
+	out := &pmf{h: h, lo: j0, p: make([]float64, n), inf: d[n-1]}
+	total := out.inf
+	for j := n - 1; j >= 1; j-- {
+		v := math.Exp(float64(j0+j)*h) * (slope[j-1] - slope[j])
+		if v < 0 { // rounding noise where the curve is numerically flat
+			v = 0
+		}
+		out.p[j] = v
+		total += v
+	}
+	// The lowest point takes the rest: the mass of every loss at or below
+	// it, rounded up to it.
+	out.p[0] = math.Max(0, 1-total)
+	if total > 1 {
+		// Numerical excess: remove it from the lowest losses first (moving
+		// mass up keeps the result pessimistic only when nothing is lost
+		// from the top).
+		excess := total - 1
+		for j := 1; j < n && excess > 0; j++ {
+			take := math.Min(out.p[j], excess)
+			out.p[j] -= take
+			excess -= take
 		}
 	}
-	return best
-}
-
-// convolve composes two distributions (independent losses add) by FFT,
-// then truncates tails of mass at most tail (pessimistically).
-func convolve(a, b *plmf, tail float64) *plmf {
-	n := len(a.p) + len(b.p) - 1
-	out := &plmf{h: a.h, lo: a.lo + b.lo, inf: a.inf + b.inf - a.inf*b.inf}
-	if len(a.p) == 1 || len(b.p) == 1 || int64(len(a.p))*int64(len(b.p)) < 1<<14 {
-		out.p = make([]float64, n)
-		for i, x := range a.p {
-			for j, y := range b.p {
-				out.p[i+j] += x * y
-			}
-		}
-	} else {
-		size := smoothSize(n)
-		f := fourier.NewFFT(size)
-		xa := make([]float64, size)
-		copy(xa, a.p)
-		ca := f.Coefficients(nil, xa)
-		clear(xa)
-		copy(xa, b.p)
-		cb := f.Coefficients(nil, xa)
-		for i := range ca {
-			ca[i] *= cb[i]
-		}
-		f.Sequence(xa, ca)
-		scale := 1 / float64(size)
-		out.p = xa[:n]
-		for i := range out.p {
-			out.p[i] *= scale
-		}
-	}
-	out.truncate(tail)
-	return out
-}
-
-// truncate clamps negative rounding noise (its size goes to +∞), moves the
-// top tail of mass ≤ tail to +∞ and the bottom tail of mass ≤ tail up to
-// the lowest kept loss: both only raise losses.
-func (m *plmf) truncate(tail float64) {
-	for i, v := range m.p {
-		if v < 0 {
-			m.inf -= v
-			m.p[i] = 0
-		}
-	}
-	hi := len(m.p)
-	var top float64
-	for hi > 1 && top+m.p[hi-1] <= tail {
-		top += m.p[hi-1]
-		hi--
-	}
-	lo := 0
-	var bot float64
-	for lo < hi-1 && bot+m.p[lo] <= tail {
-		bot += m.p[lo]
-		lo++
-	}
-	m.inf += top
-	p := m.p[lo:hi]
-	p[0] += bot
-	m.p = p
-	m.lo += lo
-}
-
-// selfCompose returns the T-fold composition of m by FFT powering on a
-// window of the sum's support chosen by Chernoff bounds: below the window
-// the mass (≤ tail) wraps around to higher losses (pessimistic); above it
-// the mass (≤ tail, by the bound) is added to +∞ as well as wrapping.
-func (m *plmf) selfCompose(T int, tail float64) (*plmf, error) {
-	switch {
-	case T == 0:
-		return identityPLMF(m.h), nil
-	case T == 1:
-		c := *m
-		c.p = append([]float64(nil), m.p...)
-		return &c, nil
-	}
-	out := &plmf{h: m.h, inf: -math.Expm1(float64(T) * math.Log1p(-m.inf))}
-	// Chernoff window [a, b] (in loss units) for the sum of T finite losses.
-	a, b, beta := m.chernoffWindow(T, tail)
-	aIdx := int(math.Floor(a / m.h))
-	bIdx := int(math.Ceil(b / m.h))
-	if lo := T * m.lo; aIdx < lo {
-		aIdx = lo
-	}
-	if hi := T * (m.lo + len(m.p) - 1); bIdx > hi {
-		bIdx = hi
-	}
-	if bIdx-aIdx+1 > maxPLDBins {
-		return nil, fmt.Errorf("pld: %d compositions need %d bins (more than %d); use a coarser interval", T, bIdx-aIdx+1, maxPLDBins)
-	}
-	size := smoothSize(max(bIdx-aIdx+1, len(m.p)))
-	f := fourier.NewFFT(size)
-	x := make([]float64, size)
-	copy(x, m.p)
-	c := f.Coefficients(nil, x)
-	ft := complex(float64(T), 0)
-	for i, z := range c {
-		if z != 0 {
-			c[i] = cmplx.Exp(ft * cmplx.Log(z))
-		}
-	}
-	f.Sequence(x, c)
-	scale := 1 / float64(size)
-	out.p = make([]float64, size)
-	shift := ((T*m.lo-aIdx)%size + size) % size
-	for r := range out.p {
-		out.p[r] = x[((r-shift)%size+size)%size] * scale
-	}
-	out.lo = aIdx
-	out.inf += beta
-	out.truncate(tail)
+	out.truncate()
 	return out, nil
 }
 
-// chernoffWindow returns losses a ≤ b with P(sum < a) ≤ tail and
-// P(sum > b) ≤ beta ≤ tail for the sum of T independent finite losses of m,
-// from min over t of M(t)^T·e^{−tb} (M the moment generating function).
-func (m *plmf) chernoffWindow(T int, tail float64) (a, b, beta float64) {
-	// log M(t) by Horner's rule on the uniform grid: for t > 0,
-	// M(t) = e^{t·ε_top} Σ p_i x^{top−i} with x = e^{−th} < 1; for t < 0 the
-	// mirror image from the bottom. No exponential per point.
-	n := len(m.p)
-	logM := func(t float64) float64 {
-		x := math.Exp(-math.Abs(t) * m.h)
-		var s float64
-		if t > 0 {
-			for _, v := range m.p {
-				s = s*x + v
+// truncate drops negligible tails: the top's mass goes to +∞, the bottom's
+// onto the lowest kept point; negative values (FFT noise) become 0.
+func (m *pmf) truncate() {
+	for i, v := range m.p {
+		if v < 0 || math.IsNaN(v) {
+			m.p[i] = 0
+		}
+	}
+	top, acc := len(m.p), 0.0
+	for top > 1 && acc+m.p[top-1] <= pldTail {
+		top--
+		acc += m.p[top]
+	}
+	m.inf += acc
+	bot, low := 0, 0.0
+	for bot < top-1 && low+m.p[bot] <= pldTail {
+		low += m.p[bot]
+		bot++
+	}
+	m.p[bot] += low
+	m.p = m.p[bot:top]
+	m.lo += bot
+}
+
+// convolve returns the PLD of composing a and b (independent mechanisms):
+// the convolution of the finite parts by FFT, and the +∞ mass of either.
+func convolve(a, b *pmf) (*pmf, error) {
+	if a.h != b.h {
+		return nil, fmt.Errorf("pld: composing grids of interval %g and %g", a.h, b.h)
+	}
+	n := len(a.p) + len(b.p) - 1
+	if n > maxPLDPoints {
+		return nil, invalidf("pld: composition needs %d grid points; use a coarser interval", n)
+	}
+	out := &pmf{h: a.h, lo: a.lo + b.lo, inf: a.inf + b.inf - a.inf*b.inf}
+	if len(a.p) < 64 || len(b.p) < 64 {
+		out.p = directConvolve(a.p, b.p)
+	} else {
+		out.p = fftConvolve(a.p, b.p)
+	}
+	out.truncate()
+	return out, nil
+}
+
+func directConvolve(a, b []float64) []float64 {
+	out := make([]float64, len(a)+len(b)-1)
+	for i, x := range a {
+		if x == 0 {
+			continue
+		}
+		for j, y := range b {
+			out[i+j] += x * y
+		}
+	}
+	return out
+}
+
+// fftConvolve is a ∗ b through real FFTs of a power-of-two length.
+func fftConvolve(a, b []float64) []float64 {
+	n := len(a) + len(b) - 1
+	size := 1
+	for size < n {
+		size <<= 1
+	}
+	fft := fourier.NewFFT(size)
+	pa := make([]float64, size)
+	copy(pa, a)
+	ca := fft.Coefficients(nil, pa)
+	clear(pa)
+	copy(pa, b)
+	cb := fft.Coefficients(nil, pa)
+	for i := range ca {
+		ca[i] *= cb[i]
+	}
+	seq := fft.Sequence(pa, ca)
+	inv := 1 / float64(size)
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = seq[i] * inv
+	}
+	return out
+}
+
+// power is m composed with itself k ≥ 1 times, by repeated squaring.
+func (m *pmf) power(k int) (*pmf, error) {
+	var acc *pmf
+	base := m
+	for k > 0 {
+		var err error
+		if k&1 == 1 {
+			if acc == nil {
+				acc = base
+			} else if acc, err = convolve(acc, base); err != nil {
+				return nil, err
 			}
-			return t*m.loss(n-1) + math.Log(s)
 		}
-		for i := n - 1; i >= 0; i-- {
-			s = s*x + m.p[i]
-		}
-		return t*m.loss(0) + math.Log(s)
-	}
-	ft, lt := float64(T), math.Log(tail)
-	a, b = ft*m.loss(0), ft*m.loss(len(m.p)-1)
-	beta = 0
-	for k := -30; k <= 50; k++ {
-		t := math.Pow(10, float64(k)/10) // 0.001 … 1e5
-		if ub := (ft*logM(t) - lt) / t; ub < b {
-			b = ub
-			beta = tail
-		}
-		if lb := (lt - ft*logM(-t)) / t; lb > a {
-			a = lb
+		k >>= 1
+		if k > 0 {
+			if base, err = convolve(base, base); err != nil {
+				return nil, err
+			}
 		}
 	}
-	return a, b, beta
+	return acc, nil
 }
 
-// epsilon is the smallest ε ≥ 0 with δ(ε) ≤ delta, +Inf when the mass at +∞
-// exceeds delta. Between grid points δ(ε) = A − C·e^{ε−ε_i}; it is solved
-// exactly there.
-func (m *plmf) epsilon(delta float64) float64 {
-	if m.inf > delta {
-		return math.Inf(1)
-	}
-	eh := math.Exp(-m.h)
-	A, C := m.inf, 0.0 // at ε_i: A = inf + Σ_{j>i} p_j, C = Σ_{j>i} p_j e^{ε_i−ε_j}
-	for i := len(m.p) - 1; i >= 0; i-- {
-		// Move from ε_i down to ε_{i−1}.
-		A2 := A + m.p[i]
-		C2 := (C + m.p[i]) * eh
-		if A2-C2 > delta {
-			// δ(ε) = A2 − C2·e^{ε−ε_{i−1}} = delta on [ε_{i−1}, ε_i].
-			return math.Max(m.loss(i-1)+math.Log((A2-delta)/C2), 0)
-		}
-		A, C = A2, C2
-	}
-	return 0
-}
-
-// delta is δ(ε) = inf + Σ_{ε_j > ε} p_j (1 − e^{ε−ε_j}).
-func (m *plmf) delta(eps float64) float64 {
+// deltaAt is δ(ε) = inf + Σ_{ℓ_i > ε} p_i (1 − e^{ε−ℓ_i}).
+func (m *pmf) deltaAt(eps float64) float64 {
 	d := m.inf
 	for i := len(m.p) - 1; i >= 0; i-- {
-		l := m.loss(i)
+		l := float64(m.lo+i) * m.h
 		if l <= eps {
 			break
 		}
 		d += m.p[i] * -math.Expm1(eps-l)
 	}
-	return math.Min(d, 1)
+	return math.Min(1, d)
+}
+
+// epsilonAt is the smallest ε ≥ 0 with δ(ε) ≤ delta (+Inf when the +∞ mass
+// alone exceeds delta). Between grid points δ(ε) = A − e^ε·B, solved
+// exactly in the interval where it crosses delta.
+func (m *pmf) epsilonAt(delta float64) float64 {
+	if m.inf > delta {
+		return math.Inf(1)
+	}
+	a, b := m.inf, 0.0 // A = inf + Σ_{i>k} p_i, B = Σ_{i>k} p_i e^{−ℓ_i}
+	for k := len(m.p) - 1; k >= 0; k-- {
+		l := float64(m.lo+k) * m.h
+		// δ at ℓ_k (the masses above k are in a, b).
+		if dk := a - math.Exp(l)*b; dk > delta {
+			// Crossing in (ℓ_k, ℓ_{k+1}]: A − e^ε B = delta.
+			eps := math.Log((a - delta) / b)
+			return math.Max(0, eps)
+		}
+		if l <= 0 {
+			return 0
+		}
+		a += m.p[k]
+		b += m.p[k] * math.Exp(-l)
+	}
+	if d := a - b; d > delta { // below the lowest loss: δ(ε) = A − e^ε B at ε = 0
+		return math.Max(0, math.Log((a-delta)/b))
+	}
+	return 0
 }

@@ -138,7 +138,7 @@ func (g Grid) trainCell(ctx context.Context, c, s string) Row {
 		r.Err = err.Error()
 		return r
 	}
-	r.Steps, r.TrainN, r.Samples, r.Seconds = sum.Steps, sum.TrainN, sum.Samples, sum.Seconds
+	r.Steps, r.TrainN, r.Samples, r.Seconds = sum.Steps, sum.CoveredN, sum.Samples, sum.Seconds
 	if sum.Seconds > 0 {
 		r.SamplesPerSec = float64(sum.Samples) / sum.Seconds
 	}

@@ -284,9 +284,9 @@ func TestRunMatchesTrainer(t *testing.T) {
 			t.Errorf("%v: harness row (acc %v, %d samples, ε %v %s) differs from the trainer's run (acc %v, %d samples, ε %v %s)",
 				cell, r.TestAcc, r.Samples, r.Epsilon, r.Accountant, sum.TestAcc, sum.Samples, sum.Best.Epsilon, sum.Best.Accountant)
 		}
-		if r.NoiseVariance != sum.NoiseVariance || r.Sensitivity != sum.Sensitivity || r.Sigma != sum.Sigma || r.TrainN != sum.TrainN {
+		if r.NoiseVariance != sum.NoiseVariance || r.Sensitivity != sum.Sensitivity || r.Sigma != sum.Sigma || r.TrainN != sum.CoveredN {
 			t.Errorf("%v: harness row (E‖e‖² %v, Δ₂ %v, σ %v, n %d) differs from the trainer's (%v, %v, %v, %d)",
-				cell, r.NoiseVariance, r.Sensitivity, r.Sigma, r.TrainN, sum.NoiseVariance, sum.Sensitivity, sum.Sigma, sum.TrainN)
+				cell, r.NoiseVariance, r.Sensitivity, r.Sigma, r.TrainN, sum.NoiseVariance, sum.Sensitivity, sum.Sigma, sum.CoveredN)
 		}
 		wantDim := sum.Params
 		if cell[0] == "subspace" {

@@ -13,6 +13,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strconv"
 )
 
 // Feature cache file layout (little endian):
@@ -94,13 +96,72 @@ func LoadOrCompute(dir string, x []float32, n int, shape [3]int, cfg Config) (fe
 	if err != nil {
 		return nil, nil, false, err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// The features are a deterministic function of the private images:
+	// the cache is as private as the data (0700 directory, 0600 files).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, nil, false, fmt.Errorf("feature cache: %w", err)
 	}
 	if err := WriteFeatures(path, key, feats, n, fshape); err != nil {
 		return nil, nil, false, err
 	}
+	if _, err := Evict(dir, CacheLimit(), path); err != nil {
+		return nil, nil, false, err
+	}
 	return feats, fshape, false, nil
+}
+
+// DefaultCacheLimit bounds the feature cache's size (bytes) unless
+// $DPTRAIN_FEATURE_CACHE_MAX says otherwise.
+const DefaultCacheLimit = 8 << 30
+
+// CacheLimit is $DPTRAIN_FEATURE_CACHE_MAX (bytes) when it parses as a
+// positive integer, else DefaultCacheLimit.
+func CacheLimit() int64 {
+	if v, err := strconv.ParseInt(os.Getenv("DPTRAIN_FEATURE_CACHE_MAX"), 10, 64); err == nil && v > 0 {
+		return v
+	}
+	return DefaultCacheLimit
+}
+
+// Evict removes the least recently modified cache files in dir until the
+// cache holds at most limit bytes, never removing keep (the file just
+// written); limit 0 removes every cache file but keep. It returns the paths
+// removed. Only files named like cache files are touched.
+func Evict(dir string, limit int64, keep string) ([]string, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "scatternet-*.f32"))
+	if err != nil {
+		return nil, fmt.Errorf("feature cache: %w", err)
+	}
+	type entry struct {
+		path string
+		size int64
+		mod  int64
+	}
+	var es []entry
+	var total int64
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		total += fi.Size()
+		if p != keep {
+			es = append(es, entry{p, fi.Size(), fi.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(es, func(i, j int) bool { return es[i].mod < es[j].mod })
+	var removed []string
+	for _, e := range es {
+		if total <= limit {
+			break
+		}
+		if err := os.Remove(e.path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return removed, fmt.Errorf("feature cache: %w", err)
+		}
+		total -= e.size
+		removed = append(removed, e.path)
+	}
+	return removed, nil
 }
 
 // ErrCorrupt is wrapped by the errors of a cache file that does not parse.
@@ -152,8 +213,8 @@ func WriteFeatures(path string, key [32]byte, feats []float32, n int, fshape []i
 	if _, err = w.Write(binary.LittleEndian.AppendUint32(nil, crc)); err != nil {
 		return fmt.Errorf("feature cache %s: %w", path, err)
 	}
-	// CreateTemp makes the file 0600; a cache is as readable as the data.
-	if err = errors.Join(w.Flush(), f.Chmod(0o644), f.Sync(), f.Close()); err != nil {
+	// 0600: the features are a function of the private data.
+	if err = errors.Join(w.Flush(), f.Chmod(0o600), f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("feature cache %s: %w", path, err)
 	}
 	if err = os.Rename(f.Name(), path); err != nil {

@@ -3,9 +3,11 @@ package features
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 func TestLoadOrComputeCaches(t *testing.T) {
@@ -127,4 +129,64 @@ func equalInts(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// The cache is private (0700 directory, 0600 files) and bounded: Evict
+// removes the oldest files first and never the one just written.
+func TestCacheIsPrivateAndBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	n := 2
+	x := make([]float32, n*3*32*32)
+	for i := range x {
+		x[i] = float32(i%7) / 7
+	}
+	if _, _, _, err := LoadOrCompute(dir, x, n, [3]int{3, 32, 32}, DefaultConfig()); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("cache dir: %v, mode %v; want 0700", err, fi.Mode().Perm())
+	}
+	path := CachePath(dir, CacheKey(x, n, [3]int{3, 32, 32}, DefaultConfig()))
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("cache file: %v; want mode 0600", err)
+	}
+	// Three more files of known sizes and ages.
+	var olds []string
+	for i, age := range []time.Duration{3 * time.Hour, 2 * time.Hour, time.Hour} {
+		p := filepath.Join(dir, fmt.Sprintf("scatternet-old%d.f32", i))
+		if err := os.WriteFile(p, make([]byte, 1000), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(-age)
+		os.Chtimes(p, mt, mt)
+		olds = append(olds, p)
+	}
+	other := filepath.Join(dir, "notes.txt") // not a cache file: never touched
+	os.WriteFile(other, make([]byte, 5000), 0o600)
+	keepSize := fileSize(t, path)
+	removed, err := Evict(dir, keepSize+1500, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(removed) != 2 || removed[0] != olds[0] || removed[1] != olds[1] {
+		t.Fatalf("evicted %v; want the two oldest %v", removed, olds[:2])
+	}
+	if removed, _ = Evict(dir, 0, path); len(removed) != 1 || removed[0] != olds[2] {
+		t.Fatalf("limit 0 evicted %v; want %v", removed, olds[2])
+	}
+	for _, p := range []string{path, other} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+}
+
+func fileSize(t *testing.T, p string) int64 {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
 }

@@ -19,10 +19,13 @@ type checkpoint struct {
 	Config     Config  `json:"config"`
 	Step       int     `json:"step"`
 	Sigma      float64 `json:"sigma"` // the noise multiplier in use (after calibration)
-	Params     []byte  `json:"params"`
-	Optimizer  []byte  `json:"optimizer"`
-	Sampler    []byte  `json:"sampler"`
-	Noise      []byte  `json:"noise"`
+	// Q is the sampling rate the account used; a resume refuses a
+	// configuration whose rate differs (0 in older checkpoints: not checked).
+	Q         float64 `json:"q,omitempty"`
+	Params    []byte  `json:"params"`
+	Optimizer []byte  `json:"optimizer"`
+	Sampler   []byte  `json:"sampler"`
+	Noise     []byte  `json:"noise"`
 	// Root is the state of the run's root random stream, from which the
 	// sampler, the noise and any private preprocessing's noise are derived.
 	// In a crypto-seeded run it is the secret seed of all of them: a resumed

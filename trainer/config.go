@@ -125,14 +125,30 @@ type Config struct {
 	// recompute and subtract the noise, so a seeded run is not a private
 	// release. The crypto root's seed is kept in the checkpoint (private
 	// state) so that a resumed run continues the same streams. A config
-	// file that sets "seed" without "seeded" asks for a seeded run
-	// ([ParseConfig]); so does an explicit --seed on the command line.
+	// file's "seed" fixes the initialisation only: add "seeded": true to
+	// derive the noise from it too. An explicit --seed on the command line
+	// implies --seeded (see cmd/dptrain).
 	Seed            uint64 `json:"seed"`
 	Seeded          bool   `json:"seeded"`
 	EvalEvery       int    `json:"eval_every"`
 	OutDir          string `json:"out_dir"`
 	CheckpointEvery int    `json:"checkpoint_every"`
 	Plots           bool   `json:"plots"`
+	// PrivateDiagnostics writes the raw training-data statistics (batch
+	// loss, gradient norms, clipped fraction, realised batch size, training
+	// accuracy) to OUT/private/diagnostics.jsonl and its plot, and shows the
+	// batch loss in the progress bar. None of it is covered by ε.
+	PrivateDiagnostics bool `json:"private_diagnostics,omitempty"`
+	// KeepCheckpoint keeps OUT/private/checkpoint.json after the run
+	// completes (it holds the noise seed: never release it); by default a
+	// completed run removes it.
+	KeepCheckpoint bool `json:"keep_checkpoint,omitempty"`
+	// PublicData names the public dataset whose first PublicN training
+	// records estimate subspace clipping's basis: a dataset name other than
+	// the private one, or "test" (the first PublicN test records, which
+	// then leave the evaluation set). Empty: the first PublicN training
+	// records are carved out as public, and the claim covers the rest only.
+	PublicData string `json:"public_data,omitempty"`
 }
 
 // Default is the embedded default run: the MNIST CNN on the embedded
@@ -378,6 +394,16 @@ func (c *Config) Validate() error {
 	if c.PerInstance > 0 && (c.Sampler != "poisson" || c.Clip != "flat") {
 		bad("per_instance needs sampler poisson and clip flat (the per-instance sensitivity is min(‖g‖, C)), got %s and %s", c.Sampler, c.Clip)
 	}
+	if c.PublicData != "" {
+		switch {
+		case c.Clip != "subspace":
+			bad("public_data feeds subspace clipping's basis; it needs clip subspace, got %q", c.Clip)
+		case c.PublicData == c.Dataset || (c.PublicData == "embedded" && c.Dataset == "fashion-mnist") || (c.PublicData == "fashion-mnist" && c.Dataset == "embedded"):
+			bad("public_data %q is (part of) the private training corpus %q; name a different dataset, or \"test\"", c.PublicData, c.Dataset)
+		case c.PublicData != "test" && (c.Features != "" || c.DPSGDF || c.FeatureCF > 0):
+			bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", c.PublicData)
+		}
+	}
 	if c.MaxPhysicalBatch < 1 {
 		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
 	}
@@ -408,9 +434,9 @@ func LoadConfig(path string, base Config) (Config, error) {
 }
 
 // ParseConfig reads a JSON config over base, as LoadConfig does; one JSON
-// object, unknown keys and trailing data are errors. A file that sets
-// "seed" but not "seeded" asks for a reproducible run: Seeded becomes true
-// (the noise and sampling are then derived from the seed).
+// object, unknown keys and trailing data are errors. A "seed" fixes the
+// initialisation only; the noise and sampling stay crypto-seeded unless the
+// file also says "seeded": true (a reproducible, not private, run).
 func ParseConfig(data []byte, base Config) (Config, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -421,19 +447,6 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 	if dec.More() {
 		return base, errors.New("trailing data after the config object")
 	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(data, &keys); err != nil {
-		return base, err // unreachable: the same object decoded above
-	}
-	// encoding/json matches keys to fields case-insensitively; so does this.
-	hasSeed, hasSeeded := false, false
-	for k := range keys {
-		hasSeed = hasSeed || strings.EqualFold(k, "seed")
-		hasSeeded = hasSeeded || strings.EqualFold(k, "seeded")
-	}
-	if hasSeed && !hasSeeded {
-		cfg.Seeded = true
-	}
 	return cfg, nil
 }
 
@@ -442,6 +455,7 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
+	k.PrivateDiagnostics, k.KeepCheckpoint = false, false
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])

@@ -141,9 +141,10 @@ func TestHashIgnoresOutputOptions(t *testing.T) {
 	}
 }
 
-// A config file that sets "seed" asks for a reproducible run unless it also
-// says "seeded"; without a seed the noise stays crypto-seeded.
-func TestParseConfigSeedImpliesSeeded(t *testing.T) {
+// A config file's "seed" fixes the initialisation only: the noise stays
+// crypto-seeded unless the file also says "seeded": true (issue 17: people
+// add a seed for reproducible initialisation and silently lost privacy).
+func TestParseConfigSeedIsInitialisationOnly(t *testing.T) {
 	tests := []struct {
 		json   string
 		seed   uint64
@@ -151,8 +152,9 @@ func TestParseConfigSeedImpliesSeeded(t *testing.T) {
 	}{
 		{`{}`, 1, false},
 		{`{"model":"logreg"}`, 1, false},
-		{`{"seed":5}`, 5, true},
-		{`{"SEED":3}`, 3, true}, // keys match fields case-insensitively
+		{`{"seed":5}`, 5, false},
+		{`{"SEED":3}`, 3, false}, // keys match fields case-insensitively
+		{`{"seed":5,"seeded":true}`, 5, true},
 		{`{"seed":5,"seeded":false}`, 5, false},
 		{`{"seeded":false,"seed":7}`, 7, false},
 		{`{"seeded":true}`, 1, true},

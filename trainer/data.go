@@ -29,31 +29,9 @@ type prepared struct {
 // loadData loads and prepares the data; root is the run's root random
 // stream, from which the noise of any private preprocessing is derived.
 func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
-	var (
-		l   *datasets.Loaded
-		src string
-		err error
-	)
-	switch cfg.Dataset {
-	case "embedded":
-		l, err = datasets.Embedded()
-		src = "embedded Fashion-MNIST subset"
-	case "synthetic":
-		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
-		var all *datasets.Dataset
-		all, err = g.Generate()
-		if err == nil {
-			tr, te := all.Split(5.0/6, cfg.Seed)
-			l = &datasets.Loaded{Train: tr, Test: te}
-		}
-		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
-	default:
-		var s datasets.Source
-		l, s, err = datasets.Load(cfg.Dataset, datasets.Options{Dir: cfg.DataDir})
-		src = s.String()
-	}
+	l, src, err := loadNamed(cfg.Dataset, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("dataset %s: %w", cfg.Dataset, err)
+		return nil, err
 	}
 	p := &prepared{train: l.Train, test: l.Test, source: src}
 	if cfg.TrainLimit > 0 && cfg.TrainLimit < p.train.N() {
@@ -94,6 +72,48 @@ func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 	}
 	return p, nil
+}
+
+// DefaultFeatureCache is where ScatterNet features are cached when the
+// configuration names no directory: the user's cache directory.
+func DefaultFeatureCache() string {
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return filepath.Join(base, "dptrain", "features")
+}
+
+// loadNamed loads the dataset called name (cfg supplies the data directory
+// and the synthetic generator's seed).
+func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
+	var (
+		l   *datasets.Loaded
+		src string
+		err error
+	)
+	switch name {
+	case "embedded":
+		l, err = datasets.Embedded()
+		src = "embedded Fashion-MNIST subset"
+	case "synthetic":
+		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
+		var all *datasets.Dataset
+		all, err = g.Generate()
+		if err == nil {
+			tr, te := all.Split(5.0/6, cfg.Seed)
+			l = &datasets.Loaded{Train: tr, Test: te}
+		}
+		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
+	default:
+		var s datasets.Source
+		l, s, err = datasets.Load(name, datasets.Options{Dir: cfg.DataDir})
+		src = s.String()
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("dataset %s: %w", name, err)
+	}
+	return l, src, nil
 }
 
 // applyDPSGDF centres the features privately (paper 001, Algorithm 3: the
@@ -157,10 +177,16 @@ func applyNonPrivate(cfg *Config, p *prepared) error {
 		return fmt.Errorf("unknown preprocess %q", cfg.Preprocess)
 	}
 	Xtr := scaled(p.train)
+	outside := 0
 	for i := 0; i < n; i++ {
-		if nrm := mat.Norm(Xtr.RowView(i), 2); nrm > 1+1e-6 {
-			return fmt.Errorf("preprocess %s: training record %d has norm %.3g after scaling; the sensitivities need records in the unit L2 ball", cfg.Preprocess, i, nrm)
+		if mat.Norm(Xtr.RowView(i), 2) > 1+1e-6 {
+			outside++
 		}
+	}
+	if outside > 0 {
+		// Neither the record nor its norm is named: a refusal message is
+		// read, logged and pasted, and it is not covered by ε.
+		return fmt.Errorf("preprocess %s: %d training record(s) lie outside the unit L2 ball after scaling; the sensitivities need every record inside it (scale by a public bound)", cfg.Preprocess, outside)
 	}
 	pipe := preprocess.Pipeline{Steps: []preprocess.Step{step}}
 	sens, err := pipe.Sensitivity(b)
@@ -192,13 +218,10 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	shape := [3]int{p.train.Shape[0], p.train.Shape[1], p.train.Shape[2]}
 	dir := cfg.FeatureCache
 	if dir == "" {
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir = filepath.Join(base, "dptrain", "features")
+		dir = DefaultFeatureCache()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	// Features of private images are private: 0700 (files 0600).
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("feature cache: %w", err)
 	}
 	fcfg := features.DefaultConfig()
@@ -258,10 +281,13 @@ func withFeatures(d *datasets.Dataset, x []float32) *datasets.Dataset {
 	return &c
 }
 
-func seq(n int) []int {
-	s := make([]int, n)
+func seq(n int) []int { return seqFrom(0, n) }
+
+// seqFrom is lo, lo+1, …, hi−1.
+func seqFrom(lo, hi int) []int {
+	s := make([]int, hi-lo)
 	for i := range s {
-		s[i] = i
+		s[i] = lo + i
 	}
 	return s
 }

@@ -6,6 +6,23 @@
 // accountant, recording a JSON-lines metrics file, a summary, plots and
 // atomic checkpoints from which a run resumes bit for bit.
 //
+// What a run releases: the output directory holds release/, which may be
+// published, and private/ (mode 0700), which must not be. Everything in
+// release/ is covered by the printed ε or is a function of public data: the
+// model; summary.json (ε per accountant with δ and the neighbouring
+// relation, σ, q, steps, the configuration, the claim in words); the
+// metrics' step, ε and test-set figures; test and ε plots drawn from those.
+// Each released field declares its provenance (a `prov` tag: config,
+// account, model or noised) and tests refuse any other. private/ holds the
+// checkpoint (with the crypto seed of the noise; removed when the run
+// completes unless KeepCheckpoint), any statistic of the training data
+// (batch loss, gradient norms, clipped fraction, realised batch size, train
+// accuracy, wall time: only with PrivateDiagnostics), per-instance files
+// and messages that name records. The number of training records n is
+// treated as public. A bound that depends on what is released (the
+// hidden-state bound: last iterate only) qualifies only when the outputs
+// satisfy it: a final-only run evaluates once, at the end.
+//
 // The DP noise and the sampling are drawn from ChaCha8 streams seeded from
 // crypto/rand; Config.Seeded derives them from Config.Seed instead, for
 // reproducible (and therefore not privately releasable) runs. The crypto

@@ -3,7 +3,6 @@ package trainer
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -114,7 +113,7 @@ func (s *state) instanceReport() ([]string, error) {
 			len(eps), s.cfg.Delta, sorted[0], q(0.5), q(0.9), sorted[len(sorted)-1], s.bestEpsilon()),
 		"per-instance: " + pdp.RenyiFilterCaveat,
 	}
-	if s.cfg.OutDir == "" {
+	if s.out == nil {
 		return notes, nil
 	}
 	var b strings.Builder
@@ -122,7 +121,8 @@ func (s *state) instanceReport() ([]string, error) {
 	for i, e := range eps {
 		fmt.Fprintf(&b, "%d,%d,%.6g\n", i, s.data.train.Y[i], e)
 	}
-	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "per_instance.csv"), []byte(b.String())); err != nil {
+	// Each record's index, label and data-dependent ε: curator only.
+	if err := s.out.writePrivate("per_instance.csv", []byte(b.String())); err != nil {
 		return nil, err
 	}
 	p := plot.New()
@@ -135,7 +135,7 @@ func (s *state) instanceReport() ([]string, error) {
 	}
 	p.Add(h)
 	for _, ext := range []string{"png", "svg"} {
-		if err := p.Save(7*vg.Inch, 4*vg.Inch, filepath.Join(s.cfg.OutDir, "per_instance."+ext)); err != nil {
+		if err := p.Save(7*vg.Inch, 4*vg.Inch, s.out.private("per_instance."+ext)); err != nil {
 			return nil, fmt.Errorf("per-instance histogram: %w", err)
 		}
 	}

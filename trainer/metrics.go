@@ -8,13 +8,17 @@ import (
 	"os"
 )
 
-// Record is one line of metrics.jsonl: what one step did and what the run
-// has spent so far. Accuracy and test fields are set on evaluation steps;
-// with EMA on, the accuracies are the averaged parameters' and Loss stays
-// the training iterate's. Loss, TrainAcc, the gradient-norm statistics,
-// ClippedFrac and BatchSize are computed from the private training data
-// without noise: diagnostics for the curator, not covered by the run's DP
-// guarantee (which covers the model).
+// Record is what one step did and what the run has spent so far. Accuracy
+// and test fields are set on evaluation steps; with EMA on, the accuracies
+// are the averaged parameters' and Loss stays the training iterate's.
+//
+// Loss, TrainAcc, the gradient-norm statistics, ClippedFrac, BatchSize and
+// Elapsed are computed from the private training data without noise (the
+// realised Poisson batch size and the step's time move with one record):
+// they are written only to private/diagnostics.jsonl, and only when the run
+// asks for private diagnostics. release/metrics.jsonl holds the released
+// projection (step, ε, test figures): see releasedRecord. ReadMetrics reads
+// either file.
 type Record struct {
 	Step      int     `json:"step"`
 	Epoch     float64 `json:"epoch"`
@@ -49,19 +53,19 @@ type metricsLog struct {
 	w *bufio.Writer
 }
 
-func openMetrics(path string, appendTo bool) (*metricsLog, error) {
+func openMetrics(path string, appendTo bool, perm os.FileMode) (*metricsLog, error) {
 	flag := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
 	if appendTo {
 		flag = os.O_CREATE | os.O_WRONLY | os.O_APPEND
 	}
-	f, err := os.OpenFile(path, flag, 0o644)
+	f, err := os.OpenFile(path, flag, perm)
 	if err != nil {
 		return nil, fmt.Errorf("metrics %s: %w", path, err)
 	}
 	return &metricsLog{f: f, w: bufio.NewWriter(f)}, nil
 }
 
-func (m *metricsLog) write(r *Record) error {
+func (m *metricsLog) write(r any) error {
 	b, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("metrics: %w", err)

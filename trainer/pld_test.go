@@ -19,7 +19,7 @@ func TestCalibrationAccountant(t *testing.T) {
 	c.OutDir, c.Accountant = t.TempDir(), "rdp"
 	byRDP := run(t, c, Options{})
 	q := float64(c.BatchSize) / float64(def.TrainN)
-	pld, err := accountant.PoissonPLDSigma(2, c.Delta, q, c.Steps, nil)
+	pld, err := accountant.PLDPoissonSigma(2, c.Delta, q, c.Steps)
 	if err != nil {
 		t.Fatal(err)
 	}

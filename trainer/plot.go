@@ -12,55 +12,56 @@ import (
 	"gonum.org/v1/plot/vg"
 )
 
-// WritePlots draws the run's curves from its records into dir:
-// training.png/svg (loss, and test and training accuracy, against step) and
-// epsilon.png/svg (ε against step for every accountant).
+// WritePlots draws the released curves from records into dir:
+// test.png/svg (the released model's test accuracy and loss against step)
+// and epsilon.png/svg (ε against step for every accountant). Both are
+// functions of the released model on public data and of the account: the
+// training loss is not drawn here (see the private diagnostics plot).
 func WritePlots(dir string, recs []Record) error {
 	if len(recs) == 0 {
 		return nil
 	}
-	loss := make(plotter.XYs, 0, len(recs))
-	var acc, trainAcc plotter.XYs
+	var acc, tloss plotter.XYs
 	eps := map[string]plotter.XYs{}
 	for _, r := range recs {
-		loss = append(loss, plotter.XY{X: float64(r.Step), Y: r.Loss})
 		if r.TestAcc != nil {
 			acc = append(acc, plotter.XY{X: float64(r.Step), Y: *r.TestAcc})
 		}
-		if r.TrainAcc != nil {
-			trainAcc = append(trainAcc, plotter.XY{X: float64(r.Step), Y: *r.TrainAcc})
+		if r.TestLoss != nil {
+			tloss = append(tloss, plotter.XY{X: float64(r.Step), Y: *r.TestLoss})
 		}
 		for name, e := range r.Epsilon {
 			eps[name] = append(eps[name], plotter.XY{X: float64(r.Step), Y: e})
 		}
 	}
+	last := float64(recs[len(recs)-1].Step)
 
-	// Training curves: two stacked panels sharing the step axis.
-	pl := plot.New()
-	pl.Title.Text = "training loss (mean over the step's batch)"
-	pl.X.Label.Text = "step"
-	pl.Y.Label.Text = "loss"
-	if err := addLine(pl, "loss", loss, 0); err != nil {
-		return err
-	}
+	// Test curves: two stacked panels over the same step range.
 	pa := plot.New()
-	pa.Title.Text = "accuracy"
-	pa.X.Label.Text = "step"
+	pa.Title.Text = "test accuracy (released model)"
 	pa.Y.Label.Text = "accuracy"
 	pa.Y.Min, pa.Y.Max = 0, 1
+	pl := plot.New()
+	pl.Title.Text = "test loss (released model)"
+	pl.X.Label.Text = "step"
+	pl.Y.Label.Text = "loss"
+	for _, p := range []*plot.Plot{pa, pl} {
+		p.X.Min, p.X.Max = 0, last
+	}
 	if len(acc) > 0 {
 		if err := addLine(pa, "test", acc, 0); err != nil {
 			return err
 		}
+		pa.Legend.Top = false // bottom right: the curve rises towards the top
 	}
-	if len(trainAcc) > 0 {
-		if err := addLine(pa, "train (subset)", trainAcc, 1); err != nil {
+	if len(tloss) > 0 {
+		if err := addLine(pl, "test", tloss, 0); err != nil {
 			return err
 		}
+		pl.Legend.Top = true // top right: the loss falls away from it
 	}
-	pa.Legend.Top = false // bottom right: the curves rise towards the top
 	for _, ext := range []string{"png", "svg"} {
-		if err := saveStack(filepath.Join(dir, "training."+ext), pl, pa); err != nil {
+		if err := saveStack(filepath.Join(dir, "test."+ext), pa, pl); err != nil {
 			return err
 		}
 	}
@@ -69,6 +70,7 @@ func WritePlots(dir string, recs []Record) error {
 	pe.Title.Text = fmt.Sprintf("privacy spent (δ fixed), %d steps", recs[len(recs)-1].Step)
 	pe.X.Label.Text = "step"
 	pe.Y.Label.Text = "ε"
+	pe.X.Min, pe.X.Max = 0, last
 	pe.Legend.Top, pe.Legend.Left = true, true
 	names := make([]string, 0, len(eps))
 	for n := range eps {
@@ -86,6 +88,53 @@ func WritePlots(dir string, recs []Record) error {
 		}
 	}
 	return nil
+}
+
+// writeDiagnosticsPlot draws the private training-data statistics into dir
+// (diagnostics.png): batch loss, accuracy on training records, gradient
+// norms before clipping and the clipped fraction. Curator only.
+func writeDiagnosticsPlot(dir string, recs []Record) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	var loss, trainAcc, normMean, normMax, clipped plotter.XYs
+	for _, r := range recs {
+		x := float64(r.Step)
+		loss = append(loss, plotter.XY{X: x, Y: r.Loss})
+		normMean = append(normMean, plotter.XY{X: x, Y: r.GradNormMean})
+		normMax = append(normMax, plotter.XY{X: x, Y: r.GradNormMax})
+		clipped = append(clipped, plotter.XY{X: x, Y: r.ClippedFrac})
+		if r.TrainAcc != nil {
+			trainAcc = append(trainAcc, plotter.XY{X: x, Y: *r.TrainAcc})
+		}
+	}
+	last := float64(recs[len(recs)-1].Step)
+	mk := func(title, y string) *plot.Plot {
+		p := plot.New()
+		p.Title.Text = title
+		p.Y.Label.Text = y
+		p.X.Min, p.X.Max = 0, last
+		return p
+	}
+	pl := mk("PRIVATE: training loss (mean over the step's batch)", "loss")
+	pn := mk("PRIVATE: per-example gradient norm before clipping", "norm")
+	pc := mk("PRIVATE: fraction of the batch clipped, and training accuracy", "fraction")
+	pc.X.Label.Text = "step"
+	pc.Y.Min, pc.Y.Max = 0, 1
+	for _, l := range []struct {
+		p    *plot.Plot
+		name string
+		xy   plotter.XYs
+		i    int
+	}{{pl, "loss", loss, 0}, {pn, "mean", normMean, 0}, {pn, "max", normMax, 1}, {pc, "clipped", clipped, 0}, {pc, "train acc (subset)", trainAcc, 1}} {
+		if len(l.xy) == 0 {
+			continue
+		}
+		if err := addLine(l.p, l.name, l.xy, l.i); err != nil {
+			return err
+		}
+	}
+	return saveStack(filepath.Join(dir, "diagnostics.png"), pl, pn, pc)
 }
 
 func addLine(p *plot.Plot, name string, xy plotter.XYs, i int) error {

@@ -9,7 +9,7 @@ import (
 
 func TestWritePlotsAndMetricsRoundTrip(t *testing.T) {
 	dir := t.TempDir()
-	m, err := openMetrics(filepath.Join(dir, "metrics.jsonl"), false)
+	m, err := openMetrics(filepath.Join(dir, "metrics.jsonl"), false, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -17,7 +17,8 @@ func TestWritePlotsAndMetricsRoundTrip(t *testing.T) {
 		r := &Record{Step: s, Loss: 2 / float64(s), Epsilon: map[string]float64{"rdp": 0.1 * float64(s), "hidden": 0.05 * float64(s)}}
 		if s%10 == 0 {
 			a, b := 0.5+float64(s)/100, 0.55+float64(s)/100
-			r.TestAcc, r.TrainAcc = &a, &b
+			l := 2 / float64(s)
+			r.TestAcc, r.TrainAcc, r.TestLoss = &a, &b, &l
 		}
 		if err := m.write(r); err != nil {
 			t.Fatal(err)
@@ -36,7 +37,10 @@ func TestWritePlotsAndMetricsRoundTrip(t *testing.T) {
 	if err := WritePlots(dir, recs); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"training.png", "epsilon.png"} {
+	if err := writeDiagnosticsPlot(dir, recs); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"test.png", "epsilon.png", "diagnostics.png"} {
 		f, err := os.Open(filepath.Join(dir, name))
 		if err != nil {
 			t.Fatal(err)
@@ -50,7 +54,7 @@ func TestWritePlotsAndMetricsRoundTrip(t *testing.T) {
 			t.Fatalf("%s: tiny image %v", name, b)
 		}
 	}
-	for _, name := range []string{"training.svg", "epsilon.svg"} {
+	for _, name := range []string{"test.svg", "epsilon.svg"} {
 		if st, err := os.Stat(filepath.Join(dir, name)); err != nil || st.Size() < 1000 {
 			t.Fatalf("%s missing or empty: %v", name, err)
 		}

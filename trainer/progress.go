@@ -13,7 +13,8 @@ import (
 type Progress int
 
 const (
-	// ProgressBar draws a progress bar with step, loss, accuracy and ε.
+	// ProgressBar draws a progress bar with step, test accuracy and ε (and
+	// the batch loss when the run asked for private diagnostics).
 	ProgressBar Progress = iota
 	// ProgressQuiet prints nothing while training.
 	ProgressQuiet
@@ -30,10 +31,13 @@ type reporter struct {
 	w       io.Writer
 	bar     *progressbar.ProgressBar
 	lastAcc string
+	// private: show training-data statistics (the batch loss); only in a
+	// run that asked for private diagnostics.
+	private bool
 }
 
-func newReporter(mode Progress, w io.Writer, total, start int) *reporter {
-	r := &reporter{mode: mode, w: w}
+func newReporter(mode Progress, w io.Writer, total, start int, private bool) *reporter {
+	r := &reporter{mode: mode, w: w, private: private}
 	if mode == ProgressBar && w != nil {
 		r.bar = progressbar.NewOptions(total,
 			progressbar.OptionSetWriter(w),
@@ -55,13 +59,21 @@ func newReporter(mode Progress, w io.Writer, total, start int) *reporter {
 func (r *reporter) step(rec *Record) {
 	switch r.mode {
 	case ProgressJSON:
-		if b, err := json.Marshal(rec); err == nil {
+		var v any = rec.released()
+		if r.private {
+			v = rec
+		}
+		if b, err := json.Marshal(v); err == nil {
 			fmt.Fprintf(r.w, "%s\n", b)
 		}
 	case ProgressLines:
 		if rec.TestAcc != nil && r.w != nil {
-			fmt.Fprintf(r.w, "step %d  loss %.4f  test acc %.4f  ε %.4f (%s)  %.0fs\n",
-				rec.Step, rec.Loss, *rec.TestAcc, rec.EpsilonBest, rec.BestAccountant, rec.Elapsed)
+			loss := ""
+			if r.private {
+				loss = fmt.Sprintf("  loss %.4f (private)", rec.Loss)
+			}
+			fmt.Fprintf(r.w, "step %d%s  test acc %.4f  ε %.4f (%s)\n",
+				rec.Step, loss, *rec.TestAcc, rec.EpsilonBest, rec.BestAccountant)
 		}
 	case ProgressBar:
 		if r.bar == nil {
@@ -70,7 +82,11 @@ func (r *reporter) step(rec *Record) {
 		if rec.TestAcc != nil {
 			r.lastAcc = fmt.Sprintf(" acc %.3f", *rec.TestAcc)
 		}
-		r.bar.Describe(fmt.Sprintf("loss %.3f%s ε %.3f (%s)", rec.Loss, r.lastAcc, rec.EpsilonBest, rec.BestAccountant))
+		loss := ""
+		if r.private {
+			loss = fmt.Sprintf("loss %.3f ", rec.Loss)
+		}
+		r.bar.Describe(fmt.Sprintf("%stest%s ε %.3f (%s)", loss, r.lastAcc, rec.EpsilonBest, rec.BestAccountant))
 		r.bar.Set(rec.Step)
 	}
 }

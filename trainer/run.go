@@ -1,15 +1,11 @@
 package trainer
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -65,7 +61,10 @@ type Summary struct {
 	Seconds     float64                   `json:"seconds"`
 	OutDir      string                    `json:"out_dir,omitempty"`
 	Private     bool                      `json:"private"` // outputs other than the final model are private state
-	Samples     int                       `json:"samples"` // examples processed (sum of realised batch sizes)
+	// Samples is the number of examples processed (the sum of realised
+	// batch sizes): a statistic of the training data, written to private/
+	// only.
+	Samples int `json:"samples"`
 	// NoiseVariance is E‖e‖² of one step's noise on the released sum.
 	NoiseVariance float64 `json:"noise_variance"`
 	// Sensitivity is the L2 bound of one example's clipped contribution.
@@ -75,6 +74,19 @@ type Summary struct {
 	// the seed can recompute the noise, so the run is not a private
 	// release. False: crypto/rand-seeded streams.
 	NoiseSeeded bool `json:"noise_seeded"`
+	// PrivateRelease is false when the outputs are not a private release
+	// (a seeded run: the noise can be recomputed from the seed).
+	PrivateRelease bool `json:"private_release"`
+	// CoveredN is the number of training records the claim covers (TrainN
+	// less records carved out as public).
+	CoveredN int `json:"covered_n"`
+	// Claim states the privacy guarantee in words, with its caveats.
+	Claim string `json:"claim"`
+	// PrivateNotes are curator-only messages (they may name records);
+	// written to private/summary.json only.
+	PrivateNotes []string `json:"private_notes,omitempty"`
+
+	cfg Config // the run's configuration, for the released summary
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -118,11 +130,14 @@ type state struct {
 	masks   []*sampler.Mask
 	sum     []float32
 
-	metrics *metricsLog
-	notes   []string
-	samples int
-	sub     *subspaceState // hybrid subspace clipping, or nil
-	piNorms [][]float64    // per-instance: [step][example] gradient norms
+	out      *outputs    // nil: the run writes nothing
+	metrics  *metricsLog // release/metrics.jsonl
+	diag     *metricsLog // private/diagnostics.jsonl (PrivateDiagnostics), or nil
+	notes    []string
+	privNote []string // curator-only notes
+	samples  int
+	sub      *subspaceState // hybrid subspace clipping, or nil
+	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
 	targetBuf []float32
 	// iterate holds the training iterate while the EMA parameters are in
@@ -145,19 +160,29 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts}
+	if cfg.OutDir != "" {
+		out, err := newOutputs(cfg.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		s.out = out
+	}
 	// The checkpoint is read before setup: it holds the root seed from
 	// which the private preprocessing's noise, the sampler and the DP noise
 	// are derived, so a resumed crypto-seeded run redraws none of them.
 	var ck *checkpoint
-	if opts.Resume && cfg.OutDir != "" {
+	if opts.Resume && s.out != nil {
 		c, err := loadCheckpoint(s.checkpointPath())
 		switch {
 		case errors.Is(err, ErrNoCheckpoint):
-			s.logf("no checkpoint in %s; starting afresh", cfg.OutDir)
+			if err := s.checkResumable(); err != nil {
+				return nil, err
+			}
+			s.logf("no checkpoint in %s; starting afresh", s.out.private(""))
 		case err != nil:
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
-			return nil, fmt.Errorf("checkpoint %s was written by a different configuration (hash %s, this run %s); use a new out_dir or the same settings", s.checkpointPath(), c.ConfigHash, cfg.Hash())
+			return nil, fmt.Errorf("checkpoint %s was written with different settings (%s); use a new out_dir or the same settings", s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
 		default:
 			ck = c
 		}
@@ -176,16 +201,16 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		first = ck.Step + 1
 		s.logf("resumed from step %d of %d", ck.Step, s.steps)
 	}
-	if cfg.OutDir != "" {
+	if s.out != nil {
 		if err := s.openMetrics(first > 1, first-1); err != nil {
 			return nil, err
 		}
-		defer s.metrics.close()
+		defer s.closeMetrics()
 	}
 	sum, err := s.loop(ctx, first, start)
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
-		if cfg.OutDir != "" {
+		if s.out != nil {
 			if werr := s.writeOutputs(sum); werr != nil && err == nil {
 				err = werr
 			}
@@ -200,7 +225,7 @@ func (s *state) logf(format string, args ...any) {
 	}
 }
 
-func (s *state) checkpointPath() string { return filepath.Join(s.cfg.OutDir, "checkpoint.json") }
+func (s *state) checkpointPath() string { return s.out.private("checkpoint.json") }
 
 // newCryptoRoot draws the root stream of an unseeded run (a variable so
 // that tests can tell a resumed run's streams from freshly drawn ones).
@@ -257,6 +282,9 @@ func (s *state) setup() error {
 	data, err := loadData(cfg, root)
 	if err != nil {
 		return err
+	}
+	if testDataHook != nil {
+		testDataHook(data)
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
@@ -587,7 +615,7 @@ func (s *state) evaluateTrain() (float64, error) {
 // loop runs steps first..s.steps.
 func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary, error) {
 	cfg := &s.cfg
-	rep := newReporter(s.opts.Progress, s.opts.Out, s.steps, first-1)
+	rep := newReporter(s.opts.Progress, s.opts.Out, s.steps, first-1, cfg.PrivateDiagnostics)
 	defer rep.finish()
 	n := s.data.train.N()
 	var (
@@ -630,41 +658,42 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
 		}
 		// Deferred accountants (PLD) only at evaluation steps and the end.
-		if full := step == s.steps || (cfg.EvalEvery > 0 && step%cfg.EvalEvery == 0); !full {
+		if full := step == s.steps || s.evaluateNow(step); !full {
 			s.tracker.SkipDeferred(true)
 			rec.Deferred = s.tracker.Deferred()
 		}
 		s.account(rec)
 		s.tracker.SkipDeferred(false)
-		if cfg.EvalEvery > 0 && (step%cfg.EvalEvery == 0 || step == s.steps) {
+		if s.evaluateNow(step) {
 			acc, loss, err := s.evaluateTest()
 			if err != nil {
 				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
 			}
-			trainAcc, err := s.evaluateTrain()
-			if err != nil {
-				return nil, fmt.Errorf("step %d: evaluation on training examples: %w", step, err)
-			}
-			rec.TestAcc, rec.TestLoss, rec.TrainAcc = &acc, &loss, &trainAcc
+			rec.TestAcc, rec.TestLoss = &acc, &loss
 			s.lastEval.step, s.lastEval.acc, s.lastEval.loss = step, acc, loss
-		}
-		if s.metrics != nil {
-			if err := s.metrics.write(rec); err != nil {
-				return nil, err
+			if cfg.PrivateDiagnostics {
+				trainAcc, err := s.evaluateTrain()
+				if err != nil {
+					return nil, fmt.Errorf("step %d: evaluation on training examples: %w", step, err)
+				}
+				rec.TrainAcc = &trainAcc
 			}
+		}
+		if err := s.record(rec, step); err != nil {
+			return nil, err
 		}
 		rep.step(rec)
-		if cfg.OutDir != "" && cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
+		if s.out != nil && cfg.CheckpointEvery > 0 && step%cfg.CheckpointEvery == 0 {
 			if err := s.checkpoint(step); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if cfg.OutDir != "" && stopped != "" {
+	if s.out != nil && stopped != "" {
 		if err := s.checkpoint(done); err != nil {
 			return nil, err
 		}
-		s.logf("checkpoint written at step %d; continue with --resume", done)
+		s.logf("checkpoint written at step %d (in %s); continue with --resume", done, s.out.private(""))
 	}
 	sum, err := s.summary(done, stopped)
 	if err != nil {
@@ -735,7 +764,13 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
-		NoiseSeeded: s.cfg.Seeded,
+		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
+		PrivateNotes: s.privNote, cfg: s.cfg,
+	}
+	if s.sub != nil && s.sub.carved > 0 {
+		// Records carved out of the training set as "public" are trained
+		// on without protection: the claim covers the others only.
+		sum.TrainN = s.data.train.N() + s.sub.carved
 	}
 	sum.Bounds = s.tracker.Bounds(s.cfg.Delta)
 	for _, tb := range sum.Bounds {
@@ -750,46 +785,13 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum.Notes = append(sum.Notes, notes...)
+	sum.PrivateNotes = append(sum.PrivateNotes, notes...)
+	sum.Claim = s.claim(sum)
 	return sum, nil
 }
 
-func (s *state) openMetrics(resumed bool, upTo int) error {
-	if err := os.MkdirAll(s.cfg.OutDir, 0o755); err != nil {
-		return fmt.Errorf("out_dir: %w", err)
-	}
-	path := filepath.Join(s.cfg.OutDir, "metrics.jsonl")
-	if resumed {
-		// Keep exactly the records of the steps the checkpoint covers.
-		recs, err := ReadMetrics(path)
-		if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		var buf bytes.Buffer
-		for i := range recs {
-			if recs[i].Step <= upTo {
-				b, _ := json.Marshal(&recs[i])
-				buf.Write(b)
-				buf.WriteByte('\n')
-			}
-		}
-		if err := writeFileAtomic(path, buf.Bytes()); err != nil {
-			return err
-		}
-	}
-	m, err := openMetrics(path, resumed)
-	if err != nil {
-		return err
-	}
-	s.metrics = m
-	return nil
-}
-
 func (s *state) checkpoint(step int) error {
-	if err := os.MkdirAll(s.cfg.OutDir, 0o755); err != nil {
-		return fmt.Errorf("out_dir: %w", err)
-	}
-	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma,
+	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma, Q: s.acct.q,
 		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples}
 	var err error
 	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
@@ -851,7 +853,16 @@ func (s *state) restore(ck *checkpoint) error {
 			return fmt.Errorf("checkpoint %s: the parameter average has taken in %d steps, want %d", s.checkpointPath(), s.ema.Steps(), ck.Step)
 		}
 	}
+	// The account continues at the checkpoint's σ: the noise is rebuilt
+	// from it too, so the two can never disagree.
+	if err := s.checkMechanism(ck); err != nil {
+		return err
+	}
 	s.sigma = ck.Sigma
+	var err error
+	if s.noise, err = s.buildNoise(); err != nil {
+		return fmt.Errorf("noise: %w", err)
+	}
 	s.samples = ck.Samples
 	if s.cfg.PerInstance > 0 && len(ck.InstanceNorms) != ck.Step {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
@@ -863,82 +874,6 @@ func (s *state) restore(ck *checkpoint) error {
 			return fmt.Errorf("checkpoint %s basis: %w", s.checkpointPath(), err)
 		}
 		if err := s.restoreBasis(ck.BasisAt, from); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// writeOutputs writes the final model (the EMA average when on), summary
-// and plots.
-func (s *state) writeOutputs(sum *Summary) error {
-	if sum.Stopped != "" && s.cfg.FinalOnly {
-		// An interrupted hidden-state run holds an intermediate iterate:
-		// releasing it would void the bound, so there is no model.bin
-		// until the run completes (the checkpoint, private, carries it).
-		if err := os.Remove(filepath.Join(s.cfg.OutDir, "model.bin")); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return err
-		}
-		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
-		return s.writeSummaryAndPlots(sum)
-	}
-	// Zoo models save with their architecture; any other model's flat
-	// parameter vector is written raw (little-endian float32).
-	var buf bytes.Buffer
-	err := s.withReleased(func() error {
-		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
-			if err := saver.Save(&buf); err != nil {
-				return fmt.Errorf("save model: %w", err)
-			}
-		} else {
-			buf.Write(float32Bytes(s.model.Params()))
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "model.bin"), buf.Bytes()); err != nil {
-		return err
-	}
-	return s.writeSummaryAndPlots(sum)
-}
-
-// writeSummaryAndPlots writes summary.json and, when asked, the plots.
-func (s *state) writeSummaryAndPlots(sum *Summary) error {
-	type boundOut struct {
-		Name       string  `json:"name"`
-		Epsilon    float64 `json:"epsilon"`
-		Order      float64 `json:"order,omitempty"`
-		Relation   string  `json:"relation"`
-		Applicable bool    `json:"applicable"`
-		Reason     string  `json:"reason,omitempty"`
-	}
-	out := struct {
-		*Summary
-		Config Config     `json:"config"`
-		All    []boundOut `json:"bounds"`
-	}{Summary: sum, Config: s.cfg}
-	for _, tb := range sum.Bounds {
-		if tb.Err != nil {
-			out.All = append(out.All, boundOut{Name: tb.Name, Reason: tb.Err.Error()})
-			continue
-		}
-		out.All = append(out.All, boundOut{tb.Name, tb.Epsilon, tb.Order, tb.Relation.String(), tb.Applicable, tb.Reason})
-	}
-	b, err := json.MarshalIndent(out, "", "  ")
-	if err != nil {
-		return fmt.Errorf("summary: %w", err)
-	}
-	if err := writeFileAtomic(filepath.Join(s.cfg.OutDir, "summary.json"), b); err != nil {
-		return err
-	}
-	if s.cfg.Plots {
-		recs, err := ReadMetrics(filepath.Join(s.cfg.OutDir, "metrics.jsonl"))
-		if err != nil {
-			return err
-		}
-		if err := WritePlots(s.cfg.OutDir, recs); err != nil {
 			return err
 		}
 	}

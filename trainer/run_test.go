@@ -29,6 +29,8 @@ func small(t *testing.T) Config {
 	c.BatchSize, c.Steps, c.Epsilon, c.Sigma = 200, 30, 0, 1.0
 	c.Optimizer, c.LR, c.Momentum, c.ClipNorm = "momentum", 1, 0.5, 1
 	c.EvalEvery, c.CheckpointEvery, c.Plots = 10, 7, false
+	// The tests compare raw per-step statistics and the final checkpoint.
+	c.PrivateDiagnostics, c.KeepCheckpoint = true, true
 	c.OutDir = t.TempDir()
 	return c
 }
@@ -83,7 +85,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 			if full.Epsilon[full.Best.Accountant] != resumed.Epsilon[resumed.Best.Accountant] || full.TestLoss != resumed.TestLoss || full.Samples != resumed.Samples {
 				t.Fatalf("resumed run differs: ε %v vs %v, loss %v vs %v, samples %d vs %d", full.Epsilon, resumed.Epsilon, full.TestLoss, resumed.TestLoss, full.Samples, resumed.Samples)
 			}
-			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "release", "model.bin")), readFile(t, filepath.Join(c2.OutDir, "release", "model.bin"))) {
 				t.Fatal("final models differ")
 			}
 			a, b := mustMetrics(t, c.OutDir), mustMetrics(t, c2.OutDir)
@@ -105,7 +107,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 
 func mustMetrics(t *testing.T, dir string) []Record {
 	t.Helper()
-	r, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl"))
+	r, err := ReadMetrics(filepath.Join(dir, "private", "diagnostics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +127,7 @@ func TestEpsilonMatchesIndependentAccount(t *testing.T) {
 		t.Fatalf("ε %v, independent %v", got, want.Epsilon)
 	}
 	// The PLD accountant runs beside RDP and is the tighter: the result.
-	pld, err := accountant.PoissonPLDEpsilon(float64(c.BatchSize)/float64(s.TrainN), c.Sigma, c.Steps, c.Delta)
+	pld, err := accountant.PLDPoissonEpsilon(float64(c.BatchSize)/float64(s.TrainN), c.Sigma, c.Steps, c.Delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +191,7 @@ func TestHiddenStateApplicability(t *testing.T) {
 	if want := math.Min(hidden.Epsilon, math.Min(s.Epsilon["rdp"], s.Epsilon["pld"])); s.Best.Epsilon != want || s.Best.Relation != accountant.AddRemove {
 		t.Fatalf("best bound %+v, want min(hidden %v, rdp %v, pld %v)", s.Best, hidden.Epsilon, s.Epsilon["rdp"], s.Epsilon["pld"])
 	}
-	ck := readFile(t, filepath.Join(c.OutDir, "checkpoint.json"))
+	ck := readFile(t, filepath.Join(c.OutDir, "private", "checkpoint.json"))
 	if !bytes.Contains(ck, []byte(`"private":true`)) {
 		t.Fatal("hidden-state checkpoint not marked private")
 	}
@@ -202,14 +204,14 @@ func TestHiddenStateApplicability(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) || !stopped.Private {
 		t.Fatalf("stop: %v, summary private %v", err, stopped != nil && stopped.Private)
 	}
-	if _, err := os.Stat(filepath.Join(c2.OutDir, "model.bin")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(filepath.Join(c2.OutDir, "release", "model.bin")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("interrupted final_only run wrote model.bin (%v)", err)
 	}
 	if ck := mustCheckpoint(t, c2.OutDir); !ck.Private || !strings.Contains(ck.Warning, "voids the hidden-state bound") || ck.Step != 7 {
 		t.Fatalf("interrupted checkpoint: private %v, step %d, warning %q", ck.Private, ck.Step, ck.Warning)
 	}
 	run(t, c2, Options{Resume: true})
-	if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+	if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "release", "model.bin")), readFile(t, filepath.Join(c2.OutDir, "release", "model.bin"))) {
 		t.Fatal("resumed final_only run released another model")
 	}
 
@@ -296,7 +298,8 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 			t.Fatal(err)
 		}
 		tc.then(&c)
-		if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "different configuration") {
+		key := strings.Fields(tc.name)[0] + ":" // the setting is named
+		if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "different settings") || !strings.Contains(err.Error(), key) {
 			t.Errorf("%s: resume: %v", tc.name, err)
 		}
 	}
@@ -304,7 +307,7 @@ func TestResumeRefusesOtherConfig(t *testing.T) {
 
 func mustCheckpoint(t *testing.T, dir string) *checkpoint {
 	t.Helper()
-	ck, err := loadCheckpoint(filepath.Join(dir, "checkpoint.json"))
+	ck, err := loadCheckpoint(filepath.Join(dir, "private", "checkpoint.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -397,7 +400,7 @@ func checkReleased(t *testing.T, st *state, c Config, sum *Summary, avg []float6
 	if err := st.model.(interface{ Save(io.Writer) error }).Save(&buf); err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(buf.Bytes(), readFile(t, filepath.Join(c.OutDir, "model.bin"))) {
+	if !bytes.Equal(buf.Bytes(), readFile(t, filepath.Join(c.OutDir, "release", "model.bin"))) {
 		t.Fatal("model.bin is not the averaged parameters")
 	}
 	if !strings.Contains(strings.Join(sum.Notes, "\n"), fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters", c.EMA)) {
@@ -418,8 +421,8 @@ func TestEMALeavesTrainingUnchanged(t *testing.T) {
 		t.Fatalf("explicit ema 0: %v, hash %s vs %s", err, fromJSON.Hash(), off.Hash())
 	}
 	offSum := run(t, off, Options{})
-	ckOff := readFile(t, filepath.Join(off.OutDir, "checkpoint.json"))
-	summ := readFile(t, filepath.Join(off.OutDir, "summary.json"))
+	ckOff := readFile(t, filepath.Join(off.OutDir, "private", "checkpoint.json"))
+	summ := readFile(t, filepath.Join(off.OutDir, "release", "summary.json"))
 	if bytes.Contains(ckOff, []byte(`"ema"`)) || bytes.Contains(summ, []byte(`"ema"`)) {
 		t.Fatal("a run without ema writes an ema key: older checkpoints and configs would no longer match")
 	}
@@ -443,7 +446,7 @@ func TestEMALeavesTrainingUnchanged(t *testing.T) {
 	if onSum.Best != offSum.Best {
 		t.Fatalf("ε differs with ema: %+v vs %+v", onSum.Best, offSum.Best)
 	}
-	if onSum.TestLoss == offSum.TestLoss || bytes.Equal(readFile(t, filepath.Join(off.OutDir, "model.bin")), readFile(t, filepath.Join(on.OutDir, "model.bin"))) {
+	if onSum.TestLoss == offSum.TestLoss || bytes.Equal(readFile(t, filepath.Join(off.OutDir, "release", "model.bin")), readFile(t, filepath.Join(on.OutDir, "release", "model.bin"))) {
 		t.Fatal("ema on releases the same model as ema off")
 	}
 }
@@ -456,7 +459,7 @@ func TestCancelWritesCheckpoint(t *testing.T) {
 	if !errors.Is(err, ErrInterrupted) {
 		t.Fatalf("cancelled run: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(c.OutDir, "checkpoint.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(c.OutDir, "private", "checkpoint.json")); err != nil {
 		t.Fatal("no checkpoint after cancel")
 	}
 }
@@ -539,8 +542,8 @@ func TestSubspaceAccounting(t *testing.T) {
 	c := small(t)
 	c.Clip, c.SubspaceRanks, c.PublicN, c.Steps, c.Sigma = "subspace", []int{4, 8}, 50, 20, 1.5
 	s := run(t, c, Options{})
-	if s.TrainN != 5000-50 {
-		t.Fatalf("private set has %d examples, want %d", s.TrainN, 5000-50)
+	if s.CoveredN != 5000-50 || s.TrainN != 5000 || !strings.Contains(s.Claim, "other than the 50 carved out as public") {
+		t.Fatalf("claim covers %d of %d examples, want %d of 5000: %q", s.CoveredN, s.TrainN, 5000-50, s.Claim)
 	}
 	st := &state{cfg: c}
 	if err := st.setup(); err != nil {
@@ -570,7 +573,7 @@ func TestSubspaceAccounting(t *testing.T) {
 	for j := range blocks {
 		blocks[j].Sigma = sig[j]
 	}
-	if err := want.Compose(accountant.TwiceSampled{Q1: float64(c.BatchSize) / float64(s.TrainN), Q2: 1, Blocks: blocks}, c.Steps); err != nil {
+	if err := want.Compose(accountant.TwiceSampled{Q1: float64(c.BatchSize) / float64(s.CoveredN), Q2: 1, Blocks: blocks}, c.Steps); err != nil {
 		t.Fatal(err)
 	}
 	wb, err := want.Epsilon(c.Delta)
@@ -652,13 +655,13 @@ func TestPerInstance(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed := run1(t, c2, Options{Resume: true})
-	a := readFile(t, filepath.Join(c.OutDir, "per_instance.csv"))
-	b := readFile(t, filepath.Join(c2.OutDir, "per_instance.csv"))
+	a := readFile(t, filepath.Join(c.OutDir, "private", "per_instance.csv"))
+	b := readFile(t, filepath.Join(c2.OutDir, "private", "per_instance.csv"))
 	if !bytes.Equal(a, b) || len(bytes.Split(bytes.TrimSpace(a), []byte("\n"))) != 21 {
 		t.Fatalf("per-instance CSVs differ or have the wrong length:\n%s\n%s", a, b)
 	}
-	if !strings.Contains(strings.Join(full.Notes, "\n"), "DIAGNOSTIC") || len(resumed.Notes) != len(full.Notes) {
-		t.Fatalf("notes %v", full.Notes)
+	if !strings.Contains(strings.Join(full.PrivateNotes, "\n"), "DIAGNOSTIC") || len(resumed.PrivateNotes) != len(full.PrivateNotes) {
+		t.Fatalf("notes %v", full.PrivateNotes)
 	}
 }
 
@@ -711,12 +714,12 @@ func TestResumeKeepsCryptoRoot(t *testing.T) {
 			if !bytes.Equal(ck.Root, want) || !strings.Contains(ck.Warning, "SECRET") || ck.Private {
 				t.Fatalf("checkpoint root %x (want %x), warning %q, private %v", ck.Root[:8], want[:8], ck.Warning, ck.Private)
 			}
-			if fi, err := os.Stat(filepath.Join(c2.OutDir, "checkpoint.json")); err != nil || fi.Mode().Perm() != 0o600 {
+			if fi, err := os.Stat(filepath.Join(c2.OutDir, "private", "checkpoint.json")); err != nil || fi.Mode().Perm() != 0o600 {
 				t.Fatalf("checkpoint mode %v (%v), want 0600", fi.Mode().Perm(), err)
 			}
 			setCryptoRoot(t, 2002)
 			run(t, c2, Options{Resume: true})
-			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "model.bin")), readFile(t, filepath.Join(c2.OutDir, "model.bin"))) {
+			if !bytes.Equal(readFile(t, filepath.Join(c.OutDir, "release", "model.bin")), readFile(t, filepath.Join(c2.OutDir, "release", "model.bin"))) {
 				t.Fatal("resumed model differs from the uninterrupted run with the same root")
 			}
 			a, b := mustMetrics(t, c.OutDir), mustMetrics(t, c2.OutDir)
@@ -745,7 +748,7 @@ func TestDefaultNoiseIsNotSeeded(t *testing.T) {
 		if s.NoiseSeeded != c.Seeded {
 			t.Fatalf("%s: summary noise_seeded %v", name, s.NoiseSeeded)
 		}
-		released[name] = readFile(t, filepath.Join(c.OutDir, "model.bin"))
+		released[name] = readFile(t, filepath.Join(c.OutDir, "release", "model.bin"))
 	}
 	if !bytes.Equal(released["seeded-a"], released["seeded-b"]) {
 		t.Fatal("two seeded runs differ")
@@ -767,7 +770,7 @@ func TestResumeRefusesCheckpointWithoutRoot(t *testing.T) {
 	}
 	ck := mustCheckpoint(t, c.OutDir)
 	ck.Root = nil
-	if err := saveCheckpoint(filepath.Join(c.OutDir, "checkpoint.json"), ck); err != nil {
+	if err := saveCheckpoint(filepath.Join(c.OutDir, "private", "checkpoint.json"), ck); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Run(context.Background(), c, Options{Resume: true}); err == nil || !strings.Contains(err.Error(), "holds no root seed") {

@@ -100,8 +100,13 @@ func buildClipper(cfg *Config, m models.PerSampleModel) (clip.Clipper, float64, 
 		c, err := clip.NewLInf(cfg.ClipNorm/math.Sqrt(float64(d)), d)
 		return c, float64(d), err
 	case "hybrid":
-		c, err := clip.NewL2LInf(cfg.ClipNorm, cfg.D0, d)
-		return c, cfg.D0, err
+		// c∞ = C/√d0. With fewer than d0 parameters the L∞ bound would
+		// shrink the L2 sensitivity to √D·C/√d0 and the noise with it,
+		// while the twice-sampling account assumes d0 coordinates at noise
+		// σ·C: d0 = min(d0, D) keeps the noise and the account one mechanism.
+		d0 := math.Min(cfg.D0, float64(d))
+		c, err := clip.NewL2LInf(cfg.ClipNorm, d0, d)
+		return c, d0, err
 	}
 	return nil, 0, fmt.Errorf("unknown clip %q", cfg.Clip)
 }
@@ -236,10 +241,16 @@ func (a *accounting) usePLD() error {
 // epsilonAfter is the calibrating accountant's ε (PLD or the primary's)
 // after the prefix events and k steps at noise multiplier sigma.
 func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
-	acc, err := a.newPrimary()
 	if a.calibPLD {
-		acc, err = accountant.NewPLD()
+		return a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD() }, sigma, k)
 	}
+	return a.epsilonBy(a.newPrimary, sigma, k)
+}
+
+// epsilonBy is the ε of a fresh accountant from newAcc after the prefix
+// events and k steps at noise multiplier sigma.
+func (a *accounting) epsilonBy(newAcc func() (accountant.Accountant, error), sigma float64, k int) (float64, error) {
+	acc, err := newAcc()
 	if err != nil {
 		return 0, err
 	}
@@ -262,9 +273,23 @@ func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 	return b.Epsilon, nil
 }
 
-// calibrate returns σ meeting the target ε over steps.
+// calibrate returns σ meeting the target ε over steps: by PLD as
+// PLDPoissonSigma does (searched on the coarse grid from the RDP σ down,
+// certified on the default grid), else by the primary accountant.
 func (a *accounting) calibrate(steps int) (float64, error) {
-	sigma, err := accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+	var sigma float64
+	var err error
+	if a.calibPLD {
+		pldAt := func(opts ...accountant.PLDOption) func(float64) (float64, error) {
+			return func(s float64) (float64, error) {
+				return a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }, s, steps)
+			}
+		}
+		rdp := func(s float64) (float64, error) { return a.epsilonBy(a.newPrimary, s, steps) }
+		sigma, err = accountant.CalibrateSigmaPLDGrids(pldAt(), pldAt(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), rdp, a.cfg.Epsilon)
+	} else {
+		sigma, err = accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
 	}
@@ -329,8 +354,12 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 				ProjectEveryStep: true,
 				Optimizer:        a.cfg.Optimizer,
 				Momentum:         a.cfg.Momentum,
-				FinalModelOnly:   a.cfg.FinalOnly,
-				Sampling:         map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
+				// A final-only run writes nothing intermediate to release/
+				// (metrics carry only the account, evaluation is at the end,
+				// checkpoints stay in private/).
+				FinalModelOnly: a.cfg.FinalOnly,
+				WeightDecay:    a.cfg.WeightDecay,
+				Sampling:       map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
 				// Without the outer clip the expected-batch divisor breaks A3.
 				ExpectedBatchNormalization: !a.outerClip(),
 			}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 )
@@ -17,6 +18,7 @@ type subspaceState struct {
 	public    []float32 // public examples' features (declared public: no protection)
 	publicY   []int
 	publicN   int
+	carved    int // records carved out of the training set as public (0 with a separate public dataset)
 	c2, d0    []float64
 	shape     []float64          // per-block noise std at σ = 1 (effective multiplier 1)
 	blocks    []accountant.Block // per-block Dim, C2, D0 for the accountant (Sigma set per σ)
@@ -32,19 +34,25 @@ type subspaceState struct {
 func (s *state) setupSubspace(root *rng.Stream) error {
 	cfg := &s.cfg
 	train := s.data.train
-	if cfg.PublicN < 1 || cfg.PublicN >= train.N() {
-		return fmt.Errorf("subspace clipping: public_n must be in [1, %d), got %d", train.N(), cfg.PublicN)
-	}
-	// A seeded choice of public examples; they are removed from the private
-	// set, so they are never sampled and never accounted.
-	perm := rng.NewSeeded(cfg.Seed).Child("public").Perm(train.N())
-	pub, priv := perm[:cfg.PublicN], perm[cfg.PublicN:]
 	sub := &subspaceState{publicN: cfg.PublicN, rootSeed: root}
-	pubSet := train.Subset(pub)
+	pubSet, err := s.publicSet()
+	if err != nil {
+		return err
+	}
 	sub.public, sub.publicY = pubSet.X, pubSet.Y
-	s.data.train = train.Subset(priv)
 	s.sub = sub
-	s.notes = append(s.notes, fmt.Sprintf("subspace clipping: %d training examples declared public (basis estimation only, no privacy protection), %d private", cfg.PublicN, len(priv)))
+	if cfg.PublicData == "" {
+		// Carved out: the first public_n records in the dataset's stored
+		// order (fixed independently of n, so adding or removing another
+		// record does not change the public set). They are removed from
+		// the private set, never sampled and never accounted: the claim
+		// covers the remaining records only.
+		sub.carved = cfg.PublicN
+		s.data.train = train.Subset(seqFrom(cfg.PublicN, train.N()))
+		s.notes = append(s.notes, fmt.Sprintf("subspace clipping: the first %d training records are declared public (basis estimation only, NO privacy protection); the claim covers the other %d", cfg.PublicN, s.data.train.N()))
+	} else {
+		s.notes = append(s.notes, fmt.Sprintf("subspace clipping: basis estimated from %d records of the public dataset %q (not the training set)", cfg.PublicN, cfg.PublicData))
+	}
 
 	d := s.model.NumParams()
 	grads, err := s.publicGrads()
@@ -177,4 +185,42 @@ func (s *state) buildNoise() (*clip.Gaussian, error) {
 		v[j] = x * x
 	}
 	return clip.BlockNoiseFor(s.clipper, v)
+}
+
+// publicSet returns the public examples for the subspace basis: PublicN
+// records of Config.PublicData ("test": the first PublicN test records,
+// which then leave the evaluation set), or else the first PublicN training
+// records.
+func (s *state) publicSet() (*datasets.Dataset, error) {
+	cfg := &s.cfg
+	train := s.data.train
+	var pool *datasets.Dataset
+	switch cfg.PublicData {
+	case "":
+		if cfg.PublicN < 1 || cfg.PublicN >= train.N() {
+			return nil, fmt.Errorf("subspace clipping: public_n must be in [1, %d), got %d", train.N(), cfg.PublicN)
+		}
+		return train.Subset(seq(cfg.PublicN)), nil
+	case "test":
+		test := s.data.test
+		if cfg.PublicN < 1 || cfg.PublicN >= test.N() {
+			return nil, fmt.Errorf("subspace clipping: public_n must be in [1, %d) with public_data test, got %d", test.N(), cfg.PublicN)
+		}
+		s.data.test = test.Subset(seqFrom(cfg.PublicN, test.N()))
+		s.notes = append(s.notes, fmt.Sprintf("public_data test: the first %d test records estimate the basis; the other %d evaluate", cfg.PublicN, s.data.test.N()))
+		return test.Subset(seq(cfg.PublicN)), nil
+	default:
+		l, _, err := loadNamed(cfg.PublicData, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("public_data: %w", err)
+		}
+		pool = l.Train
+	}
+	if pool.Dim() != train.Dim() {
+		return nil, fmt.Errorf("public_data %s has %d features per record; the training data has %d", cfg.PublicData, pool.Dim(), train.Dim())
+	}
+	if cfg.PublicN < 1 || cfg.PublicN > pool.N() {
+		return nil, fmt.Errorf("subspace clipping: public_n must be in [1, %d] with public_data %s, got %d", pool.N(), cfg.PublicData, cfg.PublicN)
+	}
+	return pool.Subset(seq(cfg.PublicN)), nil
 }

@@ -12,7 +12,7 @@ import (
 func init() {
 	register(&command{
 		name:    "calibrate",
-		summary: "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps",
+		summary: "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps [--accountant rdp|pld]",
 		run:     runCalibrate,
 	})
 }
@@ -27,21 +27,13 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	steps := fs.Int("steps", 0, "number of training steps")
 	tol := fs.Float64("tolerance", accountant.DefaultTolerance, "tolerance in epsilon: the result has target-tol <= epsilon <= target")
 	signed := fs.Bool("signed", false, "signed fractional-order series (Opacus, TF Privacy) instead of the proven absolute-value bound")
+	acct := fs.String("accountant", "rdp", "accountant: rdp or pld (the tighter privacy loss distribution)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
-	acct := fs.String("accountant", "rdp", "accountant: rdp | pld")
-	interval := fs.Float64("interval", accountant.DefaultPLDInterval, "pld: privacy-loss grid interval")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := requireFlags(fs, "epsilon", "delta", "q", "steps"); err != nil {
 		return err
-	}
-	switch *acct {
-	case "rdp":
-	case "pld":
-		return calibratePLD(stdout, *jsonOut, *eps, *delta, *q, *steps, *tol, *interval)
-	default:
-		return badInput("unknown --accountant %q (known: pld, rdp)", *acct)
 	}
 	if err := positive("epsilon", *eps); err != nil {
 		return err
@@ -58,64 +50,51 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := positive("tolerance", *tol); err != nil {
 		return err
 	}
-	var rdpOpts []accountant.RDPOption
-	if *signed {
-		rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
-	}
-	sigma, err := accountant.PoissonSigma(*eps, *delta, *q, *steps,
-		accountant.WithTolerance(*tol), accountant.WithRDPOptions(rdpOpts...))
-	if err != nil {
-		return asInput(err)
-	}
-	got, err := accountant.PoissonEpsilon(*q, sigma, *steps, *delta, rdpOpts...)
-	if err != nil {
-		return err
+	var (
+		sigma float64
+		got   accountant.Bound
+		err   error
+	)
+	switch *acct {
+	case "pld":
+		if *signed {
+			return badInput("--signed applies to the rdp accountant only")
+		}
+		if sigma, got, err = calibratePLD(*eps, *delta, *q, *steps, *tol); err != nil {
+			return err
+		}
+	case "rdp":
+		var rdpOpts []accountant.RDPOption
+		if *signed {
+			rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
+		}
+		sigma, err = accountant.PoissonSigma(*eps, *delta, *q, *steps,
+			accountant.WithTolerance(*tol), accountant.WithRDPOptions(rdpOpts...))
+		if err != nil {
+			return asInput(err)
+		}
+		if got, err = accountant.PoissonEpsilon(*q, sigma, *steps, *delta, rdpOpts...); err != nil {
+			return err
+		}
+	default:
+		return badInput("--accountant must be rdp or pld, got %q", *acct)
 	}
 	if *jsonOut {
-		data, err := json.Marshal(map[string]any{
+		obj := map[string]any{
 			"sigma": sigma, "epsilon": got.Epsilon, "delta": *delta, "q": *q, "steps": *steps,
-			"accountant": "rdp", "order": got.Order,
-		})
+			"accountant": got.Accountant,
+		}
+		if got.Order > 0 {
+			obj["order"] = got.Order
+		}
+		data, err := json.Marshal(obj)
 		if err != nil {
 			return err
 		}
 		_, err = fmt.Fprintf(stdout, "%s\n", data)
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "sigma = %s (rdp: epsilon = %s at delta = %s, q = %s, %d steps)\n",
-		fmtFloat(sigma), fmtFloat(got.Epsilon), fmtFloat(*delta), fmtFloat(*q), *steps)
-	return err
-}
-
-// calibratePLD is `dptrain calibrate --accountant pld`.
-func calibratePLD(stdout io.Writer, jsonOut bool, eps, delta, q float64, steps int, tol, interval float64) error {
-	if err := checkPLDFlags(q, steps, delta, interval, "epsilon", eps); err != nil {
-		return err
-	}
-	if err := positive("tolerance", tol); err != nil {
-		return err
-	}
-	opts := []accountant.PLDOption{accountant.WithPLDInterval(interval)}
-	sigma, err := accountant.PoissonPLDSigma(eps, delta, q, steps, opts, accountant.WithTolerance(tol))
-	if err != nil {
-		return asInput(err)
-	}
-	got, err := accountant.PoissonPLDEpsilon(q, sigma, steps, delta, opts...)
-	if err != nil {
-		return err
-	}
-	if jsonOut {
-		data, err := json.Marshal(map[string]any{
-			"sigma": sigma, "epsilon": got.Epsilon, "delta": delta, "q": q, "steps": steps,
-			"accountant": "pld", "interval": interval,
-		})
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintf(stdout, "%s\n", data)
-		return err
-	}
-	_, err = fmt.Fprintf(stdout, "sigma = %s (pld: epsilon = %s at delta = %s, q = %s, %d steps)\n",
-		fmtFloat(sigma), fmtFloat(got.Epsilon), fmtFloat(delta), fmtFloat(q), steps)
+	_, err = fmt.Fprintf(stdout, "sigma = %s (%s: epsilon = %s at delta = %s, q = %s, %d steps)\n",
+		fmtFloat(sigma), got.Accountant, fmtFloat(got.Epsilon), fmtFloat(*delta), fmtFloat(*q), *steps)
 	return err
 }

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/features"
+	"github.com/dptrain/dptrain/trainer"
 )
 
 func init() {
@@ -29,6 +31,9 @@ const dataUsage = `usage:
   dptrain data import --from DIR --to DIR [--classes a,b,...]
                                                    image folder (DIR/{train,test}/<class>/*.jpg|png,
                                                    32x32) to the CIFAR-10 binary layout in --to
+  dptrain data clean-cache [--dir DIR] [--max BYTES]
+                                                   remove cached ScatterNet features (functions of the
+                                                   private images; 0600 files), all or down to BYTES
 
 NAME is one of: mnist, fashion-mnist, cifar10.
 Search order: --data DIR, $DPTRAIN_DATA, /usr/share/datasets, the embedded Fashion-MNIST subset.`
@@ -47,12 +52,34 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return dataVerify(args[1:], stdout, stderr)
 	case "import":
 		return dataImport(args[1:], stdout, stderr)
+	case "clean-cache":
+		return dataCleanCache(args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprintln(stdout, dataUsage)
 		return errHelp
 	}
 	fmt.Fprintln(stderr, dataUsage)
-	return badInput("unknown subcommand %q (want list, fetch, verify or import)", args[0])
+	return badInput("unknown subcommand %q (want list, fetch, verify, import or clean-cache)", args[0])
+}
+
+// dataCleanCache evicts cached features: all of them, or the oldest until
+// the cache fits --max bytes.
+func dataCleanCache(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("data clean-cache", stderr)
+	dir := fs.String("dir", trainer.DefaultFeatureCache(), "feature cache directory")
+	maxBytes := fs.Int64("max", 0, "keep the newest files up to this many bytes (0: remove all)")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if *maxBytes < 0 {
+		return badInput("--max must be >= 0, got %d", *maxBytes)
+	}
+	removed, err := features.Evict(*dir, *maxBytes, "")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "removed %d cached feature file(s) from %s\n", len(removed), *dir)
+	return nil
 }
 
 // parseWithArgs parses flags that may come before or after positional

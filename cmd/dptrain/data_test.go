@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"image"
 	"image/png"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/dptrain/dptrain/datasets"
 )
@@ -141,5 +143,31 @@ func TestDataImport(t *testing.T) {
 	}
 	if ld.Train.N() != 2 || ld.Train.Y[0] != 0 || ld.Test.Y[0] != 1 || ld.Train.X[5] != float32(20)/255 {
 		t.Errorf("imported train %d Y %v test Y %v X[5] %v", ld.Train.N(), ld.Train.Y, ld.Test.Y, ld.Train.X[5]*255)
+	}
+}
+
+// data clean-cache removes cached features (oldest first down to --max).
+func TestDataCleanCache(t *testing.T) {
+	dir := t.TempDir()
+	for i, age := range []time.Duration{2 * time.Hour, time.Hour} {
+		p := filepath.Join(dir, fmt.Sprintf("scatternet-%d.f32", i))
+		if err := os.WriteFile(p, make([]byte, 100), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		mt := time.Now().Add(-age)
+		os.Chtimes(p, mt, mt)
+	}
+	code, out, errs := runCLI(t, "data", "clean-cache", "--dir", dir, "--max", "150")
+	if code != 0 || !strings.Contains(out, "removed 1 cached feature file(s)") {
+		t.Fatalf("exit %d: %s %s", code, out, errs)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "scatternet-1.f32")); err != nil {
+		t.Errorf("the newest file was removed: %v", err)
+	}
+	if code, out, _ = runCLI(t, "data", "clean-cache", "--dir", dir); code != 0 || !strings.Contains(out, "removed 1") {
+		t.Errorf("clean all: exit %d: %s", code, out)
+	}
+	if code, _, _ = runCLI(t, "data", "clean-cache", "--dir", dir, "--max", "-1"); code != 2 {
+		t.Errorf("--max -1: exit %d, want 2", code)
 	}
 }

@@ -157,19 +157,7 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := requireFlags(fs, "q", "sigma", "steps", "delta"); err != nil {
-		return err
-	}
-	if err := inHalfOpenUnit("q", *q); err != nil {
-		return err
-	}
-	if err := positive("sigma", *sigma); err != nil {
-		return err
-	}
-	if *steps < 1 {
-		return badInput("--steps must be >= 1, got %d", *steps)
-	}
-	if err := inOpenUnit("delta", *delta); err != nil {
+	if err := checkStepFlags(fs, *q, *sigma, *steps, *delta); err != nil {
 		return err
 	}
 	opts := []accountant.RDPOption{}
@@ -224,6 +212,24 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 		return asInput(err)
 	}
 	return writePrivacyResult(stdout, *jsonOut, b, extra)
+}
+
+// checkStepFlags checks the flags every DP-SGD privacy query takes: all
+// given, q in (0,1], σ > 0, steps ≥ 1, δ in (0,1).
+func checkStepFlags(fs *flag.FlagSet, q, sigma float64, steps int, delta float64) error {
+	if err := requireFlags(fs, "q", "sigma", "steps", "delta"); err != nil {
+		return err
+	}
+	if err := inHalfOpenUnit("q", q); err != nil {
+		return err
+	}
+	if err := positive("sigma", sigma); err != nil {
+		return err
+	}
+	if steps < 1 {
+		return badInput("--steps must be >= 1, got %d", steps)
+	}
+	return inOpenUnit("delta", delta)
 }
 
 // requireFlags reports the first of names not given on the command line.

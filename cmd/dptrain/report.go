@@ -68,7 +68,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.Float64Var(&f.eps4, "eps4", 0, "DP budget of the λ_min release (Alg 3, adaptive; default --epsilon)")
 	fs.BoolVar(&f.tight, "tight", false, "also bound the influence term by log(1+f''‖x‖²/λ) (corrected Thm 8)")
 	fs.IntVar(&f.top, "top", 10, "number of most exposed records to list")
-	fs.StringVar(&f.out, "out", "", "directory for pdp_report.csv, pdp_hist.png and model.json (the public release)")
+	fs.StringVar(&f.out, "out", "", "directory: OUT/release/model.json (publishable) and OUT/private/ (0700: pdp_report.csv, pdp_hist.png, per-record values for the curator only)")
 	fs.Uint64Var(&f.seed, "seed", 0, "fixed seed for data and noise (default: cryptographic noise, synthetic data seed 1)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -135,18 +135,35 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	printReport(stdout, a, source, f.top)
 	if f.out != "" {
-		if err := os.MkdirAll(f.out, 0o755); err != nil {
+		// Split as train's outputs are: release/ holds what the privacy
+		// claim covers (the objective-perturbation model); the per-record
+		// table and its histogram are evaluations on private records
+		// (exact columns depend on the whole data set: Example 4 of the
+		// paper), so they are curator-only.
+		relDir, privDir := filepath.Join(f.out, "release"), filepath.Join(f.out, "private")
+		if err := os.MkdirAll(relDir, 0o755); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		csvPath := filepath.Join(f.out, "pdp_report.csv")
+		if err := os.MkdirAll(privDir, 0o700); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if err := os.Chmod(privDir, 0o700); err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		csvPath := filepath.Join(privDir, "pdp_report.csv")
 		if err := writeReportCSV(csvPath, a); err != nil {
 			return err
 		}
-		pngPath := filepath.Join(f.out, "pdp_hist.png")
+		pngPath := filepath.Join(privDir, "pdp_hist.png")
 		if err := writeReportHist(pngPath, a); err != nil {
 			return err
 		}
-		modelPath := filepath.Join(f.out, "model.json")
+		for _, p := range []string{csvPath, pngPath} {
+			if err := os.Chmod(p, 0o600); err != nil {
+				return fmt.Errorf("--out: %w", err)
+			}
+		}
+		modelPath := filepath.Join(relDir, "model.json")
 		mj, err := json.MarshalIndent(a.Model, "", "  ")
 		if err != nil {
 			return fmt.Errorf("model.json: %w", err)
@@ -154,7 +171,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := os.WriteFile(modelPath, append(mj, '\n'), 0o644); err != nil {
 			return fmt.Errorf("--out: %w", err)
 		}
-		fmt.Fprintf(stdout, "wrote %s, %s and %s\n", csvPath, pngPath, modelPath)
+		fmt.Fprintf(stdout, "publish   %s (the released model, covered by the account above)\n", modelPath)
+		fmt.Fprintf(stdout, "private   %s and %s (mode 0600, curator only: per-record values, never publish)\n", csvPath, pngPath)
 	}
 	return nil
 }

@@ -34,13 +34,26 @@ func TestReportSynthetic(t *testing.T) {
 	if out != out2 {
 		t.Error("same --seed, different output")
 	}
-	recs := readCSVFile(t, filepath.Join(dir, "pdp_report.csv"))
+	recs := readCSVFile(t, filepath.Join(dir, "private", "pdp_report.csv"))
 	if len(recs) != 301 {
 		t.Fatalf("csv has %d lines, want 301", len(recs))
 	}
-	png, err := os.ReadFile(filepath.Join(dir, "pdp_hist.png"))
+	png, err := os.ReadFile(filepath.Join(dir, "private", "pdp_hist.png"))
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
 		t.Errorf("histogram is not a PNG (err %v)", err)
+	}
+	// The per-record table is curator-only: private/ is 0700, its files
+	// 0600, and release/ holds the model alone.
+	if fi, err := os.Stat(filepath.Join(dir, "private")); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("private/: %v; want mode 0700", err)
+	}
+	for _, f := range []string{"pdp_report.csv", "pdp_hist.png"} {
+		if fi, err := os.Stat(filepath.Join(dir, "private", f)); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("private/%s: %v; want mode 0600", f, err)
+		}
+	}
+	if ents, err := os.ReadDir(filepath.Join(dir, "release")); err != nil || len(ents) != 1 || ents[0].Name() != "model.json" {
+		t.Errorf("release/ holds %v (%v); want model.json only", ents, err)
 	}
 }
 
@@ -76,7 +89,7 @@ func TestReportCSVData(t *testing.T) {
 	xs := [][]float64{{0.5, 0.3}, {-0.4, 0.6}, {0.2, -0.7}, {0.8, 0.1}, {-0.3, -0.5}, {0.1, 0.1}}
 	ys := []float64{1, -1, -1, 1, -1, 1}
 	q := distuv.UnitNormal.Quantile(0.975)
-	recs := readCSVFile(t, filepath.Join(dir, "pdp_report.csv"))
+	recs := readCSVFile(t, filepath.Join(dir, "private", "pdp_report.csv"))
 	col := map[string]int{}
 	for j, h := range recs[0] {
 		col[h] = j
@@ -121,7 +134,7 @@ func TestReportModelFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	model := filepath.Join(fit, "model.json")
+	model := filepath.Join(fit, "release", "model.json")
 	js, err := os.ReadFile(model)
 	if err != nil {
 		t.Fatal(err)
@@ -145,7 +158,7 @@ func TestReportModelFile(t *testing.T) {
 	if !strings.Contains(out, "account: (") || !strings.Contains(out, "composed by RDP") || strings.Contains(out, "warning") {
 		t.Errorf("output lacks the account or warns:\n%s", out)
 	}
-	first, second := readCSVFile(t, filepath.Join(fit, "pdp_report.csv")), readCSVFile(t, filepath.Join(again, "pdp_report.csv"))
+	first, second := readCSVFile(t, filepath.Join(fit, "private", "pdp_report.csv")), readCSVFile(t, filepath.Join(again, "private", "pdp_report.csv"))
 	if len(first) != 201 || len(second) != 201 {
 		t.Fatalf("csv lines %d and %d, want 201", len(first), len(second))
 	}

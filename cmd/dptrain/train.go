@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -95,14 +96,17 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
 	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
 	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (paper 002; the mean clipped gradient is then clipped to C too, specs/002 A3) (0 = off)")
-	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "only the final model is released (metrics and checkpoints are private)")
+	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "release only the final model: no intermediate evaluation, release/ holds the final model, its test figures and the account (required for the hidden-state bound)")
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
 	fs.IntVar(&c.PerInstance, "per-instance", c.PerInstance, "track the per-instance RDP of the first N training examples (curator-only diagnostic)")
 	fs.IntVar(&c.MaxPhysicalBatch, "max-physical-batch", c.MaxPhysicalBatch, "largest chunk of per-sample gradients in memory")
-	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation; given explicitly (here or in --config) it also seeds the DP noise and sampling: reproducible, NOT private for release (without it they come from crypto/rand)")
+	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation; given explicitly on the command line it also seeds the DP noise and sampling: reproducible, NOT private for release (a config file's \"seed\" fixes the initialisation only unless it also says \"seeded\": true)")
 	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
-	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: metrics.jsonl, summary.json, model.bin, plots, checkpoint")
+	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
+	fs.BoolVar(&c.PrivateDiagnostics, "private-diagnostics", c.PrivateDiagnostics, "also record raw training statistics (batch loss, gradient norms, clipped fraction, train accuracy) in OUT/private/ and show the batch loss; NOT covered by ε, never publish them")
+	fs.BoolVar(&c.KeepCheckpoint, "keep-checkpoint", c.KeepCheckpoint, "keep OUT/private/checkpoint.json after the run completes (it holds the noise seed; removed by default)")
+	fs.StringVar(&c.PublicData, "public-data", c.PublicData, "subspace clipping: a public dataset for the basis (a dataset name other than the private one, or test: the first --public-n test records); without it the first --public-n training records are carved out, unprotected")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only on interrupt)")
 	fs.BoolVar(&c.Plots, "plots", c.Plots, "write training and ε plots (PNG and SVG) to --out")
 }
@@ -121,14 +125,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := newFlagSet("train", stderr)
 	fs.String("config", "", "JSON config file (flags override it); see configs/")
 	trainFlags(fs, &cfg)
-	resume := fs.Bool("resume", false, "continue from --out/checkpoint.json")
+	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
 	quiet := fs.Bool("quiet", false, "no progress bar")
-	jsonOut := fs.Bool("json", false, "print every step's record and the summary as JSON lines")
+	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	// An explicit --seed asks for a reproducible run (as "seed" in the
-	// config file does); --seeded given explicitly has the last word.
+	// An explicit --seed asks for a reproducible run; --seeded given
+	// explicitly has the last word. (A config file's "seed" does not.)
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["seed"] && !set["seeded"] {
@@ -150,7 +154,10 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	sum, err := trainer.Run(ctx, cfg, opts)
 	if sum != nil {
 		if *jsonOut {
-			b, _ := json.Marshal(sum)
+			b, _ := sum.ReleasedSummaryJSON()
+			if cfg.PrivateDiagnostics {
+				b, _ = json.Marshal(sum)
+			}
 			fmt.Fprintf(stdout, "%s\n", b)
 		} else {
 			printSummary(stdout, sum)
@@ -179,7 +186,7 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 	if s.NoiseSeeded {
 		fmt.Fprintln(w, "noise     SEEDED from --seed (reproducible): anyone who knows the seed can recompute the noise; not a private release")
 	} else {
-		fmt.Fprintln(w, "noise     crypto/rand-seeded (the seed is kept only in the checkpoint, which is private)")
+		fmt.Fprintln(w, "noise     crypto/rand-seeded (the seed is kept only in the private checkpoint while the run is unfinished)")
 	}
 	fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
 	for _, b := range s.Bounds {
@@ -197,13 +204,26 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 		}
 	}
 	if s.Best.Accountant != "" {
-		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s), test accuracy %.2f%%\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, 100*s.TestAcc)
+		caveat := ""
+		if s.CoveredN < s.TrainN {
+			caveat = fmt.Sprintf(" for %d of the %d training records (the other %d were carved out as public, unprotected)", s.CoveredN, s.TrainN, s.TrainN-s.CoveredN)
+		}
+		if !s.PrivateRelease {
+			caveat += "; NOT a private release (seeded noise)"
+		}
+		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s, test accuracy %.2f%%\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, 100*s.TestAcc)
 	}
 	if s.OutDir != "" {
-		fmt.Fprintf(w, "outputs   %s (metrics.jsonl, summary.json, model.bin, training.png, epsilon.png)\n", s.OutDir)
+		rel, priv := filepath.Join(s.OutDir, "release"), filepath.Join(s.OutDir, "private")
+		if s.PrivateRelease {
+			fmt.Fprintf(w, "publish   %s/ (model.bin, summary.json, metrics.jsonl, test and ε plots): covered by the result above or computed from public data\n", rel)
+		} else {
+			fmt.Fprintf(w, "outputs   %s/ (model.bin, summary.json, metrics.jsonl, plots): a seeded run, so not a private release\n", rel)
+		}
+		fmt.Fprintf(w, "private   %s/ (mode 0700): checkpoint, training statistics, per-instance files; never publish\n", priv)
 	}
 	if s.Private {
-		fmt.Fprintln(w, "warning   only the final model may be released: metrics and checkpoints are private state")
+		fmt.Fprintln(w, "note      final-only run: release/ holds the final model, its test figures and the account, nothing intermediate")
 	}
 }
 

@@ -111,10 +111,12 @@ func run(data, out, only string, collateOnly bool, resnetEpochs float64) error {
 				return fmt.Errorf("%s: %w", s.name, err)
 			}
 			fmt.Printf("== %s: test accuracy %.4f, ε = %.4f (%s), %s\n", s.name, sum.TestAcc, sum.Best.Epsilon, sum.Best.Accountant, time.Since(start).Round(time.Second))
-			// The checkpoint is private training state and large; the
-			// summary, metrics and plots are what the results keep.
-			os.Remove(filepath.Join(c.OutDir, "checkpoint.json"))
-			os.Remove(filepath.Join(c.OutDir, "model.bin"))
+			// The model is large; the summary, metrics and plots are what
+			// the results keep (a completed run removes its checkpoint).
+			// The wall time is kept beside the released summary: these
+			// runs are seeded (not private releases), recorded for papers.
+			os.Remove(filepath.Join(c.OutDir, "release", "model.bin"))
+			os.WriteFile(filepath.Join(c.OutDir, "wall_seconds.txt"), fmt.Appendf(nil, "%.0f\n", time.Since(start).Seconds()), 0o644)
 		}
 	}
 	return collate(out, specs)
@@ -146,7 +148,12 @@ func collate(out string, specs []spec) error {
 	md.WriteString("| run | what | steps | epochs (steps·q) | σ | ε (accountant) | test acc (%) | reference (%) | wall time |\n|---|---|---|---|---|---|---|---|---|\n")
 	var rows [][]string
 	for _, s := range specs {
-		b, err := os.ReadFile(filepath.Join(out, s.name, "summary.json"))
+		// release/summary.json (runs since the release split) or the
+		// older flat layout.
+		b, err := os.ReadFile(filepath.Join(out, s.name, "release", "summary.json"))
+		if err != nil {
+			b, err = os.ReadFile(filepath.Join(out, s.name, "summary.json"))
+		}
 		if err != nil {
 			md.WriteString(fmt.Sprintf("| %s | %s | – | – | – | – | not run yet | %s | – |\n", s.name, s.what, s.reference))
 			continue
@@ -154,6 +161,9 @@ func collate(out string, specs []spec) error {
 		var sm summary
 		if err := json.Unmarshal(b, &sm); err != nil {
 			return fmt.Errorf("%s summary: %w", s.name, err)
+		}
+		if w, err := os.ReadFile(filepath.Join(out, s.name, "wall_seconds.txt")); err == nil {
+			fmt.Sscan(string(w), &sm.Seconds)
 		}
 		md.WriteString(fmt.Sprintf("| %s | %s | %d | %.1f | %.4f | %.4f (%s) | %.2f | %s | %s |\n", s.name, s.what, sm.Steps, float64(sm.Steps)*sm.Q, sm.Sigma, sm.Best.Epsilon, sm.Best.Accountant, 100*sm.TestAcc, s.reference, (time.Duration(sm.Seconds) * time.Second).String()))
 		rows = append(rows, []string{s.name, fmt.Sprint(sm.Steps), fmt.Sprintf("%.6f", sm.Sigma), fmt.Sprintf("%.6f", sm.Best.Epsilon), sm.Best.Accountant, fmt.Sprintf("%.4f", sm.TestAcc), fmt.Sprintf("%.0f", sm.Seconds)})

@@ -1,0 +1,256 @@
+package trainer
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/dptrain/dptrain/accountant"
+)
+
+// What a run writes, and who may see it.
+//
+// A run's output directory OUT holds two directories:
+//
+//	OUT/release/   may be published: every file in it is covered by the
+//	               printed ε or is a function of public data
+//	OUT/private/   mode 0700, curator only: the checkpoint (with the crypto
+//	               seed of the noise), statistics of the training data,
+//	               per-instance files, anything that names a record
+//
+// Each field written to release/ declares its provenance with a `prov`
+// struct tag; the provenance test refuses any other kind, and the leak test
+// checks that the non-model fields do not move when one training record
+// changes. n (the number of training records) is treated as public.
+const (
+	releaseDir = "release"
+	privateDir = "private"
+)
+
+// Provenance kinds a released field may have (the `prov` tag).
+const (
+	// ProvConfig: a function of the configuration and of n (public).
+	ProvConfig = "config"
+	// ProvAccount: the privacy account, a function of the configuration.
+	ProvAccount = "account"
+	// ProvModel: computed from the noised (released) model, alone or on
+	// public data (the test set).
+	ProvModel = "model"
+	// ProvNoised: a noisy statistic of the training data whose cost is
+	// composed into the run's ε.
+	ProvNoised = "noised"
+)
+
+// releasedKinds is every provenance allowed in release/.
+var releasedKinds = []string{ProvConfig, ProvAccount, ProvModel, ProvNoised}
+
+// releasedFiles names every file a run may write to release/ and the
+// provenance of its content; anything else found there is a defect.
+var releasedFiles = map[string]string{
+	"model.bin":     ProvModel,
+	"summary.json":  "fields", // see releasedSummary
+	"metrics.jsonl": "fields", // see releasedRecord
+	"test.png":      ProvModel,
+	"test.svg":      ProvModel,
+	"epsilon.png":   ProvAccount,
+	"epsilon.svg":   ProvAccount,
+}
+
+// outputs owns a run's output directory: it is the only writer of files,
+// and it knows which side each one goes to.
+type outputs struct {
+	root string
+}
+
+// newOutputs creates OUT/release (0755) and OUT/private (0700; an existing
+// one is narrowed to 0700).
+func newOutputs(root string) (*outputs, error) {
+	o := &outputs{root: root}
+	if err := os.MkdirAll(o.release(""), 0o755); err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	if err := os.MkdirAll(o.private(""), 0o700); err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	if err := os.Chmod(o.private(""), 0o700); err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	return o, nil
+}
+
+func (o *outputs) release(name string) string { return filepath.Join(o.root, releaseDir, name) }
+func (o *outputs) private(name string) string { return filepath.Join(o.root, privateDir, name) }
+
+// writeRelease writes a released file; its name must be declared.
+func (o *outputs) writeRelease(name string, data []byte) error {
+	if _, ok := releasedFiles[name]; !ok {
+		return fmt.Errorf("release/%s: not a declared release file (internal error)", name)
+	}
+	return writeFileAtomic(o.release(name), data)
+}
+
+// writePrivate writes a curator-only file (0600).
+func (o *outputs) writePrivate(name string, data []byte) error {
+	return writeFileAtomicMode(o.private(name), data, 0o600)
+}
+
+// removeStale deletes release files a previous run in the same directory
+// left behind and this run does not write (e.g. the model of an earlier
+// run beside an interrupted final-only run).
+func (o *outputs) removeRelease(name string) error {
+	if err := os.Remove(o.release(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// releasedRecord is one line of release/metrics.jsonl: the step's privacy
+// account and, on evaluation steps, the released model's test figures.
+type releasedRecord struct {
+	Step           int                `json:"step" prov:"config"`
+	Epoch          float64            `json:"epoch" prov:"config"` // step·B/n
+	LR             float64            `json:"lr" prov:"config"`
+	TestAcc        *float64           `json:"test_acc,omitempty" prov:"model"`
+	TestLoss       *float64           `json:"test_loss,omitempty" prov:"model"`
+	Epsilon        map[string]float64 `json:"epsilon" prov:"account"`
+	EpsilonBest    float64            `json:"epsilon_best" prov:"account"`
+	BestAccountant string             `json:"best_accountant" prov:"account"`
+	Relation       string             `json:"relation" prov:"account"`
+	Note           string             `json:"note,omitempty" prov:"config"`
+	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
+}
+
+// released is the part of r that may be published.
+func (r *Record) released() releasedRecord {
+	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
+		Epsilon: r.Epsilon, EpsilonBest: r.EpsilonBest, BestAccountant: r.BestAccountant, Relation: r.Relation,
+		Note: r.Note, NotApplicable: r.NotApplicable}
+}
+
+// releasedBound is one accountant's bound in release/summary.json.
+type releasedBound struct {
+	Name       string  `json:"name"`
+	Epsilon    float64 `json:"epsilon"`
+	Order      float64 `json:"order,omitempty"`
+	Relation   string  `json:"relation"`
+	Applicable bool    `json:"applicable"`
+	Reason     string  `json:"reason,omitempty"`
+}
+
+// releasedSummary is release/summary.json.
+type releasedSummary struct {
+	Publish      string             `json:"publish" prov:"config"` // what the directory is
+	Claim        string             `json:"claim" prov:"account"`  // the privacy statement in words
+	PrivateRel   bool               `json:"private_release" prov:"config"`
+	Dataset      string             `json:"dataset" prov:"config"`
+	Model        string             `json:"model" prov:"config"`
+	Params       int                `json:"params" prov:"config"`
+	TrainN       int                `json:"train_n" prov:"config"` // n is treated as public
+	TestN        int                `json:"test_n" prov:"config"`
+	Covered      int                `json:"covered_n" prov:"config"` // records the claim covers
+	Steps        int                `json:"steps" prov:"config"`
+	PlannedSteps int                `json:"planned_steps" prov:"config"`
+	Sigma        float64            `json:"sigma" prov:"account"`
+	Calibrated   bool               `json:"calibrated" prov:"config"`
+	Q            float64            `json:"q" prov:"config"`
+	Delta        float64            `json:"delta" prov:"config"`
+	TestAcc      float64            `json:"test_acc" prov:"model"`
+	TestLoss     float64            `json:"test_loss" prov:"model"`
+	Epsilon      map[string]float64 `json:"epsilon" prov:"account"`
+	Best         accountant.Bound   `json:"best" prov:"account"`
+	Bounds       []releasedBound    `json:"bounds" prov:"account"`
+	Notes        []string           `json:"notes,omitempty" prov:"config"`
+	Stopped      string             `json:"stopped,omitempty" prov:"config"`
+	NoiseVar     float64            `json:"noise_variance" prov:"account"`
+	Sensitivity  float64            `json:"sensitivity" prov:"account"`
+	NoiseSeeded  bool               `json:"noise_seeded" prov:"config"`
+	Config       Config             `json:"config" prov:"config"`
+}
+
+// publishNote is written into release/summary.json.
+const publishNote = "this directory may be published: every file is covered by the stated privacy claim or is a function of public data (the configuration, n, the test set); private/ must not be"
+
+// releasedSummaryOf projects a run's summary onto what may be published.
+func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
+	cfg.OutDir = "" // a path on the curator's machine
+	out := releasedSummary{
+		Publish: publishNote, Claim: s.Claim, PrivateRel: s.PrivateRelease,
+		Dataset: s.Dataset, Model: s.Model, Params: s.Params, TrainN: s.TrainN, TestN: s.TestN, Covered: s.CoveredN,
+		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
+		TestAcc: s.TestAcc, TestLoss: s.TestLoss, Epsilon: s.Epsilon, Best: s.Best, Notes: s.Notes, Stopped: s.Stopped,
+		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
+	}
+	for _, tb := range s.Bounds {
+		if tb.Err != nil {
+			out.Bounds = append(out.Bounds, releasedBound{Name: tb.Name, Reason: tb.Err.Error()})
+			continue
+		}
+		out.Bounds = append(out.Bounds, releasedBound{tb.Name, tb.Epsilon, tb.Order, tb.Relation.String(), tb.Applicable, tb.Reason})
+	}
+	return out
+}
+
+// privateSummary is private/summary.json: the released summary plus what
+// is a statistic of the training data (the realised sample count, wall
+// time: both move with the realised batch sizes) and curator-only notes.
+type privateSummary struct {
+	releasedSummary
+	Samples      int      `json:"samples"`
+	Seconds      float64  `json:"seconds"`
+	PrivateNotes []string `json:"private_notes,omitempty"`
+	OutDir       string   `json:"out_dir,omitempty"`
+}
+
+// provenanceErrors checks that every JSON field of the struct type t (and of
+// the struct types it embeds) declares a released provenance; it returns
+// one message per offending field.
+func provenanceErrors(t reflect.Type) []string {
+	var errs []string
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous {
+			errs = append(errs, provenanceErrors(f.Type)...)
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "-" || !f.IsExported() {
+			continue
+		}
+		prov := f.Tag.Get("prov")
+		ok := false
+		for _, k := range releasedKinds {
+			ok = ok || prov == k
+		}
+		if !ok {
+			errs = append(errs, fmt.Sprintf("%s.%s (json %q): provenance %q is not one of %s", t.Name(), f.Name, name, prov, strings.Join(releasedKinds, ", ")))
+		}
+	}
+	return errs
+}
+
+// fieldProvenance maps the JSON keys of a released struct type to their
+// provenance.
+func fieldProvenance(t reflect.Type) map[string]string {
+	m := map[string]string{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = f.Tag.Get("prov")
+		}
+	}
+	return m
+}
+
+// marshalLine is one JSON line.
+func marshalLine(v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}

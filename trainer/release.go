@@ -1,0 +1,266 @@
+package trainer
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// ErrFinished is returned by Run when asked to resume a run that already
+// completed: there is nothing to continue.
+var ErrFinished = errors.New("run already finished")
+
+// testDataHook, when set (by tests only; nothing else can reach it), sees
+// the prepared data before training: the leak test changes one record.
+var testDataHook func(*prepared)
+
+// evaluateNow reports whether step evaluates the released parameters on
+// the test set. A final-only run releases nothing intermediate (specs/002
+// §6 A1): it evaluates at its last step only.
+func (s *state) evaluateNow(step int) bool {
+	if s.cfg.EvalEvery <= 0 {
+		return false
+	}
+	if s.cfg.FinalOnly {
+		return step == s.steps
+	}
+	return step%s.cfg.EvalEvery == 0 || step == s.steps
+}
+
+// record writes one step: its released part to release/metrics.jsonl and,
+// with private diagnostics, the whole record to private/diagnostics.jsonl.
+func (s *state) record(rec *Record, step int) error {
+	if s.metrics != nil {
+		if err := s.metrics.write(rec.released()); err != nil {
+			return err
+		}
+	}
+	if s.diag != nil {
+		if err := s.diag.write(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openMetrics opens the metrics logs; a resumed run first keeps exactly the
+// lines of the steps its checkpoint covers.
+func (s *state) openMetrics(resumed bool, upTo int) error {
+	type log struct {
+		path string
+		perm os.FileMode
+		dst  **metricsLog
+	}
+	logs := []log{{s.out.release("metrics.jsonl"), 0o644, &s.metrics}}
+	if s.cfg.PrivateDiagnostics {
+		logs = append(logs, log{s.out.private("diagnostics.jsonl"), 0o600, &s.diag})
+	}
+	for _, l := range logs {
+		if resumed {
+			if err := truncateSteps(l.path, upTo, l.perm); err != nil {
+				return err
+			}
+		}
+		m, err := openMetrics(l.path, resumed, l.perm)
+		if err != nil {
+			return err
+		}
+		*l.dst = m
+	}
+	return nil
+}
+
+func (s *state) closeMetrics() {
+	s.metrics.close()
+	s.diag.close()
+}
+
+// truncateSteps rewrites a JSON-lines log keeping the lines whose "step"
+// is at most upTo, byte for byte (a missing file is left missing).
+func truncateSteps(path string, upTo int, perm os.FileMode) error {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("metrics %s: %w", path, err)
+	}
+	var keep bytes.Buffer
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 1<<20), 1<<24)
+	for line := 1; sc.Scan(); line++ {
+		var r struct {
+			Step int `json:"step"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			return fmt.Errorf("metrics %s line %d: %w", path, line, err)
+		}
+		if r.Step <= upTo {
+			keep.Write(sc.Bytes())
+			keep.WriteByte('\n')
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("metrics %s: %w", path, err)
+	}
+	return writeFileAtomicMode(path, keep.Bytes(), perm)
+}
+
+// writeOutputs writes the final model (the EMA average when on), the
+// summaries and the plots, and removes the checkpoint of a completed run
+// unless it is to be kept.
+func (s *state) writeOutputs(sum *Summary) error {
+	if sum.Stopped != "" && s.cfg.FinalOnly {
+		// An interrupted hidden-state run holds an intermediate iterate:
+		// releasing it would void the bound, so there is no model.bin
+		// until the run completes (the checkpoint, private, carries it).
+		if err := s.out.removeRelease("model.bin"); err != nil {
+			return err
+		}
+		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
+	} else if err := s.writeModel(); err != nil {
+		return err
+	}
+	if err := s.writeSummaries(sum); err != nil {
+		return err
+	}
+	if s.cfg.Plots {
+		if err := s.writePlots(); err != nil {
+			return err
+		}
+	}
+	if sum.Stopped == "" && !s.cfg.KeepCheckpoint {
+		if err := os.Remove(s.checkpointPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove checkpoint: %w", err)
+		}
+	}
+	return nil
+}
+
+func (s *state) writeModel() error {
+	// Zoo models save with their architecture; any other model's flat
+	// parameter vector is written raw (little-endian float32).
+	var buf bytes.Buffer
+	err := s.withReleased(func() error {
+		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
+			if err := saver.Save(&buf); err != nil {
+				return fmt.Errorf("save model: %w", err)
+			}
+		} else {
+			buf.Write(float32Bytes(s.model.Params()))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.out.writeRelease("model.bin", buf.Bytes())
+}
+
+// writeSummaries writes release/summary.json (what may be published) and
+// private/summary.json (that plus the training-data statistics).
+func (s *state) writeSummaries(sum *Summary) error {
+	rel := releasedSummaryOf(sum, s.cfg)
+	b, err := json.MarshalIndent(rel, "", "  ")
+	if err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	if err := s.out.writeRelease("summary.json", b); err != nil {
+		return err
+	}
+	priv := privateSummary{releasedSummary: rel, Samples: sum.Samples, Seconds: sum.Seconds, PrivateNotes: sum.PrivateNotes, OutDir: s.cfg.OutDir}
+	if b, err = json.MarshalIndent(priv, "", "  "); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	return s.out.writePrivate("summary.json", b)
+}
+
+// writePlots draws release/test and release/epsilon from the released
+// metrics, and private/diagnostics from the private ones.
+func (s *state) writePlots() error {
+	recs, err := ReadMetrics(s.out.release("metrics.jsonl"))
+	if err != nil {
+		return err
+	}
+	if err := WritePlots(s.out.release(""), recs); err != nil {
+		return err
+	}
+	if !s.cfg.PrivateDiagnostics {
+		return nil
+	}
+	if recs, err = ReadMetrics(s.out.private("diagnostics.jsonl")); err != nil {
+		return err
+	}
+	return writeDiagnosticsPlot(s.out.private(""), recs)
+}
+
+// checkResumable refuses to resume a run that already finished (its
+// released summary says it completed; the checkpoint was removed).
+func (s *state) checkResumable() error {
+	b, err := os.ReadFile(s.out.release("summary.json"))
+	if err != nil {
+		return nil // nothing finished here
+	}
+	var sum struct {
+		Steps   int    `json:"steps"`
+		Planned int    `json:"planned_steps"`
+		Stopped string `json:"stopped"`
+	}
+	if json.Unmarshal(b, &sum) == nil && sum.Stopped == "" && sum.Steps > 0 && sum.Steps == sum.Planned {
+		return fmt.Errorf("%w: %s holds a completed run (%d steps); nothing to resume (use a new --out to train again)", ErrFinished, s.cfg.OutDir, sum.Steps)
+	}
+	return nil
+}
+
+// claim states the run's privacy guarantee in words.
+func (s *state) claim(sum *Summary) string {
+	var b strings.Builder
+	if sum.Best.Accountant == "" {
+		b.WriteString("no valid privacy bound for this run")
+	} else {
+		fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring (%s) for the model and everything in release/; unit of privacy: one training record",
+			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, sum.Best.Accountant)
+		if sum.CoveredN < sum.TrainN {
+			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
+		}
+	}
+	if !sum.PrivateRelease {
+		b.WriteString("; NOT a private release: the noise and sampling were seeded (reproducible), so anyone who knows the seed can recompute the noise")
+	}
+	return b.String()
+}
+
+// ReleasedSummaryJSON is the summary as release/summary.json holds it:
+// what a caller may print or publish (no training-data statistics).
+func (s *Summary) ReleasedSummaryJSON() ([]byte, error) {
+	return json.Marshal(releasedSummaryOf(s, s.cfg))
+}
+
+// ReleaseFields returns, for each JSON file a run may write to release/,
+// the provenance of each of its fields; and for every other release file
+// the provenance of its content. Tests and auditors use it to check that
+// nothing undeclared is published.
+func ReleaseFields() map[string]map[string]string {
+	out := map[string]map[string]string{
+		"summary.json":  fieldProvenance(reflect.TypeFor[releasedSummary]()),
+		"metrics.jsonl": fieldProvenance(reflect.TypeFor[releasedRecord]()),
+	}
+	names := make([]string, 0, len(releasedFiles))
+	for n := range releasedFiles {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if k := releasedFiles[n]; k != "fields" {
+			out[n] = map[string]string{"": k}
+		}
+	}
+	return out
+}

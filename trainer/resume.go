@@ -1,0 +1,73 @@
+package trainer
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+)
+
+// settingsDiff names every setting (by its config key) that differs between
+// a checkpoint's configuration and this run's, among those that must not
+// change across a resume (see Config.Hash).
+func settingsDiff(was, now Config) []string {
+	flat := func(c Config) map[string]json.RawMessage {
+		c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
+		c.PrivateDiagnostics, c.KeepCheckpoint = false, false
+		b, _ := json.Marshal(c) // plain fields always marshal
+		var m map[string]json.RawMessage
+		json.Unmarshal(b, &m)
+		return m
+	}
+	a, b := flat(was), flat(now)
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	var diff []string
+	for k := range keys {
+		va, vb := string(a[k]), string(b[k])
+		if va != vb {
+			diff = append(diff, fmt.Sprintf("%s: checkpoint %s, now %s", k, orUnset(va), orUnset(vb)))
+		}
+	}
+	sort.Strings(diff)
+	if len(diff) == 0 {
+		diff = []string{"settings hash differs"}
+	}
+	return diff
+}
+
+func orUnset(v string) string {
+	if v == "" {
+		return "unset"
+	}
+	return v
+}
+
+// checkMechanism refuses a checkpoint whose mechanism differs from the one
+// this run set up: the account continues from the checkpoint's σ and q, so
+// the noise and sampling must be the same (after calibration, which could
+// otherwise land elsewhere on another machine).
+func (s *state) checkMechanism(ck *checkpoint) error {
+	var bad []string
+	if s.cfg.Sigma > 0 && ck.Sigma != s.cfg.Sigma {
+		bad = append(bad, fmt.Sprintf("sigma: checkpoint %g, now %g", ck.Sigma, s.cfg.Sigma))
+	}
+	if ck.Q != 0 && math.Abs(ck.Q-s.acct.q) > 1e-12*ck.Q {
+		bad = append(bad, fmt.Sprintf("q: checkpoint %g, now %g", ck.Q, s.acct.q))
+	}
+	if ck.Config.Clip != s.cfg.Clip || ck.Config.ClipNorm != s.cfg.ClipNorm {
+		bad = append(bad, fmt.Sprintf("clip: checkpoint %s %g, now %s %g", ck.Config.Clip, ck.Config.ClipNorm, s.cfg.Clip, s.cfg.ClipNorm))
+	}
+	if ck.Config.Sampler != s.cfg.Sampler {
+		bad = append(bad, fmt.Sprintf("sampler: checkpoint %s, now %s", ck.Config.Sampler, s.cfg.Sampler))
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("checkpoint %s does not match this run's mechanism (%v); use a new out_dir", s.checkpointPath(), bad)
+	}
+	return nil
+}
