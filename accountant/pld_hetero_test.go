@@ -38,6 +38,15 @@ func TestPLDHeterogeneousGaussian(t *testing.T) {
 			t.Errorf("%s: ε %.8f, exact %.8f (rel %+.2e): want within [0, +0.2%%]", c.name, b.Epsilon, want, rel)
 		}
 	}
+	// A σ so small that the grid cannot hold the loss range is an error,
+	// not a panic.
+	tiny, _ := NewPLD()
+	if err := tiny.Compose(PoissonSampled{Q: 4e-4, Event: Gaussian{Sigma: 1e-9}}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tiny.Epsilon(1e-5); err == nil {
+		t.Error("σ = 1e-9: no error")
+	}
 	// A Gaussian prefix before Poisson steps costs more than the steps alone
 	// and less than the steps plus the Gaussian's own ε.
 	steps := PoissonSampled{Q: 0.02, Event: Gaussian{Sigma: 1.2}}
