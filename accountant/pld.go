@@ -181,19 +181,21 @@ func (a *PLDAccountant) one(m pldMech) ([2]*pmf, error) {
 }
 
 // composed returns the composed PLDs of the account (nil when empty),
-// extending the cache when the account grew by steps of its last mechanism.
+// recomputed from the segments whenever the account changed.
 func (a *PLDAccountant) composed() ([2]*pmf, error) {
 	var none [2]*pmf
 	if len(a.segs) == 0 {
 		return none, nil
 	}
 	last := len(a.segs) - 1
-	// The account only grows (segments appended, the last one's count
-	// raised), and composition commutes: the cache stays valid and is
-	// extended by what was added since.
-	if a.cache[0] == nil || a.cacheSeg > last || a.cacheCnt > a.segs[a.cacheSeg].Count {
-		a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
+	// The cache is used only for exactly this account, and otherwise
+	// rebuilt from the segments: extending it by the steps added since
+	// would make the last bits of ε depend on when bounds were asked for,
+	// and a resumed run must equal an uninterrupted one exactly.
+	if a.cache[0] != nil && a.cacheSeg == last && a.cacheCnt == a.segs[last].Count {
+		return a.cache, nil
 	}
+	a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
 	for a.cacheSeg <= last {
 		s := a.segs[a.cacheSeg]
 		if k := s.Count - a.cacheCnt; k > 0 {
