@@ -131,7 +131,7 @@ func TestEpsilonMatchesIndependentAccount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Best.Accountant != "pld" || s.Best.Relation != accountant.AddRemove || math.Abs(s.Best.Epsilon-pld.Epsilon) > 1e-9*pld.Epsilon || !(pld.Epsilon <= want.Epsilon) {
+	if s.Best.Accountant != "pld" || s.Best.Relation != accountant.AddRemove || s.Best.Epsilon != pld.Epsilon || !(pld.Epsilon <= want.Epsilon) {
 		t.Fatalf("best %+v, want pld %v (rdp %v)", s.Best, pld.Epsilon, want.Epsilon)
 	}
 	if s.TestAcc < 0.6 {
