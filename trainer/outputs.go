@@ -122,13 +122,14 @@ type releasedRecord struct {
 	Relation       string             `json:"relation" prov:"account"`
 	Note           string             `json:"note,omitempty" prov:"config"`
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
+	Deferred       []string           `json:"deferred,omitempty" prov:"account"` // accountants computed only at evaluation steps and the end
 }
 
 // released is the part of r that may be published.
 func (r *Record) released() releasedRecord {
 	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
 		Epsilon: r.Epsilon, EpsilonBest: r.EpsilonBest, BestAccountant: r.BestAccountant, Relation: r.Relation,
-		Note: r.Note, NotApplicable: r.NotApplicable}
+		Note: r.Note, NotApplicable: r.NotApplicable, Deferred: r.Deferred}
 }
 
 // releasedBound is one accountant's bound in release/summary.json.
