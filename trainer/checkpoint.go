@@ -26,6 +26,9 @@ type checkpoint struct {
 	Optimizer []byte  `json:"optimizer"`
 	Sampler   []byte  `json:"sampler"`
 	Noise     []byte  `json:"noise"`
+	// CountNoise is the released clipped count's noise stream (with
+	// ClippedCountSigma).
+	CountNoise []byte `json:"count_noise,omitempty"`
 	// Root is the state of the run's root random stream, from which the
 	// sampler, the noise and any private preprocessing's noise are derived.
 	// In a crypto-seeded run it is the secret seed of all of them: a resumed
@@ -50,6 +53,11 @@ type checkpoint struct {
 	// EMA is the parameter average's state (optim.EMA: its step count and
 	// the float64 average, exactly), present when the run keeps one.
 	EMA []byte `json:"ema,omitempty"`
+	// Canary* hold an audit run's canary block, sample counts and sampling
+	// stream.
+	CanaryParams []byte `json:"canary_params,omitempty"`
+	CanaryCounts []int  `json:"canary_counts,omitempty"`
+	CanaryRNG    []byte `json:"canary_rng,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

@@ -58,6 +58,10 @@ var releasedFiles = map[string]string{
 	"test.svg":      ProvModel,
 	"epsilon.png":   ProvAccount,
 	"epsilon.svg":   ProvAccount,
+	// Audit runs only: the noised canary block and its scores, and the
+	// auditor's plot of the scores of included vs excluded canaries.
+	"canaries.json":    "fields", // see canaryRelease
+	"audit_scores.png": ProvModel,
 }
 
 // outputs owns a run's output directory: it is the only writer of files,
@@ -123,13 +127,17 @@ type releasedRecord struct {
 	Note           string             `json:"note,omitempty" prov:"config"`
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
 	Deferred       []string           `json:"deferred,omitempty" prov:"account"` // accountants computed only at evaluation steps and the end
+	// The clipped count + N(0, σ_b²), composed into ε (clipcount.go).
+	ClippedCountNoised *float64 `json:"clipped_count_noised,omitempty" prov:"noised"`
+	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
 }
 
 // released is the part of r that may be published.
 func (r *Record) released() releasedRecord {
 	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
 		Epsilon: r.Epsilon, EpsilonBest: r.EpsilonBest, BestAccountant: r.BestAccountant, Relation: r.Relation,
-		Note: r.Note, NotApplicable: r.NotApplicable, Deferred: r.Deferred}
+		Note: r.Note, NotApplicable: r.NotApplicable, ClippedCountNoised: r.ClippedCountNoised, ClippedFracNoised: r.ClippedFracNoised,
+		Deferred: r.Deferred}
 }
 
 // releasedBound is one accountant's bound in release/summary.json.

@@ -131,6 +131,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 	if err := s.writeSummaries(sum); err != nil {
 		return err
 	}
+	if err := s.writeCanaries(); err != nil {
+		return err
+	}
 	if s.cfg.Plots {
 		if err := s.writePlots(); err != nil {
 			return err
@@ -251,6 +254,7 @@ func ReleaseFields() map[string]map[string]string {
 	out := map[string]map[string]string{
 		"summary.json":  fieldProvenance(reflect.TypeFor[releasedSummary]()),
 		"metrics.jsonl": fieldProvenance(reflect.TypeFor[releasedRecord]()),
+		"canaries.json": fieldProvenance(reflect.TypeFor[canaryRelease]()),
 	}
 	names := make([]string, 0, len(releasedFiles))
 	for n := range releasedFiles {
@@ -263,4 +267,17 @@ func ReleaseFields() map[string]map[string]string {
 		}
 	}
 	return out
+}
+
+// readJSONFile decodes one JSON file.
+func readJSONFile[T any](path string) (*T, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &v, nil
 }

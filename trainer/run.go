@@ -106,6 +106,7 @@ type state struct {
 	norm     clip.NormClipper // nil: materialised path
 	noise    *clip.Gaussian
 	noiseRNG *rng.Stream
+	count    *clipCount // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
@@ -137,6 +138,9 @@ type state struct {
 	privNote []string // curator-only notes
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
+	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	input    *inputCanaries // audit run's input canaries, or nil
+	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
 	targetBuf []float32
@@ -288,6 +292,9 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	if err := s.setupInputCanaries(root); err != nil {
+		return err
+	}
 	n := data.train.N()
 	if s.opts.Model != nil {
 		if s.model = s.opts.Model; s.model.InputSize() != data.train.Dim() {
@@ -311,7 +318,11 @@ func (s *state) setup() error {
 	// reveals who was in each batch): like the noise, it follows the seed
 	// only when the run asks to be reproducible.
 	var expected float64
-	if s.samp, expected, err = buildSampler(cfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
+	sampCfg := *cfg
+	if h := testAuditHooks; h != nil && h.rateScale > 0 {
+		sampCfg.BatchSize = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	}
+	if s.samp, expected, err = buildSampler(&sampCfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
@@ -364,8 +375,15 @@ func (s *state) setup() error {
 	if s.steps < 1 {
 		return fmt.Errorf("budget: not even one step fits in ε = %g at σ = %g", cfg.Epsilon, s.sigma)
 	}
+	if err := s.setupCanaries(root); err != nil {
+		return err
+	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
+	}
+	if cfg.ClippedCountSigma > 0 {
+		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.acct.q * float64(n), rng: root.Child("clipped-count")}
+		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
 	if cfg.Radius > 0 {
@@ -407,7 +425,7 @@ func (s *state) allocate() {
 	s.x = make([]float32, mb*in)
 	s.y = make([]int, mb)
 	s.losses = make([]float32, mb)
-	s.sum = make([]float32, s.clipper.OutDim())
+	s.sum = make([]float32, s.clipper.OutDim()+s.canaryDim())
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
@@ -443,6 +461,7 @@ func (s *state) step() (stepStats, error) {
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
+	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
 	k := len(s.model.Groups())
 	for off := 0; off < len(s.idx); off += mb {
@@ -467,7 +486,7 @@ func (s *state) step() (stepStats, error) {
 				}
 				st.addNorm(math.Sqrt(sq))
 			}
-			if err := s.model.AccumulateScaled(s.scales[:b*k], s.sum); err != nil {
+			if err := s.model.AccumulateScaled(s.scales[:b*k], sum); err != nil {
 				return st, err
 			}
 		} else {
@@ -486,7 +505,7 @@ func (s *state) step() (stepStats, error) {
 					s.twice.FillMask(m)
 				}
 			}
-			cs := s.clipper.ClipSum(g, b, masks, s.sum)
+			cs := s.clipper.ClipSum(g, b, masks, sum)
 			st.clipped += cs.Clipped
 			st.nonFinite += cs.NonFinite
 		}
@@ -504,12 +523,20 @@ func (s *state) step() (stepStats, error) {
 		// step.
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
-	s.noise.Add(s.sum, s.noiseRNG)
-	update := s.sum
+	if s.canary != nil {
+		s.canary.addCanaries(s.sum[len(sum):])
+	}
+	if h := testAuditHooks; h == nil || !h.noiseOff {
+		s.noise.Add(s.sum, s.noiseRNG)
+	}
+	update := sum
 	if s.sub != nil {
 		// The released sum is [coefficients | residual]: map it back.
-		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, s.sum)
+		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, sum)
 		update = s.sub.decoded
+	}
+	if s.canary != nil {
+		s.canary.step(s.sum[len(sum):], s.lrAt(s.stepNo), s.acct.expected)
 	}
 	if err := s.opt.Step(s.model.Params(), update, s.acct.expected); err != nil {
 		return st, err
@@ -637,6 +664,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 				return nil, err
 			}
 		}
+		s.stepNo = step
 		st, err := s.step()
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
@@ -656,6 +684,10 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		}
 		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
 			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
+		}
+		if s.count != nil {
+			c, f := s.count.release(st.clipped)
+			rec.ClippedCountNoised, rec.ClippedFracNoised = &c, &f
 		}
 		// Deferred accountants (PLD) only at evaluation steps and the end.
 		if full := step == s.steps || s.evaluateNow(step); !full {
@@ -803,6 +835,11 @@ func (s *state) checkpoint(step int) error {
 	if ck.Noise, err = s.noiseRNG.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint noise: %w", err)
 	}
+	if s.count != nil {
+		if ck.CountNoise, err = s.count.rng.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint clipped-count noise: %w", err)
+		}
+	}
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
@@ -815,6 +852,12 @@ func (s *state) checkpoint(step int) error {
 		}
 	}
 	ck.InstanceNorms = s.piNorms
+	if c := s.canary; c != nil {
+		ck.CanaryParams, ck.CanaryCounts = float32Bytes(c.params), c.counts
+		if ck.CanaryRNG, err = c.sample.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint canaries: %w", err)
+		}
+	}
 	var warn []string
 	if s.cfg.FinalOnly {
 		warn = append(warn, "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound")
@@ -842,6 +885,11 @@ func (s *state) restore(ck *checkpoint) error {
 	if err := s.noiseRNG.UnmarshalBinary(ck.Noise); err != nil {
 		return fmt.Errorf("checkpoint %s noise: %w", s.checkpointPath(), err)
 	}
+	if s.count != nil {
+		if err := s.count.rng.UnmarshalBinary(ck.CountNoise); err != nil {
+			return fmt.Errorf("checkpoint %s clipped-count noise: %w", s.checkpointPath(), err)
+		}
+	}
 	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
 	}
@@ -868,6 +916,15 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
 	}
 	s.piNorms = ck.InstanceNorms
+	if c := s.canary; c != nil {
+		if err := setFloat32s(c.params, ck.CanaryParams); err != nil || len(ck.CanaryCounts) != c.m {
+			return fmt.Errorf("checkpoint %s: canary block does not match %d canaries", s.checkpointPath(), c.m)
+		}
+		copy(c.counts, ck.CanaryCounts)
+		if err := c.sample.UnmarshalBinary(ck.CanaryRNG); err != nil {
+			return fmt.Errorf("checkpoint %s canaries: %w", s.checkpointPath(), err)
+		}
+	}
 	if s.sub != nil {
 		from := make([]float32, s.model.NumParams())
 		if err := setFloat32s(from, ck.BasisFrom); err != nil {

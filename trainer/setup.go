@@ -194,6 +194,8 @@ func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 		// Charged at each epoch's first step; no amplification is claimed.
 		return accountant.Gaussian{Sigma: sigma / 2}
 	default:
+		// With a released clipped count: the joint Gaussian (clipcount.go).
+		g.Sigma = jointSigma(sigma, a.cfg.ClippedCountSigma)
 		return accountant.PoissonSampled{Q: a.q, Event: g}
 	}
 }
@@ -277,6 +279,9 @@ func (a *accounting) epsilonBy(newAcc func() (accountant.Accountant, error), sig
 // PLDPoissonSigma does (searched on the coarse grid from the RDP σ down,
 // certified on the default grid), else by the primary accountant.
 func (a *accounting) calibrate(steps int) (float64, error) {
+	if err := a.checkCountBudget(steps); err != nil {
+		return 0, err
+	}
 	var sigma float64
 	var err error
 	if a.calibPLD {
@@ -371,6 +376,11 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 			}
 			if ok, why := run.Qualifies(); !ok {
 				notes = append(notes, "hidden-state bound shown but not valid for this run: "+why)
+			} else if a.cfg.ClippedCountSigma > 0 {
+				if err := t.SetApplicable("hidden", false, hiddenCountReason); err != nil {
+					return nil, nil, err
+				}
+				notes = append(notes, "hidden-state bound shown but not valid for this run: "+hiddenCountReason)
 			}
 		}
 	}

@@ -177,7 +177,15 @@ func (s *state) blockSigmas(sigma float64) []float64 {
 // buildNoise returns isotropic noise σ·Δ2, or the subspace run's per-block noise.
 func (s *state) buildNoise() (*clip.Gaussian, error) {
 	if s.sub == nil {
-		return clip.IsotropicFor(s.clipper, s.sigma)
+		z := s.sigma
+		if h := testAuditHooks; h != nil && h.noiseScale > 0 {
+			z *= h.noiseScale // negative control: the account keeps σ
+		}
+		if m := s.canaryDim(); m > 0 {
+			// The canary block is noised with the rest, by the same draw.
+			return clip.NewIsotropic(s.clipper.OutDim()+m, z*s.clipper.Sensitivity().L2)
+		}
+		return clip.IsotropicFor(s.clipper, z)
 	}
 	sig := s.blockSigmas(s.sigma)
 	v := make([]float64, len(sig))

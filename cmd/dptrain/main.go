@@ -98,6 +98,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if errors.As(err, &ie) {
 		return 2
 	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
 	return 1
 }
 

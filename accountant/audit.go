@@ -1,0 +1,210 @@
+package accountant
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/stat/distuv"
+)
+
+// Empirical privacy auditing: statistically valid LOWER bounds on ε from
+// what an attacker achieved. An upper bound (the accountants above) that
+// falls below such a lower bound is a bug.
+
+// logBinomPMF is log P[Bin(r, q) = k].
+func logBinomPMF(r, k int, logQ, log1mQ float64) float64 {
+	lr, _ := math.Lgamma(float64(r + 1))
+	lk, _ := math.Lgamma(float64(k + 1))
+	lrk, _ := math.Lgamma(float64(r - k + 1))
+	return lr - lk - lrk + float64(k)*logQ + float64(r-k)*log1mQ
+}
+
+// logBinomRange is log P[lo ≤ Bin(r, q) < hi] (−Inf when empty), summed in
+// log space so that tails far below float64's range stay exact.
+func logBinomRange(r, lo, hi int, logQ, log1mQ float64) float64 {
+	lo, hi = max(lo, 0), min(hi, r+1)
+	s := math.Inf(-1)
+	for k := lo; k < hi; k++ {
+		s = logAdd(s, logBinomPMF(r, k, logQ, log1mQ))
+	}
+	return s
+}
+
+// OneRunPValue is the p-value of the hypothesis "the mechanism is
+// (ε, δ)-DP" after a one-run audit (Steinke, Nasr & Jagielski 2023,
+// Theorem 3 / Proposition 5) with m canaries, each included independently
+// with probability ½, r guesses of which v were correct:
+//
+//	min(1, β + 2mδ·α),  q = e^ε/(1+e^ε),  β = P[Bin(r, q) ≥ v],
+//	α = max_{i=1…v} P[v−i ≤ Bin(r, q) < v] / i.
+func OneRunPValue(eps, delta float64, m, r, v int) float64 {
+	logQ := -math.Log1p(math.Exp(-eps)) // log e^ε/(1+e^ε)
+	log1mQ := -math.Log1p(math.Exp(eps))
+	beta := math.Exp(logBinomRange(r, v, r+1, logQ, log1mQ))
+	alpha := 0.0
+	if delta > 0 {
+		// P[v−i ≤ B < v] grows with i while P[B = v−i] adds to it; the
+		// running sum is kept in log space.
+		acc := math.Inf(-1)
+		for i := 1; i <= v; i++ {
+			acc = logAdd(acc, logBinomPMF(r, v-i, logQ, log1mQ))
+			alpha = math.Max(alpha, math.Exp(acc)/float64(i))
+		}
+	}
+	return math.Min(1, beta+2*float64(m)*delta*alpha)
+}
+
+// AuditResult is a one-run audit's lower bound with the counts behind it.
+type AuditResult struct {
+	EpsilonLower float64 `json:"epsilon_lower"`
+	Canaries     int     `json:"canaries"`
+	Guesses      int     `json:"guesses"`
+	Correct      int     `json:"correct"`
+	Delta        float64 `json:"delta"`
+	Confidence   float64 `json:"confidence"`
+	// Thresholds is the number of guess counts tried on the scores; the
+	// significance was divided by it (Bonferroni), so the bound holds for
+	// the best of them.
+	Thresholds int `json:"thresholds"`
+}
+
+// OneRunEpsilon is the largest ε whose (ε, δ)-DP hypothesis is rejected at
+// confidence 1 − p (p-value < p) given m canaries, r guesses and v correct,
+// found by bisection (the p-value grows with ε); 0 when even ε = 0 is not
+// rejected.
+func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
+	if m < 1 || r < 0 || r > m || v < 0 || v > r {
+		return 0, invalidf("audit: need 0 ≤ correct ≤ guesses ≤ canaries and canaries ≥ 1, got m=%d r=%d v=%d", m, r, v)
+	}
+	if !(delta >= 0 && delta < 1) {
+		return 0, invalidf("audit: delta must be in [0,1), got %v", delta)
+	}
+	if !(confidence > 0 && confidence < 1) {
+		return 0, invalidf("audit: confidence must be in (0,1), got %v", confidence)
+	}
+	p := 1 - confidence
+	if OneRunPValue(0, delta, m, r, v) >= p {
+		return 0, nil
+	}
+	lo, hi := 0.0, 1.0
+	for OneRunPValue(hi, delta, m, r, v) < p {
+		lo, hi = hi, 2*hi
+		if hi > 1e3 {
+			return lo, nil
+		}
+	}
+	for i := 0; i < 100 && hi-lo > 1e-12*hi; i++ {
+		mid := (lo + hi) / 2
+		if OneRunPValue(mid, delta, m, r, v) < p {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo, nil
+}
+
+// AuditScores turns canary scores (higher: more likely included) and the
+// true inclusion bits into the strongest one-run bound over the guess
+// counts in ks (each k guesses "in" for the k highest and "out" for the k
+// lowest scores; 2k ≤ m). With more than one k the confidence is divided
+// among them (the significance p/len(ks) per test), so the bound stays
+// valid although k was chosen by looking at the scores.
+func AuditScores(scores []float64, included []bool, ks []int, delta, confidence float64) (AuditResult, error) {
+	m := len(scores)
+	if m == 0 || len(included) != m {
+		return AuditResult{}, invalidf("audit: %d scores for %d inclusion bits", m, len(included))
+	}
+	if len(ks) == 0 {
+		return AuditResult{}, invalidf("audit: no guess counts")
+	}
+	order := make([]int, m)
+	for i := range order {
+		order[i] = i
+	}
+	// Sort by score, descending; ties broken by index (deterministic).
+	sortByScore(order, scores)
+	perTest := 1 - (1-confidence)/float64(len(ks))
+	best := AuditResult{Canaries: m, Delta: delta, Confidence: confidence, Thresholds: len(ks)}
+	for _, k := range ks {
+		if k < 1 || 2*k > m {
+			return AuditResult{}, invalidf("audit: guess count %d outside [1, %d]", k, m/2)
+		}
+		v := 0
+		for _, i := range order[:k] {
+			if included[i] {
+				v++
+			}
+		}
+		for _, i := range order[m-k:] {
+			if !included[i] {
+				v++
+			}
+		}
+		eps, err := OneRunEpsilon(m, 2*k, v, delta, perTest)
+		if err != nil {
+			return AuditResult{}, err
+		}
+		if eps >= best.EpsilonLower {
+			best.EpsilonLower, best.Guesses, best.Correct = eps, 2*k, v
+		}
+	}
+	return best, nil
+}
+
+func sortByScore(order []int, scores []float64) {
+	sort.Slice(order, func(i, j int) bool {
+		a, b := order[i], order[j]
+		if scores[a] != scores[b] {
+			return scores[a] > scores[b]
+		}
+		return a < b
+	})
+}
+
+// ClopperPearson returns the exact two-sided (1 − alpha) confidence
+// interval of a binomial proportion with k successes in n trials.
+func ClopperPearson(k, n int, alpha float64) (lo, hi float64, err error) {
+	if n < 1 || k < 0 || k > n || !(alpha > 0 && alpha < 1) {
+		return 0, 0, invalidf("clopper-pearson: need 0 ≤ k ≤ n, n ≥ 1, alpha in (0,1); got k=%d n=%d alpha=%v", k, n, alpha)
+	}
+	if k > 0 {
+		lo = distuv.Beta{Alpha: float64(k), Beta: float64(n - k + 1)}.Quantile(alpha / 2)
+	}
+	hi = 1
+	if k < n {
+		hi = distuv.Beta{Alpha: float64(k + 1), Beta: float64(n - k)}.Quantile(1 - alpha/2)
+	}
+	return lo, hi, nil
+}
+
+// ManyRunEpsilon is the many-run audit's lower bound (Jagielski et al.
+// 2020; Nasr et al. 2021): with fp false positives among negRuns runs
+// without the canary and fn false negatives among posRuns runs with it, at
+// a threshold fixed in advance, and Clopper–Pearson upper bounds on both
+// rates at confidence level confidence (each side at 1 − (1−confidence)/2),
+//
+//	ε_lower = max(ln((1 − FNR_ub − δ)/FPR_ub), ln((1 − FPR_ub − δ)/FNR_ub), 0).
+func ManyRunEpsilon(fp, negRuns, fn, posRuns int, delta, confidence float64) (float64, error) {
+	if !(confidence > 0 && confidence < 1) {
+		return 0, invalidf("audit: confidence must be in (0,1), got %v", confidence)
+	}
+	alpha := 1 - confidence // split between the two rates, each one-sided
+	_, fprUB, err := ClopperPearson(fp, negRuns, alpha)
+	if err != nil {
+		return 0, fmt.Errorf("false positives: %w", err)
+	}
+	_, fnrUB, err := ClopperPearson(fn, posRuns, alpha)
+	if err != nil {
+		return 0, fmt.Errorf("false negatives: %w", err)
+	}
+	eps := 0.0
+	if fprUB > 0 && 1-fnrUB-delta > 0 {
+		eps = math.Max(eps, math.Log((1-fnrUB-delta)/fprUB))
+	}
+	if fnrUB > 0 && 1-fprUB-delta > 0 {
+		eps = math.Max(eps, math.Log((1-fprUB-delta)/fnrUB))
+	}
+	return eps, nil
+}
