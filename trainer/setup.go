@@ -241,10 +241,14 @@ func (a *accounting) usePLD() error {
 }
 
 // epsilonAfter is the calibrating accountant's ε (PLD or the primary's)
-// after the prefix events and k steps at noise multiplier sigma.
+// after the prefix events and k steps at noise multiplier sigma. Where the
+// PLD cannot be evaluated (a σ so small its grid would not fit) the
+// primary's ε, also a valid bound, is used.
 func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 	if a.calibPLD {
-		return a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD() }, sigma, k)
+		if e, err := a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD() }, sigma, k); err == nil {
+			return e, nil
+		}
 	}
 	return a.epsilonBy(a.newPrimary, sigma, k)
 }
