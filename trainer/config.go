@@ -61,6 +61,10 @@ type Config struct {
 	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
 	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
 
+	// Accountant calibrates σ: "" (the tightest that applies: PLD for
+	// Poisson-sampled DP-SGD, else the run's own), "rdp" or "pld".
+	Accountant string `json:"accountant,omitempty"`
+
 	// Clipping and noise.
 	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
 	ClipNorm float64 `json:"clip_norm"` // C (L2)
@@ -228,6 +232,10 @@ func (c *Config) Validate() error {
 	oneOf("dataset", c.Dataset, knownDatasets)
 	oneOf("model", c.Model, knownModels)
 	oneOf("sampler", c.Sampler, knownSamplers)
+	oneOf("accountant", c.Accountant, []string{"", "rdp", "pld"})
+	if c.Accountant == "pld" && (c.Sampler != "poisson" || c.Preprocess != "" || c.Clip == "subspace") {
+		bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
+	}
 	oneOf("clip", c.Clip, knownClips)
 	oneOf("optimizer", c.Optimizer, knownOptimizers)
 	oneOf("schedule", c.Schedule, knownSchedules)

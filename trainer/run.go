@@ -380,6 +380,9 @@ func (s *state) setup() error {
 	if sh, ok := s.samp.(*sampler.Shuffle); ok {
 		s.acct.perEpoch = sh.BatchesPerEpoch()
 	}
+	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
+		return err
+	}
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {
@@ -390,7 +393,11 @@ func (s *state) setup() error {
 		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
 			return err
 		}
-		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps", s.sigma, cfg.Epsilon, cfg.Delta, s.steps))
+		by := "the run's primary accountant"
+		if s.acct.calibPLD {
+			by = "the PLD accountant"
+		}
+		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps by %s", s.sigma, cfg.Epsilon, cfg.Delta, s.steps, by))
 	} else if cfg.Epsilon > 0 {
 		k, err := s.acct.budgetSteps(s.sigma, s.steps)
 		if err != nil {
@@ -731,7 +738,13 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			c, f := s.count.release(st.clipped)
 			rec.ClippedCountNoised, rec.ClippedFracNoised = &c, &f
 		}
+		// Deferred accountants (PLD) only at evaluation steps and the end.
+		if full := step == s.steps || s.evaluateNow(step); !full {
+			s.tracker.SkipDeferred(true)
+			rec.Deferred = s.tracker.Deferred()
+		}
 		s.account(rec)
+		s.tracker.SkipDeferred(false)
 		if s.evaluateNow(step) {
 			acc, loss, err := s.evaluateTest()
 			if err != nil {

@@ -75,6 +75,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.SigmaMin, "sigma-min", c.SigmaMin, "standardize: declared smallest feature std over the dataset collection")
 	fs.Float64Var(&c.LipschitzMu, "lipschitz-mu", c.LipschitzMu, "SRDP: Lipschitz constant of a clipped gradient in its input, in units of C (0: 2C cap)")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "poisson | twice | shuffle")
+	fs.StringVar(&c.Accountant, "accountant", c.Accountant, "accountant calibrating σ: \"\" (the tightest that applies: pld for poisson DP-SGD) | rdp | pld")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson) or fixed (shuffle) batch size")
 	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate for --sampler twice")
 	fs.StringVar(&c.Clip, "clip", c.Clip, "flat | per-layer | linf | hybrid | subspace")
