@@ -189,7 +189,7 @@ func Default() Config {
 }
 
 var (
-	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic"}
+	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", InMemory}
 	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}
 	knownSamplers   = []string{"poisson", "twice", "shuffle"}
 	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}

@@ -35,6 +35,11 @@ type Options struct {
 	// names: any PerSampleModel, e.g. a Gorgonia graph (models/graph). Its
 	// InputSize must match the data; it is initialised by its builder.
 	Model models.PerSampleModel
+	// Train and Test, when Train is set, are the data the run uses instead
+	// of the dataset Config.Dataset names (which becomes "memory"). Test
+	// nil: a seeded 80/20 split of Train. The unit of privacy is one row
+	// of Train as given.
+	Train, Test *datasets.Dataset
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -157,6 +162,9 @@ type state struct {
 // the end of the current step, writes a checkpoint (when OutDir is set) and
 // returns an error wrapping ErrInterrupted.
 func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
+	if opts.Train != nil {
+		cfg.Dataset = InMemory
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -281,7 +289,7 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
-	data, err := loadData(cfg, root)
+	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test)
 	if err != nil {
 		return err
 	}
