@@ -96,6 +96,8 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 		err error
 	)
 	switch name {
+	case "csv", "folder":
+		l, src, err = loadUserData(cfg)
 	case "embedded":
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"
