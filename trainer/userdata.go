@@ -132,3 +132,13 @@ func sniffHeader(path string, label int) (bool, error) {
 	}
 	return false, nil
 }
+
+// LoadDataset loads the train and test splits cfg's data settings name
+// (Dataset, DataDir, TrainFile, TestFile, LabelColumn), without limits or
+// feature maps: what 'dptrain eval' evaluates a saved model on.
+func LoadDataset(cfg Config) (*datasets.Loaded, string, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, "", err
+	}
+	return loadNamed(cfg.Dataset, &cfg)
+}
