@@ -24,6 +24,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// a bad value gets one line (the returned error), -h gets the usage.
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
+	acceptScientific(fs)
 	err := fs.Parse(args)
 	fs.SetOutput(out)
 	if err != nil {
@@ -31,7 +32,7 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 			fs.Usage()
 			return errHelp
 		}
-		return badInput("%v (see --help)", err)
+		return badInput("%v%s (see --help)", err, didYouMean(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return badInput("unexpected argument %q", fs.Arg(0))
