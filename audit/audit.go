@@ -100,7 +100,13 @@ func Evaluate(ev *trainer.CanaryEvidence, delta, confidence float64) (*Result, e
 // plotScores draws the score distributions of included and excluded
 // canaries (the auditor's own figure: the canaries are synthetic).
 func plotScores(path string, ev *trainer.CanaryEvidence, res *Result) error {
-	sc := ev.Scores["w0-wT"]
+	var name string
+	for n := range ev.Scores {
+		if name == "" || n < name {
+			name = n
+		}
+	}
+	sc := ev.Scores[name]
 	var in, out plotter.Values
 	for i, s := range sc {
 		if ev.Included[i] {
@@ -113,7 +119,7 @@ func plotScores(path string, ev *trainer.CanaryEvidence, res *Result) error {
 		return nil
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("canary scores (w0 − wT): ε_lower = %.3f vs accounted %.3f", res.EpsilonLower, res.Accounted.Epsilon)
+	p.Title.Text = fmt.Sprintf("%s canary scores (%s): ε_lower = %.3f vs accounted %.3f", ev.Kind, name, res.EpsilonLower, res.Accounted.Epsilon)
 	p.X.Label.Text = "score"
 	p.Y.Label.Text = "canaries"
 	for _, v := range []struct {

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -108,5 +109,33 @@ func TestAuditCanaryFiles(t *testing.T) {
 	bad.AuditCanaries, bad.AuditKind, bad.Clip = 10, "gradient", "hybrid"
 	if err := bad.Validate(); err == nil {
 		t.Error("gradient canaries with hybrid clipping accepted")
+	}
+}
+
+// Input canaries: the included ones join the training set (n grows by their
+// number), all m leave the test set, and every canary gets a finite score
+// from the released model; the bits stay private.
+func TestInputCanaries(t *testing.T) {
+	c := small(t)
+	c.Model, c.Steps, c.AuditCanaries, c.AuditKind = "logreg", 5, 40, "input"
+	c.PrivateDiagnostics, c.KeepCheckpoint = false, false
+	s := run(t, c, Options{})
+	ev, err := ReadCanaries(c.OutDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := 0
+	for _, b := range ev.Included {
+		if b {
+			in++
+		}
+	}
+	if s.TrainN != 5000+in || s.TestN != 1000-40 || ev.Kind != "input" || len(ev.Scores["-loss"]) != 40 {
+		t.Fatalf("train %d (want %d), test %d, kind %s, %d scores", s.TrainN, 5000+in, s.TestN, ev.Kind, len(ev.Scores["-loss"]))
+	}
+	for j, v := range ev.Scores["-loss"] {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v > 0 {
+			t.Errorf("canary %d: score %v (a negative loss)", j, v)
+		}
 	}
 }

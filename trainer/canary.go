@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
 )
 
 // Gradient (white-box) canaries for privacy auditing (issue 18; Steinke,
@@ -45,7 +46,7 @@ type gradCanaries struct {
 // canaryRelease is release/canaries.json: the released canary block.
 type canaryRelease struct {
 	Kind   string    `json:"kind" prov:"config"`
-	Block  []float32 `json:"block" prov:"model"` // the noised canary parameters (w0 = 0)
+	Block  []float32 `json:"block,omitempty" prov:"model"` // gradient: the noised canary parameters (w0 = 0)
 	Scores []float64 `json:"scores" prov:"model"`
 	// Counts is set only by the leak negative control: a raw statistic.
 	Counts []int `json:"counts,omitempty" prov:"model"`
@@ -114,13 +115,23 @@ func (c *gradCanaries) scores() []float64 {
 
 // writeCanaries writes the released block and the private bits.
 func (s *state) writeCanaries() error {
-	c := s.canary
-	if c == nil || s.out == nil {
+	if s.out == nil || (s.canary == nil && s.input == nil) {
 		return nil
 	}
-	rel := canaryRelease{Kind: "gradient", Block: c.params, Scores: c.scores()}
-	if h := testAuditHooks; h != nil && h.leakCounts {
-		rel.Counts = c.counts
+	var rel canaryRelease
+	var truth canaryTruth
+	if c := s.canary; c != nil {
+		rel = canaryRelease{Kind: "gradient", Block: c.params, Scores: c.scores()}
+		if h := testAuditHooks; h != nil && h.leakCounts {
+			rel.Counts = c.counts
+		}
+		truth = canaryTruth{Kind: "gradient", Included: c.included}
+	} else {
+		if err := s.scoreInputCanaries(); err != nil {
+			return err
+		}
+		rel = canaryRelease{Kind: "input", Scores: s.input.scores}
+		truth = canaryTruth{Kind: "input", Included: s.input.included}
 	}
 	b, err := json.Marshal(rel)
 	if err != nil {
@@ -129,7 +140,7 @@ func (s *state) writeCanaries() error {
 	if err := s.out.writeRelease("canaries.json", b); err != nil {
 		return err
 	}
-	if b, err = json.Marshal(canaryTruth{Kind: "gradient", Included: c.included}); err != nil {
+	if b, err = json.Marshal(truth); err != nil {
 		return fmt.Errorf("canaries: %w", err)
 	}
 	return s.out.writePrivate("canaries.json", b)
@@ -158,7 +169,11 @@ func ReadCanaries(outDir string) (*CanaryEvidence, error) {
 	if len(rb.Scores) != len(tb.Included) {
 		return nil, fmt.Errorf("canaries: %d scores for %d canaries", len(rb.Scores), len(tb.Included))
 	}
-	ev := &CanaryEvidence{Kind: rb.Kind, Scores: map[string][]float64{"w0-wT": rb.Scores}, Included: tb.Included}
+	name := "w0-wT"
+	if rb.Kind == "input" {
+		name = "-loss"
+	}
+	ev := &CanaryEvidence{Kind: rb.Kind, Scores: map[string][]float64{name: rb.Scores}, Included: tb.Included}
 	if len(rb.Counts) == len(tb.Included) {
 		c := make([]float64, len(rb.Counts))
 		for i, v := range rb.Counts {
@@ -167,4 +182,79 @@ func ReadCanaries(outDir string) (*CanaryEvidence, error) {
 		ev.Scores["released counts"] = c
 	}
 	return ev, nil
+}
+
+// Input (black-box) canaries: records the model would not otherwise fit.
+// Canary j is the j-th of the last m test records with a label drawn at
+// random among the other classes; it joins the training set with
+// probability ½ (the test set loses all m, so none is evaluated on). After
+// training, each canary is scored by its negative loss under the released
+// model: a fitted mislabelled record has a low loss. The number of
+// included canaries changes n (treated as public): it reveals how many
+// were included, not which.
+type inputCanaries struct {
+	m        int
+	included []bool
+	x        []float32
+	y        []int
+	scores   []float64
+}
+
+func (s *state) setupInputCanaries(root *rng.Stream) error {
+	m := s.cfg.AuditCanaries
+	if m <= 0 || s.cfg.AuditKind != "input" {
+		return nil
+	}
+	train, test := s.data.train, s.data.test
+	if test.N() <= m {
+		return fmt.Errorf("input canaries: %d canaries need more than %d test records", m, test.N())
+	}
+	if train.NumClasses < 2 {
+		return fmt.Errorf("input canaries need a classification dataset")
+	}
+	bits := root.Child("canary-bits")
+	src := test.Subset(seqFrom(test.N()-m, test.N()))
+	ic := &inputCanaries{m: m, included: make([]bool, m), x: src.X, y: make([]int, m)}
+	d := train.Dim()
+	x := append([]float32(nil), train.X...)
+	y := append([]int(nil), train.Y...)
+	for j := 0; j < m; j++ {
+		ic.included[j] = bits.Uint64()&1 == 1
+		ic.y[j] = (src.Y[j] + 1 + bits.IntN(train.NumClasses-1)) % train.NumClasses
+		if ic.included[j] {
+			x = append(x, src.X[j*d:(j+1)*d]...)
+			y = append(y, ic.y[j])
+		}
+	}
+	nt := *train
+	nt.X, nt.Y = x, y
+	s.data.train = &nt
+	s.data.test = test.Subset(seq(test.N() - m))
+	s.input = ic
+	return nil
+}
+
+// scoreInputCanaries scores every canary by its negative loss under the
+// released parameters.
+func (s *state) scoreInputCanaries() error {
+	ic := s.input
+	if ic == nil || ic.scores != nil {
+		return nil
+	}
+	ic.scores = make([]float64, ic.m)
+	d := s.data.train.Dim()
+	return s.withReleased(func() error {
+		s.model.SetTraining(false)
+		defer s.model.SetTraining(true)
+		for j := 0; j < ic.m; j++ {
+			copy(s.x[:d], ic.x[j*d:(j+1)*d])
+			s.y[0] = ic.y[j]
+			l, _, err := s.model.Evaluate(models.Batch{X: s.x[:d], Y: s.y[:1], N: 1})
+			if err != nil {
+				return fmt.Errorf("input canary %d: %w", j, err)
+			}
+			ic.scores[j] = -l
+		}
+		return nil
+	})
 }

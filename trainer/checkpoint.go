@@ -26,6 +26,9 @@ type checkpoint struct {
 	Optimizer []byte  `json:"optimizer"`
 	Sampler   []byte  `json:"sampler"`
 	Noise     []byte  `json:"noise"`
+	// CountNoise is the released clipped count's noise stream (with
+	// ClippedCountSigma).
+	CountNoise []byte `json:"count_noise,omitempty"`
 	// Root is the state of the run's root random stream, from which the
 	// sampler, the noise and any private preprocessing's noise are derived.
 	// In a crypto-seeded run it is the secret seed of all of them: a resumed

@@ -152,6 +152,10 @@ type Config struct {
 	// then leave the evaluation set). Empty: the first PublicN training
 	// records are carved out as public, and the claim covers the rest only.
 	PublicData string `json:"public_data,omitempty"`
+	// ClippedCountSigma σ_b > 0 releases each step's count of clipped
+	// examples plus N(0, σ_b²) in release/metrics.jsonl; the step is then
+	// accounted at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) (see clipcount.go). 0: off.
+	ClippedCountSigma float64 `json:"clipped_count_sigma,omitempty"`
 	// AuditCanaries > 0 makes this an audit run (dptrain audit): that many
 	// canaries of kind AuditKind ("gradient": white-box gradient canaries
 	// in an extra block of the released vector), each included with
@@ -410,13 +414,15 @@ func (c *Config) Validate() error {
 			bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", c.PublicData)
 		}
 	}
+	errs = append(errs, c.clippedCountErrors()...)
 	if c.AuditCanaries < 0 {
 		bad("audit_canaries must be >= 0, got %d", c.AuditCanaries)
 	}
 	if c.AuditCanaries > 0 {
 		switch {
-		case c.AuditKind != "gradient":
-			bad("audit_kind %q is not available (gradient)", c.AuditKind)
+		case c.AuditKind != "gradient" && c.AuditKind != "input":
+			bad("audit_kind %q is not one of gradient, input", c.AuditKind)
+		case c.AuditKind == "input":
 		case c.Clip != "flat" || c.Sampler != "poisson":
 			bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 		case c.Radius > 0:

@@ -11,7 +11,10 @@
 // release/ is covered by the printed ε or is a function of public data: the
 // model; summary.json (ε per accountant with δ and the neighbouring
 // relation, σ, q, steps, the configuration, the claim in words); the
-// metrics' step, ε and test-set figures; test and ε plots drawn from those.
+// metrics' step, ε and test-set figures; with ClippedCountSigma, each step's
+// clipped count plus Gaussian noise, its cost composed into ε (the step is
+// one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2)); test and ε
+// plots drawn from those.
 // Each released field declares its provenance (a `prov` tag: config,
 // account, model or noised) and tests refuse any other. private/ holds the
 // checkpoint (with the crypto seed of the noise; removed when the run

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -157,13 +158,22 @@ func jsonObjects(t *testing.T, path string) []map[string]json.RawMessage {
 // With the raw statistics that used to be released (grad_norm_max, loss),
 // the private diagnostics show the outlier plainly; the test checks that
 // too, so it would fail if the statistics reached release/.
+// With a released clipped count (σ_b = 3) the same holds: the count is the
+// only other field that moves, and it is noised and accounted.
 func TestReleaseDoesNotLeakAnOutlier(t *testing.T) {
+	for _, sigmaB := range []float64{0, 3} {
+		t.Run(fmt.Sprintf("clipped_count_sigma=%g", sigmaB), func(t *testing.T) { testNoLeak(t, sigmaB) })
+	}
+}
+
+func testNoLeak(t *testing.T, sigmaB float64) {
 	dirs := [2]string{}
 	for i := range dirs {
 		c := releaseRun(t)
 		c.Sigma, c.Epsilon = 0, 4 // calibrated σ: a function of the configuration and n
 		c.BatchSize = 2000        // q = 0.4: the outlier is sampled
 		c.PrivateDiagnostics = true
+		c.ClippedCountSigma = sigmaB
 		if i == 1 {
 			testDataHook = func(p *prepared) {
 				x := append([]float32(nil), p.train.X...)

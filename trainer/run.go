@@ -111,6 +111,7 @@ type state struct {
 	norm     clip.NormClipper // nil: materialised path
 	noise    *clip.Gaussian
 	noiseRNG *rng.Stream
+	count    *clipCount // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
@@ -143,6 +144,7 @@ type state struct {
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
 	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
 	// targetBuf holds regression targets (linreg) for one chunk.
@@ -298,6 +300,9 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	if err := s.setupInputCanaries(root); err != nil {
+		return err
+	}
 	n := data.train.N()
 	if s.opts.Model != nil {
 		if s.model = s.opts.Model; s.model.InputSize() != data.train.Dim() {
@@ -376,6 +381,10 @@ func (s *state) setup() error {
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
+	}
+	if cfg.ClippedCountSigma > 0 {
+		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.acct.q * float64(n), rng: root.Child("clipped-count")}
+		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
 	if cfg.Radius > 0 {
@@ -677,6 +686,10 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
 			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
 		}
+		if s.count != nil {
+			c, f := s.count.release(st.clipped)
+			rec.ClippedCountNoised, rec.ClippedFracNoised = &c, &f
+		}
 		s.account(rec)
 		if s.evaluateNow(step) {
 			acc, loss, err := s.evaluateTest()
@@ -817,6 +830,11 @@ func (s *state) checkpoint(step int) error {
 	if ck.Noise, err = s.noiseRNG.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint noise: %w", err)
 	}
+	if s.count != nil {
+		if ck.CountNoise, err = s.count.rng.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint clipped-count noise: %w", err)
+		}
+	}
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
@@ -861,6 +879,11 @@ func (s *state) restore(ck *checkpoint) error {
 	}
 	if err := s.noiseRNG.UnmarshalBinary(ck.Noise); err != nil {
 		return fmt.Errorf("checkpoint %s noise: %w", s.checkpointPath(), err)
+	}
+	if s.count != nil {
+		if err := s.count.rng.UnmarshalBinary(ck.CountNoise); err != nil {
+			return fmt.Errorf("checkpoint %s clipped-count noise: %w", s.checkpointPath(), err)
+		}
 	}
 	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)

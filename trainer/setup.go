@@ -192,6 +192,8 @@ func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
 		// Charged at each epoch's first step; no amplification is claimed.
 		return accountant.Gaussian{Sigma: sigma / 2}
 	default:
+		// With a released clipped count: the joint Gaussian (clipcount.go).
+		g.Sigma = jointSigma(sigma, a.cfg.ClippedCountSigma)
 		return accountant.PoissonSampled{Q: a.q, Event: g}
 	}
 }
@@ -244,6 +246,9 @@ func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 
 // calibrate returns σ meeting the target ε over steps.
 func (a *accounting) calibrate(steps int) (float64, error) {
+	if err := a.checkCountBudget(steps); err != nil {
+		return 0, err
+	}
 	sigma, err := accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
 	if err != nil {
 		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
@@ -314,6 +319,11 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 			}
 			if ok, why := run.Qualifies(); !ok {
 				notes = append(notes, "hidden-state bound shown but not valid for this run: "+why)
+			} else if a.cfg.ClippedCountSigma > 0 {
+				if err := t.SetApplicable("hidden", false, hiddenCountReason); err != nil {
+					return nil, nil, err
+				}
+				notes = append(notes, "hidden-state bound shown but not valid for this run: "+hiddenCountReason)
 			}
 		}
 	}

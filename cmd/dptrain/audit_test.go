@@ -31,7 +31,7 @@ func TestAuditBound(t *testing.T) {
 		{"audit", "bound", "--canaries", "10", "--guesses", "4", "--correct", "5", "--delta", "0"},
 		{"audit", "bound", "--canaries", "10", "--guesses", "4", "--correct", "3"},
 		{"audit", "--canaries", "1"},
-		{"audit", "--canaries", "100", "--kind", "input"},
+		{"audit", "--canaries", "100", "--kind", "pixels"},
 		{"audit", "--canaries", "100", "--clip", "hybrid"},
 	} {
 		if code, _, errs := runCLI(t, args...); code != 2 {

@@ -108,6 +108,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
 	fs.BoolVar(&c.PrivateDiagnostics, "private-diagnostics", c.PrivateDiagnostics, "also record raw training statistics (batch loss, gradient norms, clipped fraction, train accuracy) in OUT/private/ and show the batch loss; NOT covered by ε, never publish them")
 	fs.BoolVar(&c.KeepCheckpoint, "keep-checkpoint", c.KeepCheckpoint, "keep OUT/private/checkpoint.json after the run completes (it holds the noise seed; removed by default)")
+	fs.Float64Var(&c.ClippedCountSigma, "clipped-count-sigma", c.ClippedCountSigma, "release each step's count of clipped examples + N(0, σ_b²) (this σ_b; 0 = off) in OUT/release/metrics.jsonl; its cost is composed into ε (the step is charged at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2)); poisson sampler, clip flat or linf")
 	fs.StringVar(&c.PublicData, "public-data", c.PublicData, "subspace clipping: a public dataset for the basis (a dataset name other than the private one, or test: the first --public-n test records); without it the first --public-n training records are carved out, unprotected")
 	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only on interrupt)")
 	fs.BoolVar(&c.Plots, "plots", c.Plots, "write training and ε plots (PNG and SVG) to --out")

@@ -39,6 +39,7 @@ func run(out string, quick bool, epsList string, epochs float64, m int) error {
 	var rows [][]string
 	var md strings.Builder
 	md.WriteString("# One-run audits (issue 18)\n\n")
+	fmt.Fprintf(&md, "Command: `bash scripts/audit.sh%s` (go run ./scripts/internal/auditruns --eps %s --epochs %g --canaries %d).\n\n", map[bool]string{true: " --quick", false: ""}[quick], epsList, epochs, m)
 	what := fmt.Sprintf("MNIST CNN on Fashion-MNIST (configs/fmnist-cnn-eps3.json: batch 2048 Poisson, clip 0.1, momentum 0.9, lr 4) for %g epochs", epochs)
 	if quick {
 		what = "logistic regression on the embedded Fashion-MNIST subset, 50 steps (--quick)"
