@@ -40,6 +40,9 @@ type Options struct {
 	// nil: a seeded 80/20 split of Train. The unit of privacy is one row
 	// of Train as given.
 	Train, Test *datasets.Dataset
+	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
+	// without it that is an error.
+	Overwrite bool
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -173,6 +176,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts}
 	if cfg.OutDir != "" {
+		if !opts.Resume {
+			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
+				return nil, err
+			}
+		}
 		out, err := newOutputs(cfg.OutDir)
 		if err != nil {
 			return nil, err

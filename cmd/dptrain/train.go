@@ -129,6 +129,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.String("config", "", "JSON config file (flags override it); see configs/")
 	trainFlags(fs, &cfg)
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
+	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	if err := parseFlags(fs, args); err != nil {
@@ -144,7 +145,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
-	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
 	}
