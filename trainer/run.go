@@ -202,7 +202,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		case err != nil:
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
-			return nil, fmt.Errorf("checkpoint %s was written with different settings (%s); use a new out_dir or the same settings", s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
 		default:
 			ck = c
 		}

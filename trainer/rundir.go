@@ -35,3 +35,16 @@ func claimOutDir(dir string, overwrite bool) error {
 	}
 	return errors.Join(os.RemoveAll(filepath.Join(dir, releaseDir)), os.RemoveAll(filepath.Join(dir, privateDir)))
 }
+
+// CheckpointConfig returns the configuration the run in outDir was started
+// with, from its checkpoint: what a resume continues, so the caller need
+// not repeat every setting. It wraps ErrNoCheckpoint when there is none.
+func CheckpointConfig(outDir string) (Config, error) {
+	ck, err := loadCheckpoint(filepath.Join(outDir, privateDir, "checkpoint.json"))
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := ck.Config
+	cfg.OutDir = outDir
+	return cfg, nil
+}

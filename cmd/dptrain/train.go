@@ -142,6 +142,28 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["seed"] && !set["seeded"] {
 		cfg.Seeded = true
 	}
+	if *resume {
+		// The checkpoint holds the run's settings; the flags given now are
+		// applied on top of them, and Run names any that conflicts.
+		if ckCfg, err := trainer.CheckpointConfig(cfg.OutDir); err == nil {
+			fs2 := newFlagSet("train", stderr)
+			fs2.String("config", "", "")
+			trainFlags(fs2, &ckCfg)
+			fs2.Bool("resume", false, "")
+			fs2.Bool("overwrite", false, "")
+			fs2.Bool("quiet", false, "")
+			fs2.Bool("json", false, "")
+			if err := parseFlags(fs2, args); err != nil {
+				return err
+			}
+			if set["seed"] && !set["seeded"] {
+				ckCfg.Seeded = true
+			}
+			if _, ok, _ := scanFlagValue(args, "config"); !ok {
+				cfg = ckCfg
+			}
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
