@@ -336,6 +336,9 @@ func List(opts Options) []Found {
 		locs, _ := Locate(n, opts)
 		for _, loc := range locs {
 			s, err := loc.Probe()
+			if err == nil {
+				err = loc.CheckSizes(s)
+			}
 			out = append(out, Found{Location: loc, Summary: s, Err: err})
 		}
 	}
