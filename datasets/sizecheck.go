@@ -56,4 +56,3 @@ func (loc Location) CheckSizes(s Summary) error {
 	}
 	return nil
 }
-
