@@ -45,3 +45,15 @@ func TestInterruptedExits130(t *testing.T) {
 		t.Fatalf("cancelled train: exit %d (%s), want 130", code, errb.String())
 	}
 }
+
+func TestPrivacyHelpListsEveryAccountant(t *testing.T) {
+	code, _, errb := runCLI(t, "privacy", "--help")
+	if code != 0 {
+		t.Fatalf("privacy --help: exit %d", code)
+	}
+	for _, want := range []string{"== --accountant rdp ==", "== --accountant pld ==", "== --accountant hidden ==", "-diameter", "-interval", "-q2", "-steps int"} {
+		if !strings.Contains(errb, want) {
+			t.Errorf("privacy --help lacks %q", want)
+		}
+	}
+}

@@ -26,16 +26,24 @@ func (v sciInt) Set(s string) error {
 
 func (v sciInt) Get() any { return v.Value.(flag.Getter).Get() }
 
-// acceptScientific wraps every int flag of fs in sciInt.
-func acceptScientific(fs *flag.FlagSet) {
+// acceptScientific wraps every int flag of fs in sciInt; the returned
+// function unwraps them (so that help shows their types).
+func acceptScientific(fs *flag.FlagSet) (restore func()) {
+	orig := map[*flag.Flag]flag.Value{}
 	fs.VisitAll(func(f *flag.Flag) {
 		if g, ok := f.Value.(flag.Getter); ok {
 			switch g.Get().(type) {
 			case int, int64, uint, uint64:
+				orig[f] = f.Value
 				f.Value = sciInt{f.Value}
 			}
 		}
 	})
+	return func() {
+		for f, v := range orig {
+			f.Value = v
+		}
+	}
 }
 
 // didYouMean returns " (did you mean --x?)" for the defined flag closest

@@ -24,8 +24,9 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// a bad value gets one line (the returned error), -h gets the usage.
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
-	acceptScientific(fs)
+	restore := acceptScientific(fs)
 	err := fs.Parse(args)
+	restore()
 	fs.SetOutput(out)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
