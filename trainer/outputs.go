@@ -60,7 +60,10 @@ var releasedFiles = map[string]string{
 	"epsilon.svg":   ProvAccount,
 	// Audit runs only: the noised canary block and its scores, and the
 	// auditor's plot of the scores of included vs excluded canaries.
-	"canaries.json":    "fields", // see canaryRelease
+	"canaries.json": "fields", // see canaryRelease
+	// A page made of the released summary and the plots above only
+	// (config, account and model provenances; nothing of its own).
+	"report.html":      ProvModel,
 	"audit_scores.png": ProvModel,
 }
 

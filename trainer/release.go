@@ -141,6 +141,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 			return err
 		}
 	}
+	if err := s.writeReport(sum); err != nil {
+		return err
+	}
 	if sum.Stopped == "" && !s.cfg.KeepCheckpoint {
 		if err := os.Remove(s.checkpointPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove checkpoint: %w", err)

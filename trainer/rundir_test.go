@@ -33,3 +33,26 @@ func TestOutDirHoldingARunIsRefused(t *testing.T) {
 		t.Fatalf("the old run's checkpoint stays beside the new model (%v)", err)
 	}
 }
+
+func TestReportHTML(t *testing.T) {
+	cfg := Default()
+	cfg.Dataset, cfg.Model, cfg.Steps, cfg.BatchSize, cfg.Sigma, cfg.Epsilon = "synthetic", "logreg", 3, 100, 1, 0
+	cfg.Seeded, cfg.Plots, cfg.EvalEvery = true, true, 1
+	cfg.OutDir = filepath.Join(t.TempDir(), "run")
+	if _, err := Run(context.Background(), cfg, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(cfg.OutDir, releaseDir, "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	for _, want := range []string{"-DP under", "unit of privacy is one training example", "Not covered", "data:image/png;base64,", `&#34;model&#34;: &#34;logreg&#34;`, "reproducible, not private"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("report.html lacks %q", want)
+		}
+	}
+	if strings.Contains(page, cfg.OutDir) {
+		t.Errorf("report.html names the machine path %s", cfg.OutDir)
+	}
+}
