@@ -181,19 +181,21 @@ func (a *PLDAccountant) one(m pldMech) ([2]*pmf, error) {
 }
 
 // composed returns the composed PLDs of the account (nil when empty),
-// extending the cache when the account grew by steps of its last mechanism.
+// recomputed from the segments whenever the account changed.
 func (a *PLDAccountant) composed() ([2]*pmf, error) {
 	var none [2]*pmf
 	if len(a.segs) == 0 {
 		return none, nil
 	}
 	last := len(a.segs) - 1
-	// The account only grows (segments appended, the last one's count
-	// raised), and composition commutes: the cache stays valid and is
-	// extended by what was added since.
-	if a.cache[0] == nil || a.cacheSeg > last || a.cacheCnt > a.segs[a.cacheSeg].Count {
-		a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
+	// The cache is used only for exactly this account, and otherwise
+	// rebuilt from the segments: extending it by the steps added since
+	// would make the last bits of ε depend on when bounds were asked for,
+	// and a resumed run must equal an uninterrupted one exactly.
+	if a.cache[0] != nil && a.cacheSeg == last && a.cacheCnt == a.segs[last].Count {
+		return a.cache, nil
 	}
+	a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
 	for a.cacheSeg <= last {
 		s := a.segs[a.cacheSeg]
 		if k := s.Count - a.cacheCnt; k > 0 {
@@ -344,10 +346,24 @@ func PLDPoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOptio
 		b, err := PLDPoissonEpsilon(q, s, steps, delta, WithPLDInterval(CalibrationPLDInterval))
 		return b.Epsilon, err
 	}
+	return CalibrateSigmaPLDGrids(fine, coarse, rdp, target, WithTolerance(c.tol))
+}
+
+// CalibrateSigmaPLDGrids is PLDPoissonSigma for any mechanism: fine(σ) is
+// its PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval (never
+// smaller), rdp(σ) its RDP ε (never smaller). The search runs on the coarse
+// grid from the RDP σ down, and a few fine-grid bisection steps close the
+// gap; the result is certified on the fine grid.
+func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
+	c, err := newCalibration(opts)
+	if err != nil {
+		return 0, err
+	}
 	hi, err := CalibrateSigmaPLD(coarse, rdp, target, WithTolerance(c.tol/2))
 	if err != nil {
 		return 0, err
 	}
+	fine = nanChecked(fine)
 	eHi, err := fine(hi)
 	if err != nil {
 		return 0, err

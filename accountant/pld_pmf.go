@@ -88,6 +88,10 @@ func (g gaussianDirection) lossRange() (lo, hi float64) {
 // pessimistic without rounding every loss up a whole interval.
 func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
 	lo, hi := g.lossRange()
+	// Check the size in floating point: a tiny σ puts the range beyond int.
+	if span := math.Ceil(hi/h) - math.Floor(lo/h) + 1; !(span <= maxPLDPoints) {
+		return nil, invalidf("pld: %g grid points for σ = %g, q = %g at interval %g (a coarser interval is needed)", span, g.sigma, g.q, h)
+	}
 	j0, jN := int(math.Floor(lo/h)), int(math.Ceil(hi/h))
 	if jN <= j0 {
 		jN = j0 + 1

@@ -22,6 +22,7 @@ import (
 type Tracker struct {
 	entries []*trackerEntry
 	steps   int64
+	skip    bool // Bounds leaves out deferred accountants (SkipDeferred)
 }
 
 type trackerEntry struct {
@@ -29,6 +30,7 @@ type trackerEntry struct {
 	applicable bool
 	reason     string
 	failed     string // why the accountant stopped; "" while it runs
+	deferred   bool   // costly to evaluate: left out while skip is set
 }
 
 // TrackedBound is one accountant's bound as the tracker reports it.
@@ -131,6 +133,9 @@ func (t *Tracker) Step(ev Event) error {
 func (t *Tracker) Bounds(delta float64) []TrackedBound {
 	out := make([]TrackedBound, 0, len(t.entries))
 	for _, e := range t.entries {
+		if t.skip && e.deferred {
+			continue
+		}
 		tb := TrackedBound{Name: e.acc.Name(), Applicable: e.applicable && e.failed == "", Reason: e.reason}
 		if e.failed != "" {
 			tb.Reason = e.failed

@@ -90,8 +90,13 @@ func TestClippedCountReleasedAndAccounted(t *testing.T) {
 		return b.Epsilon
 	}
 	joint, alone := eps(jointSigma(c.Sigma, c.ClippedCountSigma)), eps(c.Sigma)
-	if math.Abs(s.Best.Epsilon-joint) > 1e-12 || !(joint > alone) {
-		t.Errorf("run's ε %v; joint Gaussian at σ_eff %v, gradient alone %v", s.Best.Epsilon, joint, alone)
+	if math.Abs(s.Epsilon["rdp"]-joint) > 1e-12 || !(joint > alone) {
+		t.Errorf("run's RDP ε %v; joint Gaussian at σ_eff %v, gradient alone %v", s.Epsilon["rdp"], joint, alone)
+	}
+	// The PLD accountant accounts the same joint Gaussian, more tightly.
+	pld, err := accountant.PLDPoissonEpsilon(q, jointSigma(c.Sigma, c.ClippedCountSigma), c.Steps, c.Delta)
+	if err != nil || s.Best.Accountant != "pld" || s.Best.Epsilon != pld.Epsilon || !(pld.Epsilon < joint) {
+		t.Errorf("run's best %+v; PLD of the joint Gaussian %v (%v), RDP %v", s.Best, pld.Epsilon, err, joint)
 	}
 	found := false
 	for _, n := range s.Notes {

@@ -68,6 +68,10 @@ type Config struct {
 	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
 	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
 
+	// Accountant calibrates σ: "" (the tightest that applies: PLD for
+	// Poisson-sampled DP-SGD, else the run's own), "rdp" or "pld".
+	Accountant string `json:"accountant,omitempty"`
+
 	// Clipping and noise.
 	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
 	ClipNorm float64 `json:"clip_norm"` // C (L2)
@@ -162,6 +166,11 @@ type Config struct {
 	// probability ½. They are records of the audited training set.
 	AuditCanaries int    `json:"audit_canaries,omitempty"`
 	AuditKind     string `json:"audit_kind,omitempty"`
+	// Distributed is "mpi" for a data-parallel run (mpirun -np N dptrain
+	// train --distributed mpi; Options.Reducer carries the ranks). Not part
+	// of the settings hash: the mechanism is the same for any number of
+	// ranks, so a run may resume with another.
+	Distributed string `json:"distributed,omitempty"`
 }
 
 // Default is the embedded default run: the MNIST CNN on the embedded
@@ -231,6 +240,10 @@ func (c *Config) Validate() error {
 	c.validateUserData(bad)
 	oneOf("model", c.Model, knownModels)
 	oneOf("sampler", c.Sampler, knownSamplers)
+	oneOf("accountant", c.Accountant, []string{"", "rdp", "pld"})
+	if c.Accountant == "pld" && (c.Sampler != "poisson" || c.Preprocess != "" || c.Clip == "subspace") {
+		bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
+	}
 	oneOf("clip", c.Clip, knownClips)
 	oneOf("optimizer", c.Optimizer, knownOptimizers)
 	oneOf("schedule", c.Schedule, knownSchedules)
@@ -415,6 +428,20 @@ func (c *Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.clippedCountErrors()...)
+	switch c.Distributed {
+	case "":
+	case "mpi":
+		switch {
+		case c.Sampler == "twice":
+			bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
+		case c.Clip == "subspace":
+			bad("distributed runs do not yet support clip subspace")
+		case c.PerInstance > 0:
+			bad("distributed runs do not support per_instance")
+		}
+	default:
+		bad("distributed must be mpi or empty, got %q", c.Distributed)
+	}
 	if c.AuditCanaries < 0 {
 		bad("audit_canaries must be >= 0, got %d", c.AuditCanaries)
 	}
@@ -480,7 +507,7 @@ func ParseConfig(data []byte, base Config) (Config, error) {
 func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
-	k.PrivateDiagnostics, k.KeepCheckpoint = false, false
+	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])

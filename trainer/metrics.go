@@ -46,6 +46,9 @@ type Record struct {
 	Elapsed        float64            `json:"elapsed_s"`       // wall time since the run (or resume) began
 	Note           string             `json:"note,omitempty"`  // e.g. "budget stop"
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty"`
+	// Deferred lists accountants computed only at evaluation steps and the
+	// end (PLD): absent from this record's epsilon and epsilon_best.
+	Deferred []string `json:"deferred,omitempty"`
 }
 
 // metricsLog appends records to a JSON-lines file, flushing every line so

@@ -129,6 +129,7 @@ type releasedRecord struct {
 	Relation       string             `json:"relation" prov:"account"`
 	Note           string             `json:"note,omitempty" prov:"config"`
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
+	Deferred       []string           `json:"deferred,omitempty" prov:"account"` // accountants computed only at evaluation steps and the end
 	// The clipped count + N(0, σ_b²), composed into ε (clipcount.go).
 	ClippedCountNoised *float64 `json:"clipped_count_noised,omitempty" prov:"noised"`
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
@@ -138,7 +139,8 @@ type releasedRecord struct {
 func (r *Record) released() releasedRecord {
 	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
 		Epsilon: r.Epsilon, EpsilonBest: r.EpsilonBest, BestAccountant: r.BestAccountant, Relation: r.Relation,
-		Note: r.Note, NotApplicable: r.NotApplicable, ClippedCountNoised: r.ClippedCountNoised, ClippedFracNoised: r.ClippedFracNoised}
+		Note: r.Note, NotApplicable: r.NotApplicable, ClippedCountNoised: r.ClippedCountNoised, ClippedFracNoised: r.ClippedFracNoised,
+		Deferred: r.Deferred}
 }
 
 // releasedBound is one accountant's bound in release/summary.json.

@@ -13,7 +13,7 @@ import (
 func settingsDiff(was, now Config) []string {
 	flat := func(c Config) map[string]json.RawMessage {
 		c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
-		c.PrivateDiagnostics, c.KeepCheckpoint = false, false
+		c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
 		b, _ := json.Marshal(c) // plain fields always marshal
 		var m map[string]json.RawMessage
 		json.Unmarshal(b, &m)

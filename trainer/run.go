@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,9 @@ type Options struct {
 	// StopAfter, when > 0, ends the run after that many steps as if
 	// interrupted (checkpoint written): for tests of resumption.
 	StopAfter int
+	// Reducer, when set, makes this process one rank of a data-parallel
+	// run (see Reducer); only rank 0 writes outputs. nil: one process.
+	Reducer Reducer
 	// Model, when set, is trained instead of the zoo model Config.Model
 	// names: any PerSampleModel, e.g. a Gorgonia graph (models/graph). Its
 	// InputSize must match the data; it is initialised by its builder.
@@ -147,6 +151,8 @@ type state struct {
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
 	canary   *gradCanaries  // audit run's gradient canaries, or nil
+	dist     Reducer        // data-parallel ranks, or nil
+	ownBuf   []int          // this rank's share of a batch
 	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
@@ -174,8 +180,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	start := time.Now()
-	s := &state{cfg: cfg, opts: opts}
-	if cfg.OutDir != "" {
+	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
+	if err := s.syncSettings(); err != nil {
+		return nil, err
+	}
+	if cfg.OutDir != "" && (s.dist == nil || s.dist.Rank() == 0) {
 		if !opts.Resume {
 			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
 				return nil, err
@@ -207,8 +216,35 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 			ck = c
 		}
 	}
+	if s.dist != nil && opts.Resume && cfg.OutDir != "" {
+		// Rank 0 read the checkpoint; every rank continues from it.
+		var b []byte
+		if ck != nil {
+			var err error
+			if b, err = json.Marshal(ck); err != nil {
+				return nil, err
+			}
+		}
+		b, err := s.broadcastBytes(b)
+		if err != nil {
+			return nil, fmt.Errorf("distributed resume: %w", err)
+		}
+		if ck == nil && len(b) > 0 {
+			if ck, err = parseCheckpoint(b); err != nil {
+				return nil, fmt.Errorf("distributed resume: %w", err)
+			}
+		}
+	}
 	if err := s.initRoot(ck); err != nil {
 		return nil, err
+	}
+	if s.dist != nil {
+		// Every stream derives from rank 0's root seed.
+		root, err := s.broadcastBytes(s.rootState)
+		if err != nil {
+			return nil, fmt.Errorf("distributed start: %w", err)
+		}
+		s.rootState = root
 	}
 	if err := s.setup(); err != nil {
 		return nil, err
@@ -360,6 +396,9 @@ func (s *state) setup() error {
 	if sh, ok := s.samp.(*sampler.Shuffle); ok {
 		s.acct.perEpoch = sh.BatchesPerEpoch()
 	}
+	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
+		return err
+	}
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {
@@ -370,7 +409,11 @@ func (s *state) setup() error {
 		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
 			return err
 		}
-		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps", s.sigma, cfg.Epsilon, cfg.Delta, s.steps))
+		by := "the run's primary accountant"
+		if s.acct.calibPLD {
+			by = "the PLD accountant"
+		}
+		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps by %s", s.sigma, cfg.Epsilon, cfg.Delta, s.steps, by))
 	} else if cfg.Epsilon > 0 {
 		k, err := s.acct.budgetSteps(s.sigma, s.steps)
 		if err != nil {
@@ -471,10 +514,11 @@ func (s *state) step() (stepStats, error) {
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
 	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
+	batchIdx := s.owned(s.idx)        // this rank's examples (all of them in one process)
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
 	k := len(s.model.Groups())
-	for off := 0; off < len(s.idx); off += mb {
-		chunk := s.idx[off:min(off+mb, len(s.idx))]
+	for off := 0; off < len(batchIdx); off += mb {
+		chunk := batchIdx[off:min(off+mb, len(batchIdx))]
 		b := len(chunk)
 		s.data.train.Gather(chunk, s.x[:b*in], s.y[:b])
 		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
@@ -522,6 +566,9 @@ func (s *state) step() (stepStats, error) {
 			st.lossSum += float64(l)
 		}
 		st.n += b
+	}
+	if err := s.reduceStep(sum, &st); err != nil {
+		return st, err
 	}
 	if s.acct.outerClip() {
 		// specs/002 §6 A3: dividing by the expected batch size lets the
@@ -587,6 +634,9 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 	correct := 0
 	idx := make([]int, 0, mb)
 	for off := 0; off < n; off += mb {
+		if s.dist != nil && (off/mb)%s.dist.Size() != s.dist.Rank() {
+			continue // another rank's chunk
+		}
 		idx = idx[:0]
 		for i := off; i < min(off+mb, n); i++ {
 			idx = append(idx, i)
@@ -603,6 +653,10 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 		}
 		lossSum += l
 		correct += c
+	}
+	lossSum, correct, err = s.evalReduce(lossSum, correct)
+	if err != nil {
+		return 0, 0, err
 	}
 	nf := float64(max(n, 1))
 	return float64(correct) / nf, lossSum / nf, nil
@@ -660,8 +714,10 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		done    = first - 1
 	)
 	for step := first; step <= s.steps; step++ {
-		if err := ctx.Err(); err != nil {
-			stopped, runErr = "interrupted", fmt.Errorf("%w at step %d: %v", ErrInterrupted, done, err)
+		if stop, err := s.anyStop(ctx.Err() != nil); err != nil {
+			return nil, err
+		} else if stop {
+			stopped, runErr = "interrupted", fmt.Errorf("%w at step %d: %v", ErrInterrupted, done, context.Canceled)
 			break
 		}
 		if s.opts.StopAfter > 0 && step > s.opts.StopAfter {
@@ -698,7 +754,13 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			c, f := s.count.release(st.clipped)
 			rec.ClippedCountNoised, rec.ClippedFracNoised = &c, &f
 		}
+		// Deferred accountants (PLD) only at evaluation steps and the end.
+		if full := step == s.steps || s.evaluateNow(step); !full {
+			s.tracker.SkipDeferred(true)
+			rec.Deferred = s.tracker.Deferred()
+		}
 		s.account(rec)
+		s.tracker.SkipDeferred(false)
 		if s.evaluateNow(step) {
 			acc, loss, err := s.evaluateTest()
 			if err != nil {

@@ -126,8 +126,13 @@ func TestEpsilonMatchesIndependentAccount(t *testing.T) {
 	if got := s.Epsilon["rdp"]; math.Abs(got-want.Epsilon) > 1e-12 {
 		t.Fatalf("ε %v, independent %v", got, want.Epsilon)
 	}
-	if s.Best.Accountant != "rdp" || s.Best.Relation != accountant.AddRemove {
-		t.Fatalf("best %+v", s.Best)
+	// The PLD accountant runs beside RDP and is the tighter: the result.
+	pld, err := accountant.PLDPoissonEpsilon(float64(c.BatchSize)/float64(s.TrainN), c.Sigma, c.Steps, c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Best.Accountant != "pld" || s.Best.Relation != accountant.AddRemove || s.Best.Epsilon != pld.Epsilon || !(pld.Epsilon <= want.Epsilon) {
+		t.Fatalf("best %+v, want pld %v (rdp %v)", s.Best, pld.Epsilon, want.Epsilon)
 	}
 	if s.TestAcc < 0.6 {
 		t.Fatalf("test accuracy %v: the MLP did not learn the mixture", s.TestAcc)
@@ -183,8 +188,8 @@ func TestHiddenStateApplicability(t *testing.T) {
 	if hidden == nil || !hidden.Applicable || hidden.Relation != accountant.AddRemove {
 		t.Fatalf("hidden bound missing or not applicable: %+v", hidden)
 	}
-	if want := math.Min(hidden.Epsilon, s.Epsilon["rdp"]); s.Best.Epsilon != want || s.Best.Relation != accountant.AddRemove {
-		t.Fatalf("best bound %+v, want min(hidden %v, rdp %v)", s.Best, hidden.Epsilon, s.Epsilon["rdp"])
+	if want := math.Min(hidden.Epsilon, math.Min(s.Epsilon["rdp"], s.Epsilon["pld"])); s.Best.Epsilon != want || s.Best.Relation != accountant.AddRemove {
+		t.Fatalf("best bound %+v, want min(hidden %v, rdp %v, pld %v)", s.Best, hidden.Epsilon, s.Epsilon["rdp"], s.Epsilon["pld"])
 	}
 	ck := readFile(t, filepath.Join(c.OutDir, "private", "checkpoint.json"))
 	if !bytes.Contains(ck, []byte(`"private":true`)) {
@@ -926,8 +931,9 @@ func TestDPSGDFTheoryVariant(t *testing.T) {
 		}
 	}
 	s := run(t, c, Options{})
-	if !(s.Epsilon["rdp"] <= 3) || !(s.Sigma > plain.Sigma) {
-		t.Fatalf("theory run: ε %v, σ %v (without DPSGD-F: σ %v); want ε ≤ 3 and more noise", s.Epsilon["rdp"], s.Sigma, plain.Sigma)
+	// σ is calibrated by the PLD accountant (the prefix Gaussians included).
+	if !(s.Epsilon["pld"] <= 3) || s.Best.Accountant != "pld" || !(s.Sigma > plain.Sigma) {
+		t.Fatalf("theory run: ε %v (%s), σ %v (without DPSGD-F: σ %v); want pld ε ≤ 3 and more noise", s.Best.Epsilon, s.Best.Accountant, s.Sigma, plain.Sigma)
 	}
 	for _, bad := range []func(*Config){
 		func(c *Config) { c.DPSGDFVariant = "exact" },

@@ -140,6 +140,8 @@ type accounting struct {
 	primary  string
 	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
 	perEpoch int    // shuffling: batches per epoch
+	pld      bool   // the PLD accountant runs beside the primary one
+	calibPLD bool   // and calibrates σ (Config.Accountant "" or "pld")
 	sub      *subspaceState
 }
 
@@ -218,10 +220,43 @@ func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
 		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius, Poisson: a.cfg.Sampler == "poisson"}
 }
 
-// epsilonAfter is the primary accountant's ε after the prefix events and k
-// steps at noise multiplier sigma.
+// usePLD decides whether the PLD accountant applies to the run: DP-SGD
+// with Poisson sampling whose every event it supports.
+func (a *accounting) usePLD() error {
+	if a.pre != nil || a.sub != nil || a.cfg.Sampler != "poisson" {
+		return fmt.Errorf("accountant pld: needs Poisson sampling without preprocessing or subspace clipping")
+	}
+	p, err := accountant.NewPLD()
+	if err != nil {
+		return err
+	}
+	for _, ev := range append(slices.Clone(a.prefix), a.stepEvent(1, 1)) {
+		if err := p.Supports(ev); err != nil {
+			return err
+		}
+	}
+	a.pld = true
+	a.calibPLD = a.cfg.Accountant != "rdp"
+	return nil
+}
+
+// epsilonAfter is the calibrating accountant's ε (PLD or the primary's)
+// after the prefix events and k steps at noise multiplier sigma. Where the
+// PLD cannot be evaluated (a σ so small its grid would not fit) the
+// primary's ε, also a valid bound, is used.
 func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
-	acc, err := a.newPrimary()
+	if a.calibPLD {
+		if e, err := a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD() }, sigma, k); err == nil {
+			return e, nil
+		}
+	}
+	return a.epsilonBy(a.newPrimary, sigma, k)
+}
+
+// epsilonBy is the ε of a fresh accountant from newAcc after the prefix
+// events and k steps at noise multiplier sigma.
+func (a *accounting) epsilonBy(newAcc func() (accountant.Accountant, error), sigma float64, k int) (float64, error) {
+	acc, err := newAcc()
 	if err != nil {
 		return 0, err
 	}
@@ -244,12 +279,26 @@ func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
 	return b.Epsilon, nil
 }
 
-// calibrate returns σ meeting the target ε over steps.
+// calibrate returns σ meeting the target ε over steps: by PLD as
+// PLDPoissonSigma does (searched on the coarse grid from the RDP σ down,
+// certified on the default grid), else by the primary accountant.
 func (a *accounting) calibrate(steps int) (float64, error) {
 	if err := a.checkCountBudget(steps); err != nil {
 		return 0, err
 	}
-	sigma, err := accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+	var sigma float64
+	var err error
+	if a.calibPLD {
+		pldAt := func(opts ...accountant.PLDOption) func(float64) (float64, error) {
+			return func(s float64) (float64, error) {
+				return a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }, s, steps)
+			}
+		}
+		rdp := func(s float64) (float64, error) { return a.epsilonBy(a.newPrimary, s, steps) }
+		sigma, err = accountant.CalibrateSigmaPLDGrids(pldAt(), pldAt(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), rdp, a.cfg.Epsilon)
+	} else {
+		sigma, err = accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
 	}
@@ -275,6 +324,18 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 		return nil, nil, err
 	}
 	var notes []string
+	if a.pld {
+		p, err := accountant.NewPLD()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := t.Add(p); err != nil {
+			return nil, nil, err
+		}
+		if err := t.SetDeferred(p.Name(), true); err != nil {
+			return nil, nil, err
+		}
+	}
 	if a.pre != nil {
 		// Plain RDP of the same steps, shown for comparison: it ignores the
 		// data-dependent preprocessing, so it is not a bound for this run.
@@ -352,6 +413,9 @@ func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr 
 	}
 	if a.plain != "" {
 		evs[a.plain] = a.mechanismEvent(sigma)
+	}
+	if a.pld {
+		evs["pld"] = ev
 	}
 	return t.StepEach(evs)
 }

@@ -78,6 +78,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.SigmaMin, "sigma-min", c.SigmaMin, "standardize: declared smallest feature std over the dataset collection")
 	fs.Float64Var(&c.LipschitzMu, "lipschitz-mu", c.LipschitzMu, "SRDP: Lipschitz constant of a clipped gradient in its input, in units of C (0: 2C cap)")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "poisson | twice | shuffle")
+	fs.StringVar(&c.Accountant, "accountant", c.Accountant, "accountant calibrating σ: \"\" (the tightest that applies: pld for poisson DP-SGD) | rdp | pld")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson) or fixed (shuffle) batch size")
 	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate for --sampler twice")
 	fs.StringVar(&c.Clip, "clip", c.Clip, "flat | per-layer | linf | hybrid | subspace")
@@ -106,6 +107,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
+	fs.StringVar(&c.Distributed, "distributed", c.Distributed, "mpi: one rank of a data-parallel run (mpirun -np N dptrain train --distributed mpi; needs a build with -tags mpi)")
 	fs.BoolVar(&c.PrivateDiagnostics, "private-diagnostics", c.PrivateDiagnostics, "also record raw training statistics (batch loss, gradient norms, clipped fraction, train accuracy) in OUT/private/ and show the batch loss; NOT covered by ε, never publish them")
 	fs.BoolVar(&c.KeepCheckpoint, "keep-checkpoint", c.KeepCheckpoint, "keep OUT/private/checkpoint.json after the run completes (it holds the noise seed; removed by default)")
 	fs.Float64Var(&c.ClippedCountSigma, "clipped-count-sigma", c.ClippedCountSigma, "release each step's count of clipped examples + N(0, σ_b²) (this σ_b; 0 = off) in OUT/release/metrics.jsonl; its cost is composed into ε (the step is charged at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2)); poisson sampler, clip flat or linf")
@@ -177,6 +179,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case *quiet:
 		opts.Progress, opts.Out = trainer.ProgressQuiet, nil
 	}
+	red, printer, done, err := startDistributed(&cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer done()
+	if !printer {
+		// Ranks other than 0 train silently; rank 0 reports and writes.
+		opts.Progress, opts.Out, opts.Log = trainer.ProgressQuiet, nil, nil
+		stdout = io.Discard
+	}
+	opts.Reducer = red
 	sum, err := trainer.Run(ctx, cfg, opts)
 	if sum != nil {
 		if *jsonOut {

@@ -1,0 +1,125 @@
+package trainer
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Reducer combines the work of the ranks of a data-parallel run (package
+// internal/mpi's Comm is one). Every rank runs the same global sampler from
+// the same root seed and keeps the examples it owns (index mod size), so a
+// step's batch is the same for any number of ranks; the clipped sums are
+// summed across ranks, and the noise, drawn from the shared stream, is
+// added identically on every rank after the reduction, so every rank holds
+// the same parameters without a second message. The privacy mechanism and
+// its account do not depend on the number of ranks.
+type Reducer interface {
+	Rank() int
+	Size() int
+	SumFloat32(buf []float32) error
+	SumFloat64(buf []float64) error
+	MaxFloat64(buf []float64) error
+	Broadcast(buf []byte, root int) error
+}
+
+// owned filters a batch's indices to those this rank owns.
+func (s *state) owned(idx []int) []int {
+	if s.dist == nil || s.dist.Size() == 1 {
+		return idx
+	}
+	s.ownBuf = s.ownBuf[:0]
+	r, n := s.dist.Rank(), s.dist.Size()
+	for _, i := range idx {
+		if i%n == r {
+			s.ownBuf = append(s.ownBuf, i)
+		}
+	}
+	return s.ownBuf
+}
+
+// reduceStep sums the clipped sum and the step's statistics over ranks.
+func (s *state) reduceStep(sum []float32, st *stepStats) error {
+	if s.dist == nil {
+		return nil
+	}
+	if err := s.dist.SumFloat32(sum); err != nil {
+		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
+	}
+	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount)}
+	if err := s.dist.SumFloat64(v); err != nil {
+		return fmt.Errorf("all-reduce of the step statistics: %w", err)
+	}
+	st.lossSum, st.n, st.normSum, st.clipped, st.nonFinite, st.normsCount = v[0], int(v[1]), v[2], int(v[3]), int(v[4]), int(v[5])
+	m := []float64{st.normMax}
+	if err := s.dist.MaxFloat64(m); err != nil {
+		return fmt.Errorf("all-reduce of the step statistics: %w", err)
+	}
+	st.normMax = m[0]
+	return nil
+}
+
+// anyStop is true on every rank when any rank was asked to stop, so that
+// all ranks leave the loop at the same step (one rank alone would leave the
+// others waiting in the next reduction).
+func (s *state) anyStop(stop bool) (bool, error) {
+	if s.dist == nil {
+		return stop, nil
+	}
+	v := []float64{0}
+	if stop {
+		v[0] = 1
+	}
+	if err := s.dist.MaxFloat64(v); err != nil {
+		return true, fmt.Errorf("all-reduce of the stop flag: %w", err)
+	}
+	return v[0] > 0, nil
+}
+
+// broadcastBytes sends rank 0's b to every rank (length first).
+func (s *state) broadcastBytes(b []byte) ([]byte, error) {
+	if s.dist == nil {
+		return b, nil
+	}
+	n := make([]byte, 8)
+	binary.LittleEndian.PutUint64(n, uint64(len(b)))
+	if err := s.dist.Broadcast(n, 0); err != nil {
+		return nil, err
+	}
+	size := binary.LittleEndian.Uint64(n)
+	if s.dist.Rank() != 0 {
+		b = make([]byte, size)
+	}
+	if err := s.dist.Broadcast(b, 0); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// syncStart makes every rank start from rank 0's view: the same settings
+// (refused otherwise), the same checkpoint (rank 0 reads it), the same
+// root seed (rank 0 draws it).
+func (s *state) syncSettings() error {
+	if s.dist == nil {
+		return nil
+	}
+	h, err := s.broadcastBytes([]byte(s.cfg.Hash()))
+	if err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	if string(h) != s.cfg.Hash() {
+		return fmt.Errorf("distributed start: rank %d's settings differ from rank 0's (hash %s vs %s): every rank must be given the same flags", s.dist.Rank(), s.cfg.Hash(), h)
+	}
+	return nil
+}
+
+// evalReduce sums an evaluation's loss and correct count over ranks.
+func (s *state) evalReduce(lossSum float64, correct int) (float64, int, error) {
+	if s.dist == nil {
+		return lossSum, correct, nil
+	}
+	v := []float64{lossSum, float64(correct)}
+	if err := s.dist.SumFloat64(v); err != nil {
+		return 0, 0, fmt.Errorf("all-reduce of the evaluation: %w", err)
+	}
+	return v[0], int(v[1]), nil
+}
