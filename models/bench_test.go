@@ -41,7 +41,7 @@ func benchModel(b *testing.B, name string, batch int) (*Net, Batch) {
 // (noise and the optimizer update are O(D) and excluded, as in DESIGN.md's
 // table). B/op and allocs/op are the steady state: one untimed step runs
 // first.
-func benchDPStep(b *testing.B, name string, batch int) {
+func benchDPStep(b *testing.B, name string, batch int) float64 {
 	m, x := benchModel(b, name, batch)
 	ch := NewChunker(m)
 	sum := make([]float32, m.NumParams())
@@ -60,11 +60,11 @@ func benchDPStep(b *testing.B, name string, batch int) {
 	for range b.N {
 		step()
 	}
-	report(b, batch, cpu)
+	return report(b, batch, cpu)
 }
 
 // benchNonDPStep times the ordinary batch gradient of the same model.
-func benchNonDPStep(b *testing.B, name string, batch int) {
+func benchNonDPStep(b *testing.B, name string, batch int) float64 {
 	m, x := benchModel(b, name, batch)
 	sum := make([]float32, m.NumParams())
 	losses := make([]float32, batch)
@@ -81,7 +81,7 @@ func benchNonDPStep(b *testing.B, name string, batch int) {
 	for range b.N {
 		step()
 	}
-	report(b, batch, cpu)
+	return report(b, batch, cpu)
 }
 
 // Each benchmark runs on every float32 GEMM backend of the build
@@ -132,10 +132,13 @@ func BenchmarkNonDPStepResNet8(b *testing.B) {
 }
 
 // report adds samples/s (wall clock) and samples/cpu-s (process CPU time:
-// all cores' work, undistorted by other processes on a shared machine).
-func report(b *testing.B, batch int, cpu0 float64) {
+// all cores' work, undistorted by other processes on a shared machine), and
+// returns the CPU seconds of the timed steps.
+func report(b *testing.B, batch int, cpu0 float64) float64 {
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	cpu := cpuSeconds() - cpu0
+	if cpu > 0 {
 		b.ReportMetric(float64(batch*b.N)/cpu, "samples/cpu-s")
 	}
+	return cpu
 }

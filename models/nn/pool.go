@@ -52,6 +52,10 @@ func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		xi := x[i*isz : (i+1)*isz]
 		yi, ai := l.y[i*osz:(i+1)*osz], l.arg[i*osz:(i+1)*osz]
+		if l.K == 2 {
+			l.forward2(xi, yi, ai)
+			continue
+		}
 		for c := range l.in.C {
 			for oh := range OH {
 				for ow := range OW {
@@ -67,6 +71,36 @@ func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
 					o := (c*OH+oh)*OW + ow
 					yi[o], ai[o] = xi[best], int32(best)
 				}
+			}
+		}
+	}
+}
+
+// forward2 is forwardRange's sample loop for 2×2 windows, unrolled: four
+// compares in the same (kh, kw) order with the same strict >, so the maximum
+// and the argmax (first of ties) are those of the general loop.
+func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
+	H, W, OH, OW, s := l.in.H, l.in.W, l.out.H, l.out.W, l.Stride
+	for c := range l.in.C {
+		for oh := range OH {
+			r0 := c*H*W + oh*s*W
+			row := xi[r0 : r0+W+W]
+			o := (c*OH + oh) * OW
+			yo, ao := yi[o:o+OW], ai[o:o+OW]
+			for ow := range yo {
+				j := ow * s
+				q := row[j : j+W+2 : j+W+2]
+				best, bv := j, q[0]
+				if q[1] > bv {
+					best, bv = j+1, q[1]
+				}
+				if q[W] > bv {
+					best, bv = j+W, q[W]
+				}
+				if q[W+1] > bv {
+					best, bv = j+W+1, q[W+1]
+				}
+				yo[ow], ao[ow] = bv, int32(r0+best)
 			}
 		}
 	}

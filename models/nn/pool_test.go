@@ -1,0 +1,50 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestMaxPool2dBruteForce checks the max-pool outputs and argmaxes (first of
+// ties, in window order) against a direct search, for the unrolled 2×2 path
+// and the general loop, with many ties (values from a small set).
+func TestMaxPool2dBruteForce(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(3, 4))
+	for _, tc := range []struct{ c, h, w, k, s int }{
+		{2, 5, 6, 2, 1}, {3, 7, 7, 2, 2}, {1, 4, 9, 2, 3}, {2, 6, 5, 3, 1}, {1, 8, 8, 3, 2},
+	} {
+		l := NewMaxPool2d[float32](tc.k, tc.s)
+		in := Shape{C: tc.c, H: tc.h, W: tc.w}
+		out, err := l.Build(in, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := make([]float32, 3*in.Size())
+		for i := range x {
+			x[i] = float32(rnd.IntN(4))
+		}
+		y := l.Forward(x, 3, true)
+		for i := range 3 {
+			xi := x[i*in.Size():]
+			for c := range tc.c {
+				for oh := range out.H {
+					for ow := range out.W {
+						best := -1
+						for kh := range tc.k {
+							for kw := range tc.k {
+								j := c*tc.h*tc.w + (oh*tc.s+kh)*tc.w + ow*tc.s + kw
+								if best < 0 || xi[j] > xi[best] {
+									best = j
+								}
+							}
+						}
+						o := i*out.Size() + (c*out.H+oh)*out.W + ow
+						if y[o] != xi[best] || l.arg[o] != int32(best) {
+							t.Fatalf("%+v sample %d out %d: got %v at %d, want %v at %d", tc, i, o, y[o], l.arg[o], xi[best], best)
+						}
+					}
+				}
+			}
+		}
+	}
+}
