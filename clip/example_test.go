@@ -5,8 +5,8 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -14,7 +14,7 @@ import (
 // and SGD divided by the EXPECTED batch size.
 func Example() {
 	const n, d, q, c, z = 1000, 6, 0.01, 1.0, 1.1
-	seed := rng.NewSeeded(1)
+	seed := rng.New(1)
 	smp, _ := sampler.NewPoisson(n, q, seed.Child("sampler"))
 	clp, _ := clip.NewL2(c, d, nil)
 	noise, _ := clip.IsotropicFor(clp, z)
@@ -42,7 +42,7 @@ func Example() {
 // to parameter space and divided by n·q1·q2.
 func Example_twiceSubspace() {
 	const n, d = 500, 8
-	seed := rng.NewSeeded(2)
+	seed := rng.New(2)
 	pub := make([]float32, 4*d) // PUBLIC per-sample gradients
 	seed.Child("public").FillNormal(pub, 1)
 	basis, _ := clip.PrincipalBasis(pub, 4, d, []int{2}, 3, seed.Child("pca"))

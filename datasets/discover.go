@@ -189,6 +189,14 @@ func Load(name string, opts Options) (*Loaded, Source, error) {
 	if err != nil {
 		return nil, Source{}, err
 	}
+	// A directory the user named must hold the data: falling back to
+	// another copy would train on something they did not ask for.
+	if opts.Dir != "" && (len(locs) == 0 || locs[0].Source.Kind != FromDir) {
+		if _, err := os.Stat(opts.Dir); err != nil {
+			return nil, Source{}, badData(fmt.Errorf("--data %s: %w", opts.Dir, err))
+		}
+		return nil, Source{}, badData(fmt.Errorf("--data %s holds no %s (%w; 'dptrain data list --data %s' shows what it holds)", opts.Dir, name, ErrNotFound, opts.Dir))
+	}
 	if len(locs) == 0 {
 		var where []string
 		for _, r := range opts.roots() {
@@ -328,6 +336,9 @@ func List(opts Options) []Found {
 		locs, _ := Locate(n, opts)
 		for _, loc := range locs {
 			s, err := loc.Probe()
+			if err == nil {
+				err = loc.CheckSizes(s)
+			}
 			out = append(out, Found{Location: loc, Summary: s, Err: err})
 		}
 	}

@@ -45,11 +45,19 @@ func TestLoadSearchOrder(t *testing.T) {
 		}
 	}
 	// MNIST has no embedded fallback; the error says where it looked.
-	empty := t.TempDir()
-	_, _, err := Load("mnist", Options{Dir: empty, SystemDir: sys})
+	_, _, err := Load("mnist", Options{SystemDir: sys})
 	if !errors.Is(err, ErrNotFound) || !errors.Is(err, ErrBadData) ||
-		!strings.Contains(err.Error(), "looked in --data "+empty+", $"+EnvData+"="+env+", "+sys+";") {
+		!strings.Contains(err.Error(), "looked in $"+EnvData+"="+env+", "+sys+";") {
 		t.Errorf("mnist with nothing installed: %v", err)
+	}
+	// A named directory that is missing or holds no copy is an error even
+	// when another location has one: never a silent fallback.
+	empty := t.TempDir()
+	for _, dir := range []string{empty, filepath.Join(empty, "nonexistent")} {
+		_, _, err := Load("fmnist", Options{Dir: dir, SystemDir: sys})
+		if !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "--data "+dir) {
+			t.Errorf("--data %s: err %v, want a bad-data error naming it", dir, err)
+		}
 	}
 	if _, _, err := Load("imagenet", Options{}); err == nil || !strings.Contains(err.Error(), "unknown dataset") {
 		t.Errorf("unknown name: %v", err)

@@ -36,7 +36,7 @@ func readCIFARBinary(t *testing.T, paths ...string) ([]float32, []int) {
 }
 
 // TestCIFAR10FullFeatures is the opt-in run over the whole imported
-// CIFAR-10: DPTRAIN_CIFAR10_DIR=/work/cifar10 [DPTRAIN_FEATURE_CACHE=dir]
+// CIFAR-10: DPTRAIN_CIFAR10_DIR=../cifar10 [DPTRAIN_FEATURE_CACHE=dir]
 // go test -run CIFAR10Full -v -timeout 1h ./features. It logs images/s,
 // the cache round trip, the private channel statistics' error, and a
 // nearest-class-mean accuracy as a sanity figure for the features.

@@ -16,8 +16,7 @@ import (
 // (or at $DPTRAIN_CIFAR10_JPEG).
 func cifarTarball() string {
 	cands := []string{os.Getenv("DPTRAIN_CIFAR10_JPEG"),
-		filepath.Join("..", "..", "shared", "data", "cifar10-jpeg", "cifar10-jpeg.tar.gz"),
-		"/work/shared/data/cifar10-jpeg/cifar10-jpeg.tar.gz"}
+		filepath.Join("..", "..", "shared", "data", "cifar10-jpeg", "cifar10-jpeg.tar.gz")}
 	for _, p := range cands {
 		if p == "" {
 			continue

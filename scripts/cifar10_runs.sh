@@ -2,7 +2,7 @@
 # Issue 12: CIFAR-10 runs — ScatterNet + logreg / DPSGD-F / small CNN at ε = 3, ResNet-20-GN at ε = 8
 # (DP-SGD beside twice sampling + hybrid clipping). Needs the imported CIFAR-10:
 #   tar xzf ../shared/data/cifar10-jpeg/cifar10-jpeg.tar.gz -C /tmp/cifarjpeg
-#   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to /work/cifar10
+#   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to ../cifar10
 # Usage: scripts/cifar10_runs.sh [--run NAME,...] [--data DIR] [--resnet-epochs E] [--collate]
 # Runtime on 2 cores: scat-logreg ≈ 5 min (+5 min to compute the features once), scat-dpsgdf ≈ 5 min,
 # scat-cnn ≈ 20 min (15 epochs), each ResNet-20 run ≈ 25 min per epoch.

@@ -22,7 +22,14 @@ type Config struct {
 	DataDir    string `json:"data_dir"`    // explicit data directory (else $DPTRAIN_DATA, Debian's, embedded)
 	TrainLimit int    `json:"train_limit"` // use only the first N training examples (0 = all)
 	TestLimit  int    `json:"test_limit"`  // use only the first N test examples (0 = all)
-	Features   string `json:"features"`    // "" (raw) or "scatternet"
+
+	// Dataset "csv": the training and test tables and their label column
+	// (header name or 0-based index; "" = the last column).
+	TrainFile   string `json:"train,omitempty"`
+	TestFile    string `json:"test,omitempty"`
+	LabelColumn string `json:"label_column,omitempty"`
+
+	Features string `json:"features"` // "" (raw) or "scatternet"
 	// ScatterNet normalisation: "group" (per example, no privacy cost),
 	// "private" (per-channel statistics by the Gaussian mechanism, composed
 	// into the run's account) or "none".
@@ -215,7 +222,7 @@ func Default() Config {
 }
 
 var (
-	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic"}
+	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", InMemory}
 	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}
 	knownSamplers   = []string{"poisson", "twice", "shuffle"}
 	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
@@ -243,6 +250,7 @@ func (c *Config) Validate() error {
 		return true
 	}
 	oneOf("dataset", c.Dataset, knownDatasets)
+	c.validateUserData(bad)
 	oneOf("model", c.Model, knownModels)
 	oneOf("sampler", c.Sampler, knownSamplers)
 	oneOf("accountant", c.Accountant, []string{"", "rdp", "pld"})

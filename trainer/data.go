@@ -28,8 +28,11 @@ type prepared struct {
 
 // loadData loads and prepares the data; root is the run's root random
 // stream, from which the noise of any private preprocessing is derived.
-func loadData(cfg *Config, root *rng.Stream) (*prepared, error) {
+func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*prepared, error) {
 	l, src, err := loadNamed(cfg.Dataset, cfg)
+	if cfg.Dataset == InMemory {
+		l, src, err = inMemory(train, test, cfg.Seed)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -93,6 +96,8 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 		err error
 	)
 	switch name {
+	case "csv", "folder":
+		l, src, err = loadUserData(cfg)
 	case "embedded":
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"

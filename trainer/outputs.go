@@ -60,7 +60,10 @@ var releasedFiles = map[string]string{
 	"epsilon.svg":   ProvAccount,
 	// Audit runs only: the noised canary block and its scores, and the
 	// auditor's plot of the scores of included vs excluded canaries.
-	"canaries.json":    "fields", // see canaryRelease
+	"canaries.json": "fields", // see canaryRelease
+	// A page made of the released summary and the plots above only
+	// (config, account and model provenances; nothing of its own).
+	"report.html":      ProvModel,
 	"audit_scores.png": ProvModel,
 }
 
@@ -185,12 +188,17 @@ const publishNote = "this directory may be published: every file is covered by t
 
 // releasedSummaryOf projects a run's summary onto what may be published.
 func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
+	notes := make([]string, len(s.Notes))
+	for i, n := range s.Notes {
+		notes[i] = portableText(cfg, n)
+	}
+	cfg = portableConfig(cfg)
 	cfg.OutDir = "" // a path on the curator's machine
 	out := releasedSummary{
 		Publish: publishNote, Claim: s.Claim, PrivateRel: s.PrivateRelease,
 		Dataset: s.Dataset, Model: s.Model, Params: s.Params, TrainN: s.TrainN, TestN: s.TestN, Covered: s.CoveredN,
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
-		TestAcc: s.TestAcc, TestLoss: s.TestLoss, Epsilon: s.Epsilon, Best: s.Best, Notes: s.Notes, Stopped: s.Stopped,
+		TestAcc: s.TestAcc, TestLoss: s.TestLoss, Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
 	}
 	for _, tb := range s.Bounds {

@@ -11,6 +11,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/dptrain/dptrain/models"
 )
 
 // ErrFinished is returned by Run when asked to resume a run that already
@@ -139,6 +141,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 			return err
 		}
 	}
+	if err := s.writeReport(sum); err != nil {
+		return err
+	}
 	if sum.Stopped == "" && !s.cfg.KeepCheckpoint {
 		if err := os.Remove(s.checkpointPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove checkpoint: %w", err)
@@ -148,18 +153,19 @@ func (s *state) writeOutputs(sum *Summary) error {
 }
 
 func (s *state) writeModel() error {
-	// Zoo models save with their architecture; any other model's flat
-	// parameter vector is written raw (little-endian float32).
+	// One format for every model (models.WriteParams: architecture,
+	// groups, version, checksum). A model from outside the zoo is saved as
+	// arch "custom:<type>": readable with models.ReadParams, and refused
+	// with a clear error by eval/predict, which cannot rebuild it.
 	var buf bytes.Buffer
 	err := s.withReleased(func() error {
 		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
 			if err := saver.Save(&buf); err != nil {
 				return fmt.Errorf("save model: %w", err)
 			}
-		} else {
-			buf.Write(float32Bytes(s.model.Params()))
+			return nil
 		}
-		return nil
+		return models.WriteParams(&buf, models.ParamFile{Arch: fmt.Sprintf("custom:%T", s.model), Groups: s.model.Groups(), Params: s.model.Params()})
 	})
 	if err != nil {
 		return err

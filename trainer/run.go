@@ -39,6 +39,14 @@ type Options struct {
 	// names: any PerSampleModel, e.g. a Gorgonia graph (models/graph). Its
 	// InputSize must match the data; it is initialised by its builder.
 	Model models.PerSampleModel
+	// Train and Test, when Train is set, are the data the run uses instead
+	// of the dataset Config.Dataset names (which becomes "memory"). Test
+	// nil: a seeded 80/20 split of Train. The unit of privacy is one row
+	// of Train as given.
+	Train, Test *datasets.Dataset
+	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
+	// without it that is an error.
+	Overwrite bool
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -167,6 +175,9 @@ type state struct {
 // the end of the current step, writes a checkpoint (when OutDir is set) and
 // returns an error wrapping ErrInterrupted.
 func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
+	if opts.Train != nil {
+		cfg.Dataset = InMemory
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -176,6 +187,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if cfg.OutDir != "" && (s.dist == nil || s.dist.Rank() == 0) {
+		if !opts.Resume {
+			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
+				return nil, err
+			}
+		}
 		out, err := newOutputs(cfg.OutDir)
 		if err != nil {
 			return nil, err
@@ -197,7 +213,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		case err != nil:
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
-			return nil, fmt.Errorf("checkpoint %s was written with different settings (%s); use a new out_dir or the same settings", s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
 		default:
 			ck = c
 		}
@@ -321,7 +337,7 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
-	data, err := loadData(cfg, root)
+	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test)
 	if err != nil {
 		return err
 	}

@@ -57,7 +57,7 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 // expected, never the realised, batch size).
 func buildSampler(cfg *Config, n, dim int, s *rng.Stream) (sampler.Sampler, float64, error) {
 	if cfg.BatchSize > n {
-		return nil, 0, fmt.Errorf("batch_size %d exceeds the %d training examples", cfg.BatchSize, n)
+		return nil, 0, fmt.Errorf("%w: batch_size %d exceeds the %d training examples", ErrInvalidConfig, cfg.BatchSize, n)
 	}
 	q := float64(cfg.BatchSize) / float64(n)
 	switch cfg.Sampler {

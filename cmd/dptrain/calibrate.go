@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 
 	"github.com/dptrain/dptrain/accountant"
 )
@@ -25,14 +26,26 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	delta := fs.Float64("delta", 0, "target delta")
 	q := fs.Float64("q", 0, "Poisson sampling rate")
 	steps := fs.Int("steps", 0, "number of training steps")
-	tol := fs.Float64("tolerance", accountant.DefaultTolerance, "tolerance in epsilon: the result has target-tol <= epsilon <= target")
+	tol := fs.Float64("tolerance", 1e-4, "relative tolerance: the result has (1-tol)·target <= epsilon <= target")
+	n := fs.Int("n", 0, "training set size: with --batch and --epochs, instead of --q and --steps")
+	batch := fs.Int("batch", 0, "expected batch size (with --n)")
+	epochs := fs.Float64("epochs", 0, "epochs (with --n): steps = ceil(epochs·n/batch)")
 	signed := fs.Bool("signed", false, "signed fractional-order series (Opacus, TF Privacy) instead of the proven absolute-value bound")
 	acct := fs.String("accountant", "rdp", "accountant: rdp or pld (the tighter privacy loss distribution)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := requireFlags(fs, "epsilon", "delta", "q", "steps"); err != nil {
+	if *n > 0 || *batch > 0 || *epochs > 0 {
+		if err := requireFlags(fs, "epsilon", "delta", "n", "batch", "epochs"); err != nil {
+			return err
+		}
+		if *batch < 1 || *batch > *n || !(*epochs > 0) {
+			return badInput("need 1 <= --batch <= --n and --epochs > 0, got batch %d, n %d, epochs %v", *batch, *n, *epochs)
+		}
+		*q = float64(*batch) / float64(*n)
+		*steps = int(math.Ceil(*epochs * float64(*n) / float64(*batch)))
+	} else if err := requireFlags(fs, "epsilon", "delta", "q", "steps"); err != nil {
 		return err
 	}
 	if err := positive("epsilon", *eps); err != nil {
@@ -50,6 +63,13 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	if err := positive("tolerance", *tol); err != nil {
 		return err
 	}
+	if *tol >= 1 {
+		return badInput("--tolerance is relative and must be below 1, got %v", *tol)
+	}
+	if *n > 0 && *delta >= 1/float64(*n) {
+		fmt.Fprintf(stderr, "warning: delta = %s >= 1/n = %s: a mechanism that publishes one record at random meets it; take delta well below 1/n\n", fmtFloat(*delta), fmtFloat(1/float64(*n)))
+	}
+	absTol := *tol * *eps
 	var (
 		sigma float64
 		got   accountant.Bound
@@ -60,7 +80,7 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 		if *signed {
 			return badInput("--signed applies to the rdp accountant only")
 		}
-		if sigma, got, err = calibratePLD(*eps, *delta, *q, *steps, *tol); err != nil {
+		if sigma, got, err = calibratePLD(*eps, *delta, *q, *steps, absTol); err != nil {
 			return err
 		}
 	case "rdp":
@@ -69,7 +89,7 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 			rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
 		}
 		sigma, err = accountant.PoissonSigma(*eps, *delta, *q, *steps,
-			accountant.WithTolerance(*tol), accountant.WithRDPOptions(rdpOpts...))
+			accountant.WithTolerance(absTol), accountant.WithRDPOptions(rdpOpts...))
 		if err != nil {
 			return asInput(err)
 		}
@@ -78,6 +98,12 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	default:
 		return badInput("--accountant must be rdp or pld, got %q", *acct)
+	}
+	if got.Epsilon < (1-*tol)**eps {
+		return badInput("target epsilon %s is not reachable to the relative tolerance %s: the %s accountant gives epsilon = %s at sigma = %s and more above it", fmtFloat(*eps), fmtFloat(*tol), got.Accountant, fmtFloat(got.Epsilon), fmtFloat(sigma))
+	}
+	if orders := accountant.DefaultOrders(); *acct == "rdp" && got.Order > 0 && (got.Order <= orders[0] || got.Order >= orders[len(orders)-1]) {
+		fmt.Fprintf(stderr, "warning: the best RDP order %s is at the edge of the order grid [%s, %s]; epsilon may be loose (a wider grid could give less noise)\n", fmtFloat(got.Order), fmtFloat(orders[0]), fmtFloat(orders[len(orders)-1]))
 	}
 	if *jsonOut {
 		obj := map[string]any{

@@ -24,14 +24,16 @@ func parseFlags(fs *flag.FlagSet, args []string) error {
 	// a bad value gets one line (the returned error), -h gets the usage.
 	out := fs.Output()
 	fs.SetOutput(io.Discard)
+	restore := acceptScientific(fs)
 	err := fs.Parse(args)
+	restore()
 	fs.SetOutput(out)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fs.Usage()
 			return errHelp
 		}
-		return badInput("%v (see --help)", err)
+		return badInput("%v%s (see --help)", err, didYouMean(fs, err))
 	}
 	if fs.NArg() > 0 {
 		return badInput("unexpected argument %q", fs.Arg(0))

@@ -12,6 +12,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/dptrain/dptrain/trainer"
 )
 
 // command is one subcommand: run gets the arguments after the subcommand name.
@@ -79,9 +81,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "-h", "-help", "--help", "help":
 		usage(stdout)
 		return 0
+	case "-version", "--version", "version":
+		fmt.Fprintln(stdout, version())
+		return 0
 	}
 	c, ok := commands[args[0]]
 	if !ok {
+		names := make([]string, 0, len(commands))
+		for n := range commands {
+			names = append(names, n)
+		}
+		if near := closest(args[0], names); near != "" {
+			fmt.Fprintf(stderr, "dptrain: unknown command %q (did you mean %s?)\n", args[0], near)
+			return 2
+		}
 		fmt.Fprintf(stderr, "dptrain: unknown command %q\n", args[0])
 		usage(stderr)
 		return 2
@@ -94,6 +107,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	fmt.Fprintf(stderr, "dptrain %s: %v\n", c.name, err)
+	if errors.Is(err, trainer.ErrInterrupted) || errors.Is(err, context.Canceled) {
+		return 130 // the shell's convention for SIGINT
+	}
 	var ie *inputError
 	if errors.As(err, &ie) {
 		return 2

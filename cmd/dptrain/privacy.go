@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -31,6 +33,16 @@ func runPrivacy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	name, err := scanAccountant(args)
 	if err != nil {
 		return err
+	}
+	if wantsHelp(args) && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "-accountant") }) {
+		// Every accountant's flags, not only the default one's.
+		for _, n := range knownAccountants() {
+			fmt.Fprintf(stderr, "\n== --accountant %s ==\n", n)
+			if err := privacyHandlers[n](ctx, []string{"-h"}, stdout, stderr); err != nil && !errors.Is(err, errHelp) {
+				return err
+			}
+		}
+		return errHelp
 	}
 	h, ok := privacyHandlers[name]
 	if !ok {
@@ -242,4 +254,17 @@ func requireFlags(fs *flag.FlagSet, names ...string) error {
 		}
 	}
 	return nil
+}
+
+// wantsHelp reports whether args ask for help before any "--".
+func wantsHelp(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "-h", "-help", "--help":
+			return true
+		}
+	}
+	return false
 }

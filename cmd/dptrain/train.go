@@ -52,8 +52,11 @@ func (l intList) Set(s string) error {
 
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
-	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic")
+	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
+	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected)")
+	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table")
+	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
 	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
 	fs.StringVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
@@ -133,6 +136,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.String("config", "", "JSON config file (flags override it); see configs/")
 	trainFlags(fs, &cfg)
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
+	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	if err := parseFlags(fs, args); err != nil {
@@ -145,10 +149,32 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["seed"] && !set["seeded"] {
 		cfg.Seeded = true
 	}
+	if *resume {
+		// The checkpoint holds the run's settings; the flags given now are
+		// applied on top of them, and Run names any that conflicts.
+		if ckCfg, err := trainer.CheckpointConfig(cfg.OutDir); err == nil {
+			fs2 := newFlagSet("train", stderr)
+			fs2.String("config", "", "")
+			trainFlags(fs2, &ckCfg)
+			fs2.Bool("resume", false, "")
+			fs2.Bool("overwrite", false, "")
+			fs2.Bool("quiet", false, "")
+			fs2.Bool("json", false, "")
+			if err := parseFlags(fs2, args); err != nil {
+				return err
+			}
+			if set["seed"] && !set["seeded"] {
+				ckCfg.Seeded = true
+			}
+			if _, ok, _ := scanFlagValue(args, "config"); !ok {
+				cfg = ckCfg
+			}
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
-	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
 	}

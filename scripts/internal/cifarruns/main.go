@@ -75,7 +75,7 @@ func runs(data string, resnetEpochs float64) []spec {
 }
 
 func main() {
-	data := flag.String("data", "/work/cifar10", "imported CIFAR-10 directory (dptrain data import)")
+	data := flag.String("data", "../cifar10", "imported CIFAR-10 directory (dptrain data import)")
 	out := flag.String("out", "scripts/results/cifar10", "results directory")
 	only := flag.String("run", "", "comma-separated run names (default: all)")
 	collate := flag.Bool("collate", false, "only rebuild the results table from the summaries present")

@@ -1,0 +1,26 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestCalibrateFromEpochsAndLimits(t *testing.T) {
+	for _, tc := range []struct {
+		args      []string
+		code      int
+		out, warn string
+	}{
+		// q = 256/60000, steps = ceil(10·60000/256) = 2344.
+		{[]string{"--epsilon", "3", "--delta", "1e-5", "--n", "60000", "--batch", "256", "--epochs", "10"}, 0, "q = 0.004266666667, 2344 steps", ""},
+		{[]string{"--epsilon", "3", "--delta", "5e-3", "--n", "500", "--batch", "50", "--epochs", "1"}, 0, "10 steps", "delta = 0.005 >= 1/n = 0.002"},
+		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 2, "", "not reachable"},
+		{[]string{"--epsilon", "0.01", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 0, "epsilon = 0.00999", "edge of the order grid"},
+		{[]string{"--epsilon", "3", "--delta", "1e-5", "--n", "100", "--batch", "200", "--epochs", "1"}, 2, "", "--batch <= --n"},
+	} {
+		code, out, errb := runCLI(t, append([]string{"calibrate"}, tc.args...)...)
+		if code != tc.code || !strings.Contains(out, tc.out) || !strings.Contains(errb, tc.warn) {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, %q, %q", tc.args, code, out, errb, tc.code, tc.out, tc.warn)
+		}
+	}
+}

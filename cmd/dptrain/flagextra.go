@@ -1,0 +1,124 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math"
+	"runtime/debug"
+	"strconv"
+	"strings"
+)
+
+// sciInt lets an integer flag take scientific notation (--steps 1e6): a
+// value that parses as an exact integer in range is passed on as digits.
+type sciInt struct{ flag.Value }
+
+func (v sciInt) Set(s string) error {
+	if _, err := strconv.Atoi(s); err == nil {
+		return v.Value.Set(s)
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+		return v.Value.Set(s) // the flag package's own error
+	}
+	return v.Value.Set(strconv.FormatInt(int64(f), 10))
+}
+
+func (v sciInt) Get() any { return v.Value.(flag.Getter).Get() }
+
+// acceptScientific wraps every int flag of fs in sciInt; the returned
+// function unwraps them (so that help shows their types).
+func acceptScientific(fs *flag.FlagSet) (restore func()) {
+	orig := map[*flag.Flag]flag.Value{}
+	fs.VisitAll(func(f *flag.Flag) {
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case int, int64, uint, uint64:
+				orig[f] = f.Value
+				f.Value = sciInt{f.Value}
+			}
+		}
+	})
+	return func() {
+		for f, v := range orig {
+			f.Value = v
+		}
+	}
+}
+
+// didYouMean returns " (did you mean --x?)" for the defined flag closest
+// to the unknown one in err, or "".
+func didYouMean(fs *flag.FlagSet, err error) string {
+	const prefix = "flag provided but not defined: -"
+	msg := err.Error()
+	if !strings.HasPrefix(msg, prefix) {
+		return ""
+	}
+	name := strings.TrimLeft(strings.TrimPrefix(msg, prefix), "-")
+	best, bestD := "", 3 // at most two edits
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestD {
+			best, bestD = f.Name, d
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean --%s?)", best)
+}
+
+// closest returns the candidate nearest to s (at most two edits), or "".
+func closest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// version is the module version and VCS commit of this binary.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dptrain (unknown version)"
+	}
+	v := bi.Main.Version
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = " (modified)"
+			}
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev + modified
+	}
+	return "dptrain " + v + " " + bi.GoVersion
+}

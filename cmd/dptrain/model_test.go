@@ -1,0 +1,197 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/dptrain/dptrain/models"
+)
+
+// savedLogreg writes a 3-feature, 3-class logistic regression whose
+// weights pick feature j for class j, and a CSV it classifies perfectly.
+func savedLogreg(t *testing.T) (dir, model, csv string, m *models.Net) {
+	t.Helper()
+	dir = t.TempDir()
+	m, err := models.NewLogisticRegression(3, 3, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Params()
+	for i := range p {
+		p[i] = 0
+	}
+	// Layout: W (3 classes × 3 features, row-major) then b; eval's
+	// accuracy of 1 below checks it.
+	for j := range 3 {
+		p[j*3+j] = 5
+	}
+	model = filepath.Join(dir, "model.bin")
+	if err := m.SaveFile(model); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	b.WriteString("f0,f1,f2,label\n")
+	for i := range 9 {
+		c := i % 3
+		row := []string{"0", "0", "0"}
+		row[c] = "1"
+		fmt.Fprintf(&b, "%s,%d\n", strings.Join(row, ","), c)
+	}
+	csv = filepath.Join(dir, "test.csv")
+	if err := os.WriteFile(csv, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, model, csv, m
+}
+
+func TestEvalPredict(t *testing.T) {
+	_, model, csv, _ := savedLogreg(t)
+	code, out, errb := runCLI(t, "eval", "--model", model, "--dataset", "csv", "--test", csv, "--json")
+	if code != 0 {
+		t.Fatalf("eval: exit %d: %s", code, errb)
+	}
+	var r struct {
+		Accuracy  float64
+		N         int
+		Confusion [][]int
+	}
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if r.N != 9 || r.Accuracy != 1 || r.Confusion[1][1] != 3 || r.Confusion[0][1] != 0 {
+		t.Fatalf("eval: %+v, want 9 examples all right", r)
+	}
+	code, out, errb = runCLI(t, "predict", "--model", model, "--input", csv)
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 10 || lines[0] != "predicted,p0,p1,p2" || !strings.HasPrefix(lines[2], "1,") {
+		t.Fatalf("predict printed %q", out)
+	}
+	// p = softmax(5, 0, 0) for the true class.
+	want := math.Exp(5) / (math.Exp(5) + 2)
+	var p float64
+	fmt.Sscanf(strings.Split(lines[1], ",")[1], "%g", &p)
+	if math.Abs(p-want) > 1e-5 {
+		t.Fatalf("p0 of row 0 = %v, want %v", p, want)
+	}
+	for _, tc := range []struct{ args []string }{
+		{[]string{"eval", "--dataset", "csv", "--test", csv}},
+		{[]string{"eval", "--model", csv, "--dataset", "csv", "--test", csv}},
+		{[]string{"predict", "--model", model}},
+	} {
+		if code, _, _ := runCLI(t, tc.args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", tc.args, code)
+		}
+	}
+}
+
+// readSafetensors parses a file by the format's own rules
+// (huggingface/safetensors README): u64 LE header size N, N bytes of JSON
+// {name: {dtype, shape, data_offsets [begin, end)}} plus an optional
+// __metadata__ of strings; offsets are relative to the byte buffer after the
+// header, must cover it exactly without overlap, and an F32 tensor's byte
+// length is 4 × Π shape.
+func readSafetensors(t *testing.T, b []byte) (map[string][]float32, map[string][]int, map[string]string) {
+	t.Helper()
+	if len(b) < 8 {
+		t.Fatal("shorter than the size prefix")
+	}
+	n := binary.LittleEndian.Uint64(b)
+	if n > uint64(len(b)-8) {
+		t.Fatalf("header size %d exceeds the file", n)
+	}
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+		t.Fatalf("header: %v", err)
+	}
+	buf := b[8+n:]
+	vals, shapes, meta := map[string][]float32{}, map[string][]int{}, map[string]string{}
+	covered := 0
+	for name, raw := range hdr {
+		if name == "__metadata__" {
+			if err := json.Unmarshal(raw, &meta); err != nil {
+				t.Fatalf("metadata must map strings to strings: %v", err)
+			}
+			continue
+		}
+		var e struct {
+			Dtype       string `json:"dtype"`
+			Shape       []int  `json:"shape"`
+			DataOffsets []int  `json:"data_offsets"`
+		}
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		size := 4
+		for _, d := range e.Shape {
+			size *= d
+		}
+		if e.Dtype != "F32" || len(e.DataOffsets) != 2 || e.DataOffsets[1]-e.DataOffsets[0] != size || e.DataOffsets[1] > len(buf) {
+			t.Fatalf("%s: %+v does not fit the buffer of %d bytes", name, e, len(buf))
+		}
+		v := make([]float32, size/4)
+		for i := range v {
+			v[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[e.DataOffsets[0]+4*i:]))
+		}
+		vals[name], shapes[name] = v, e.Shape
+		covered += size
+	}
+	if covered != len(buf) {
+		t.Fatalf("tensors cover %d of %d data bytes", covered, len(buf))
+	}
+	return vals, shapes, meta
+}
+
+func TestExportSafetensorsAndNpy(t *testing.T) {
+	dir, model, _, m := savedLogreg(t)
+	st := filepath.Join(dir, "m.safetensors")
+	if code, _, errb := runCLI(t, "export", "--model", model, "--format", "safetensors", "--out", st); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errb)
+	}
+	b, err := os.ReadFile(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vals, shapes, meta := readSafetensors(t, b)
+	if meta["arch"] != m.Arch() || len(vals) != len(m.Groups()) {
+		t.Fatalf("metadata %v and %d tensors, want arch %s and %d", meta, len(vals), m.Arch(), len(m.Groups()))
+	}
+	for _, g := range m.Groups() {
+		v := vals[tensorName(g.Name)]
+		if len(shapes[tensorName(g.Name)]) != 1 || len(v) != g.Len {
+			t.Fatalf("%s: shape %v", g.Name, shapes[tensorName(g.Name)])
+		}
+		for i, x := range v {
+			if x != m.Params()[g.Offset+i] {
+				t.Fatalf("%s[%d] = %v, want %v", g.Name, i, x, m.Params()[g.Offset+i])
+			}
+		}
+	}
+	np := filepath.Join(dir, "npy")
+	if code, _, errb := runCLI(t, "export", "--model", model, "--format", "npy", "--out", np); code != 0 {
+		t.Fatalf("export npy: exit %d: %s", code, errb)
+	}
+	g := m.Groups()[0]
+	raw, err := os.ReadFile(filepath.Join(np, tensorName(g.Name)+".npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// .npy 1.0: magic, version, u16 header length, header, data; the
+	// data starts at a multiple of 64.
+	hl := int(binary.LittleEndian.Uint16(raw[8:]))
+	hdr := string(raw[10 : 10+hl])
+	if string(raw[:8]) != "\x93NUMPY\x01\x00" || (10+hl)%64 != 0 || !strings.Contains(hdr, "'<f4'") || !strings.Contains(hdr, fmt.Sprintf("(%d,)", g.Len)) || len(raw)-10-hl != 4*g.Len {
+		t.Fatalf("npy header %q, %d data bytes", hdr, len(raw)-10-hl)
+	}
+	if code, _, _ := runCLI(t, "export", "--model", model, "--format", "onnx", "--out", st); code != 2 {
+		t.Errorf("--format onnx: exit %d, want 2", code)
+	}
+}

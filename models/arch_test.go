@@ -1,0 +1,80 @@
+package models
+
+import (
+	"bytes"
+	"errors"
+	"math"
+	"slices"
+	"testing"
+)
+
+func TestReadNetRebuildsEveryLinearZooModel(t *testing.T) {
+	for _, build := range []func() (*Net, error){
+		func() (*Net, error) { return NewLogisticRegression(5, 3, Options{Seed: 1}) },
+		func() (*Net, error) { return NewLinearRegression(4, Options{Seed: 1}) },
+		func() (*Net, error) { return NewMLP(6, []int{7, 5}, 4, "tanh", Options{Seed: 2}) },
+	} {
+		m, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range m.Params() {
+			m.Params()[i] = float32(i%11) / 10
+		}
+		var buf bytes.Buffer
+		if err := m.Save(&buf); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadNet(&buf, "model.bin", Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", m.Arch(), err)
+		}
+		if got.Arch() != m.Arch() || !slices.Equal(got.Params(), m.Params()) {
+			t.Fatalf("%s: read back %s with other parameters", m.Arch(), got.Arch())
+		}
+		x := make([]float32, 3*m.InputSize())
+		for i := range x {
+			x[i] = float32(i%5) - 2
+		}
+		p, err := got.Predict(x, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !m.Classifier() {
+			continue
+		}
+		k := len(p) / 3
+		for i := range 3 {
+			var s float64
+			for _, v := range p[i*k : (i+1)*k] {
+				s += float64(v)
+			}
+			if math.Abs(s-1) > 1e-5 {
+				t.Errorf("%s: probabilities of row %d sum to %v", m.Arch(), i, s)
+			}
+		}
+	}
+}
+
+func TestReadNetErrors(t *testing.T) {
+	for _, tc := range []struct {
+		f    ParamFile
+		want error
+	}{
+		{ParamFile{Arch: "custom", Groups: []Group{{Name: "w", Offset: 0, Len: 2}}, Params: []float32{1, 2}}, ErrUnknownArch},
+		{ParamFile{Arch: "logreg(2,2)", Groups: []Group{{Name: "w", Offset: 0, Len: 2}}, Params: []float32{1, 2}}, ErrArchMismatch},
+	} {
+		var buf bytes.Buffer
+		if err := WriteParams(&buf, tc.f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadNet(&buf, "m.bin", Options{}); !errors.Is(err, tc.want) {
+			t.Errorf("%s: err %v, want %v", tc.f.Arch, err, tc.want)
+		}
+	}
+	for _, arch := range []string{"logreg(2)", "mlp(3,x,2,relu)", "logreg(0,2)"} {
+		if _, err := FromArch(arch, Options{}); err == nil {
+			t.Errorf("FromArch(%q) accepted", arch)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package trainer
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// runFiles are the files whose presence marks a directory as holding a run.
+var runFiles = []string{
+	filepath.Join(releaseDir, "summary.json"),
+	filepath.Join(releaseDir, "model.bin"),
+	filepath.Join(privateDir, "checkpoint.json"),
+	filepath.Join(privateDir, "summary.json"),
+}
+
+// claimOutDir refuses to start a new run in a directory that holds
+// another one, unless overwrite: then the old run's release/ and private/
+// are removed first, so no file of it (a checkpoint, a model) stays beside
+// the new run's.
+func claimOutDir(dir string, overwrite bool) error {
+	held := ""
+	for _, f := range runFiles {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			held = f
+			break
+		}
+	}
+	if held == "" {
+		return nil
+	}
+	if !overwrite {
+		return fmt.Errorf("%w: out_dir %s holds another run (%s); pass --overwrite to replace it, --resume to continue it, or choose a new --out", ErrInvalidConfig, dir, filepath.ToSlash(held))
+	}
+	return errors.Join(os.RemoveAll(filepath.Join(dir, releaseDir)), os.RemoveAll(filepath.Join(dir, privateDir)))
+}
+
+// CheckpointConfig returns the configuration the run in outDir was started
+// with, from its checkpoint: what a resume continues, so the caller need
+// not repeat every setting. It wraps ErrNoCheckpoint when there is none.
+func CheckpointConfig(outDir string) (Config, error) {
+	ck, err := loadCheckpoint(filepath.Join(outDir, privateDir, "checkpoint.json"))
+	if err != nil {
+		return Config{}, err
+	}
+	cfg := ck.Config
+	cfg.OutDir = outDir
+	return cfg, nil
+}
