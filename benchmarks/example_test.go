@@ -26,8 +26,8 @@ func ExampleRun() {
 		fmt.Printf("%-6s %-7s E‖e‖² = %.2f  ε = %.4f (%s)\n", r.Clip, r.Sampler, r.NoiseVariance, r.Epsilon, r.Accountant)
 	}
 	// Output:
-	// flat   poisson E‖e‖² = 742.50  ε = 0.3893 (rdp)
+	// flat   poisson E‖e‖² = 742.50  ε = 0.0913 (pld)
 	// flat   twice   E‖e‖² = 742.50  ε = 0.3236 (twice)
-	// hybrid poisson E‖e‖² = 742.50  ε = 0.3893 (rdp)
+	// hybrid poisson E‖e‖² = 742.50  ε = 0.0913 (pld)
 	// hybrid twice   E‖e‖² = 742.50  ε = 0.0863 (twice)
 }

@@ -48,7 +48,8 @@ func TestRunTinyGrid(t *testing.T) {
 	// Independent ε: RDP of the Poisson subsampled Gaussian; shuffling is
 	// charged, under replace-one, one Gaussian of sensitivity 2C (multiplier
 	// σ/2) per epoch started: one epoch here.
-	poissonEps, err := accountant.PoissonEpsilon(q, sigma, g.Base.Steps, delta)
+	// Poisson cells report the tightest applicable bound: the PLD's.
+	poissonEps, err := accountant.PLDPoissonEpsilon(q, sigma, g.Base.Steps, delta)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,8 +144,8 @@ func TestRunTinyGrid(t *testing.T) {
 			}
 			switch s {
 			case "poisson":
-				if !near(r.Epsilon, poissonEps.Epsilon) || r.Accountant != "rdp" {
-					t.Errorf("%s × poisson: ε = %.10g (%s), want PoissonEpsilon = %.10g (rdp)", cl, r.Epsilon, r.Accountant, poissonEps.Epsilon)
+				if !near(r.Epsilon, poissonEps.Epsilon) || r.Accountant != "pld" {
+					t.Errorf("%s × poisson: ε = %.10g (%s), want PLDPoissonEpsilon = %.10g (pld)", cl, r.Epsilon, r.Accountant, poissonEps.Epsilon)
 				}
 			case "shuffle":
 				if !near(r.Epsilon, fullEps.Epsilon) || r.Relation != accountant.ReplaceOne.String() {
@@ -238,7 +239,7 @@ func TestRunCalibrated(t *testing.T) {
 		t.Fatalf("rows %+v", rows)
 	}
 	flat, sub := rows[0], rows[1]
-	b, err := accountant.PoissonEpsilon(64.0/5000, flat.Sigma, 3, 1e-5)
+	b, err := accountant.PLDPoissonEpsilon(64.0/5000, flat.Sigma, 3, 1e-5)
 	if err != nil {
 		t.Fatal(err)
 	}
