@@ -2,13 +2,10 @@ package trainer
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 
-	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/sampler"
 )
 
 // Augmentation multiplicity (De et al. 2022, §3.1): each sampled example is
@@ -138,22 +135,7 @@ func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
 	}
 	MeanGroups(g, b, a.k, d)
 	g = g[:b*d]
-	for i := 0; i < b; i++ {
-		st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
-	}
-	if s.quant != nil {
-		s.quant.scaleRows(g, b, d)
-	}
-	var masks []*sampler.Mask
-	if s.twice != nil {
-		masks = s.masks[:b]
-		for _, m := range masks {
-			s.twice.FillMask(m)
-		}
-	}
-	cs := s.clipper.ClipSum(g, b, masks, sum)
-	st.clipped += cs.Clipped
-	st.nonFinite += cs.NonFinite
+	s.clipMaterialised(g, b, d, sum, st)
 	for i := 0; i < b; i++ {
 		var l float64
 		for _, v := range s.losses[i*a.k : (i+1)*a.k] {

@@ -567,22 +567,7 @@ func (s *state) step() (stepStats, error) {
 			if err := s.model.PerSampleGrads(batch, g, s.losses[:b]); err != nil {
 				return st, err
 			}
-			for i := 0; i < b; i++ {
-				st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
-			}
-			if s.quant != nil {
-				s.quant.scaleRows(g, b, d)
-			}
-			var masks []*sampler.Mask
-			if s.twice != nil {
-				masks = s.masks[:b]
-				for _, m := range masks {
-					s.twice.FillMask(m)
-				}
-			}
-			cs := s.clipper.ClipSum(g, b, masks, sum)
-			st.clipped += cs.Clipped
-			st.nonFinite += cs.NonFinite
+			s.clipMaterialised(g, b, d, sum, &st)
 		}
 		for _, l := range s.losses[:b] {
 			st.lossSum += float64(l)
@@ -1040,4 +1025,26 @@ func (s *state) restore(ck *checkpoint) error {
 		}
 	}
 	return nil
+}
+
+// clipMaterialised clips b materialised per-sample gradients g (b×d) into
+// sum, with twice sampling's coordinate masks and adaptive clipping's scale
+// when on, and records their norms and clip counts.
+func (s *state) clipMaterialised(g []float32, b, d int, sum []float32, st *stepStats) {
+	for i := 0; i < b; i++ {
+		st.addNorm(math.Sqrt(clip.SumSquares(g[i*d : (i+1)*d])))
+	}
+	if s.quant != nil {
+		s.quant.scaleRows(g, b, d)
+	}
+	var masks []*sampler.Mask
+	if s.twice != nil {
+		masks = s.masks[:b]
+		for _, m := range masks {
+			s.twice.FillMask(m)
+		}
+	}
+	cs := s.clipper.ClipSum(g, b, masks, sum)
+	st.clipped += cs.Clipped
+	st.nonFinite += cs.NonFinite
 }
