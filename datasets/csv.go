@@ -200,3 +200,76 @@ func LoadCSV(path string, opts CSVOptions) (*Dataset, error) {
 	}
 	return d, nil
 }
+
+// NoColumn passed to SniffCSVHeader ignores no column.
+const NoColumn = math.MinInt
+
+// SniffCSVHeader reports whether a CSV file's first line is a header: a
+// field that is not a number, not counting column ignore (the label
+// column, which may hold class names; negative counts from the end,
+// NoColumn: none).
+func SniffCSVHeader(path string, ignore int) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, badData(fmt.Errorf("csv: %w", err))
+	}
+	defer f.Close()
+	rec, err := csv.NewReader(f).Read()
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return false, badData(fmt.Errorf("csv %s: empty file", path))
+		}
+		return false, badData(fmt.Errorf("csv %s: %w", path, err))
+	}
+	if ignore < 0 && ignore != NoColumn {
+		ignore += len(rec)
+	}
+	for i, field := range rec {
+		if i == ignore {
+			continue
+		}
+		if _, err := strconv.ParseFloat(strings.TrimSpace(field), 64); err != nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// LoadFeatureCSV reads a CSV table whose every column is a feature (no
+// labels), skipping a header line when header is set: n rows of d finite
+// values, row-major.
+func LoadFeatureCSV(path string, header bool) (x []float32, n, d int, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, 0, badData(fmt.Errorf("csv: %w", err))
+	}
+	defer f.Close()
+	cr := csv.NewReader(f)
+	if header {
+		if _, err := cr.Read(); err != nil {
+			return nil, 0, 0, badData(fmt.Errorf("csv %s: %w", path, err))
+		}
+	}
+	for line := 1; ; line++ {
+		rec, err := cr.Read()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, 0, 0, badData(fmt.Errorf("csv %s: %w", path, err))
+		}
+		d = len(rec)
+		for _, s := range rec {
+			v, perr := strconv.ParseFloat(strings.TrimSpace(s), 32)
+			if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, 0, 0, badData(fmt.Errorf("csv %s: row %d: %q is not a finite number", path, line, s))
+			}
+			x = append(x, float32(v))
+		}
+		n++
+	}
+	if n == 0 {
+		return nil, 0, 0, badData(fmt.Errorf("csv %s: no rows", path))
+	}
+	return x, n, d, nil
+}

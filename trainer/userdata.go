@@ -1,12 +1,10 @@
 package trainer
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dptrain/dptrain/datasets"
 )
@@ -96,41 +94,14 @@ func loadCSV(path, label string) (*datasets.Dataset, error) {
 			opts.Label = label
 		}
 	}
-	header, err := sniffHeader(path, opts.LabelIndex)
+	header, err := datasets.SniffCSVHeader(path, opts.LabelIndex)
 	if err != nil {
-		return nil, err
+		return nil, userDataErr("%w", err)
 	}
 	if opts.Header = header; opts.Label != "" && !header {
 		return nil, userDataErr("csv %s: label column %q is a name but the file has no header line", path, label)
 	}
 	return datasets.LoadCSV(path, opts)
-}
-
-// sniffHeader reports whether the first line is a header: a feature
-// field (any but column label; -1 is the last) that is not a number.
-func sniffHeader(path string, label int) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, userDataErr("csv: %w", err)
-	}
-	defer f.Close()
-	line, err := bufio.NewReader(f).ReadString('\n')
-	if err != nil && line == "" {
-		return false, userDataErr("csv %s: empty file", path)
-	}
-	fields := strings.Split(strings.TrimSpace(line), ",")
-	if label < 0 {
-		label += len(fields)
-	}
-	for i, field := range fields {
-		if i == label {
-			continue
-		}
-		if _, err := strconv.ParseFloat(strings.Trim(strings.TrimSpace(field), `"`), 64); err != nil {
-			return true, nil
-		}
-	}
-	return false, nil
 }
 
 // LoadDataset loads the train and test splits cfg's data settings name

@@ -191,60 +191,35 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 // readFeatureCSV reads rows of d features, or d+1 columns of which the
 // label column is dropped.
 func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
-	opts := datasets.CSVOptions{Header: hasHeader(path), LabelIndex: -1}
+	opts := datasets.CSVOptions{LabelIndex: -1}
 	if i, aerr := strconv.Atoi(label); aerr == nil {
 		opts.LabelIndex = i
 	} else {
 		opts.Label = label
 	}
-	probe, err := datasets.LoadCSV(path, opts)
-	if err == nil && probe.Dim() == d {
+	header, err := datasets.SniffCSVHeader(path, opts.LabelIndex)
+	if err != nil {
+		return nil, 0, err
+	}
+	opts.Header = header
+	if probe, err := datasets.LoadCSV(path, opts); err == nil && probe.Dim() == d {
 		return probe.X, probe.N(), nil
 	}
-	// No label column: read every column as a feature (a constant dummy
-	// label column is appended so the reader's contract holds).
-	raw, rerr := os.ReadFile(path)
-	if rerr != nil {
-		return nil, 0, rerr
+	// No label column: every column is a feature.
+	if header, err = datasets.SniffCSVHeader(path, datasets.NoColumn); err != nil {
+		return nil, 0, err
 	}
-	lines := strings.Split(strings.TrimSpace(string(raw)), "\n")
-	if hasHeader(path) {
-		lines = lines[1:]
-	}
-	var x []float32
-	for i, l := range lines {
-		f := strings.Split(strings.TrimSpace(l), ",")
-		if len(f) != d {
-			if err != nil {
-				return nil, 0, fmt.Errorf("csv %s: line %d has %d columns; the model takes %d features", path, i+1, len(f), d)
-			}
-			return nil, 0, fmt.Errorf("csv %s: %d features per row; the model takes %d", path, probe.Dim(), d)
-		}
-		for _, s := range f {
-			v, perr := strconv.ParseFloat(strings.TrimSpace(s), 32)
-			if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, 0, fmt.Errorf("csv %s: line %d: %q is not a finite number", path, i+1, s)
-			}
-			x = append(x, float32(v))
-		}
-	}
-	return x, len(lines), nil
-}
-
-// hasHeader: the first line has a field that is not a number.
-func hasHeader(path string) bool {
-	fh, err := os.Open(path)
+	x, n, got, err := datasets.LoadFeatureCSV(path, header)
 	if err != nil {
-		return false
+		return nil, 0, err
 	}
-	defer fh.Close()
-	line, _ := bufio.NewReader(fh).ReadString('\n')
-	for _, f := range strings.Split(strings.TrimSpace(line), ",") {
-		if _, err := strconv.ParseFloat(strings.TrimSpace(f), 64); err != nil {
-			return true
-		}
+	if got != d && got != d+1 {
+		return nil, 0, fmt.Errorf("csv %s: %d columns per row; the model takes %d features", path, got, d)
 	}
-	return false
+	if got != d {
+		return nil, 0, fmt.Errorf("csv %s: %d columns per row, and dropping the label column %q did not leave %d features", path, got, label, d)
+	}
+	return x, n, nil
 }
 
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
