@@ -44,7 +44,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return asInput(err)
 		}
 	}
-	fs := newFlagSet("audit", stderr)
+	fs := newFlagSet("audit", stdout)
 	fs.String("config", "", "JSON config file of the audited run (flags override it)")
 	trainFlags(fs, &cfg)
 	m := fs.Int("canaries", 1000, "number of canaries (each included with probability ½)")
@@ -106,7 +106,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // runAuditBound is `dptrain audit bound`: the one-run lower bound for given
 // counts (the statistics alone).
 func runAuditBound(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("audit bound", stderr)
+	fs := newFlagSet("audit bound", stdout)
 	m := fs.Int("canaries", 0, "number of canaries m")
 	r := fs.Int("guesses", 0, "number of guesses r (k+ + k−)")
 	v := fs.Int("correct", 0, "number of correct guesses v")

@@ -28,7 +28,7 @@ func init() {
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := benchmarks.DefaultGrid()
 	c := &g.Base
-	fs := newFlagSet("bench", stderr)
+	fs := newFlagSet("bench", stdout)
 	fs.StringVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
 	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")

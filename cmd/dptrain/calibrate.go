@@ -21,7 +21,7 @@ func init() {
 // runCalibrate prints the smallest noise multiplier (to the tolerance) for
 // which Poisson-sampled DP-SGD meets the target under the RDP accountant.
 func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("calibrate", stderr)
+	fs := newFlagSet("calibrate", stdout)
 	eps := fs.Float64("epsilon", 0, "target epsilon")
 	delta := fs.Float64("delta", 0, "target delta")
 	q := fs.Float64("q", 0, "Poisson sampling rate")

@@ -47,7 +47,7 @@ func TestInterruptedExits130(t *testing.T) {
 }
 
 func TestPrivacyHelpListsEveryAccountant(t *testing.T) {
-	code, _, errb := runCLI(t, "privacy", "--help")
+	code, errb, _ := runCLI(t, "privacy", "--help")
 	if code != 0 {
 		t.Fatalf("privacy --help: exit %d", code)
 	}

@@ -65,7 +65,7 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // dataCleanCache evicts cached features: all of them, or the oldest until
 // the cache fits --max bytes.
 func dataCleanCache(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data clean-cache", stderr)
+	fs := newFlagSet("data clean-cache", stdout)
 	dir := fs.String("dir", trainer.DefaultFeatureCache(), "feature cache directory")
 	maxBytes := fs.Int64("max", 0, "keep the newest files up to this many bytes (0: remove all)")
 	if err := parseFlags(fs, args); err != nil {
@@ -106,7 +106,7 @@ func parseWithArgs(fs *flag.FlagSet, args []string, maxPos int) ([]string, error
 }
 
 func dataList(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data list", stderr)
+	fs := newFlagSet("data list", stdout)
 	dir := fs.String("data", "", "data directory searched first")
 	if _, err := parseWithArgs(fs, args, 0); err != nil {
 		return err
@@ -143,7 +143,7 @@ func shapeString(s []int) string {
 }
 
 func dataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data fetch", stderr)
+	fs := newFlagSet("data fetch", stdout)
 	to := fs.String("to", os.Getenv(datasets.EnvData), "destination directory (files go to DIR/NAME); default $"+datasets.EnvData)
 	base := fs.String("base-url", "", "download from this base URL instead of the canonical mirrors (also $"+datasets.EnvFetchURL+")")
 	quiet := fs.Bool("quiet", false, "no progress bar")
@@ -173,7 +173,7 @@ func dataFetch(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 func dataVerify(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data verify", stderr)
+	fs := newFlagSet("data verify", stdout)
 	dir := fs.String("data", "", "data directory searched first")
 	pos, err := parseWithArgs(fs, args, 1)
 	if err != nil {
@@ -228,7 +228,7 @@ func dataVerify(args []string, stdout, stderr io.Writer) error {
 }
 
 func dataImport(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("data import", stderr)
+	fs := newFlagSet("data import", stdout)
 	from := fs.String("from", "", "image-folder root holding train/<class>/ and test/<class>/")
 	to := fs.String("to", "", "output directory for data_batch_1..5.bin, test_batch.bin, batches.meta.txt")
 	classes := fs.String("classes", "", "comma-separated class order (default: class directories sorted by name)")

@@ -12,9 +12,11 @@ import (
 var errHelp = errors.New("help requested")
 
 // newFlagSet returns a FlagSet that reports errors instead of exiting.
-func newFlagSet(name string, stderr io.Writer) *flag.FlagSet {
+// Its output is only ever the usage asked for by -h, so it goes to stdout
+// (errors are returned and printed once, to stderr, by run).
+func newFlagSet(name string, helpOut io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dptrain "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs.SetOutput(helpOut)
 	return fs
 }
 

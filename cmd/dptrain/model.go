@@ -40,7 +40,7 @@ func loadModelFlag(path string) (*models.Net, error) {
 }
 
 func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("eval", stderr)
+	fs := newFlagSet("eval", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	cfg := trainer.Default()
 	fs.StringVar(&cfg.Dataset, "dataset", "embedded", "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
@@ -132,7 +132,7 @@ func argmax(v []float32) int {
 }
 
 func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("predict", stderr)
+	fs := newFlagSet("predict", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped)")
 	label := fs.String("label-column", "", "column to drop when the input carries labels: header name or 0-based index (default: the last)")
@@ -223,7 +223,7 @@ func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
 }
 
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("export", stderr)
+	fs := newFlagSet("export", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin; any model, zoo or custom)")
 	format := fs.String("format", "safetensors", "safetensors (one file, PyTorch/JAX/NumPy) or npy (a directory of GROUP.npy files)")
 	out := fs.String("out", "", "output file (safetensors) or directory (npy)")

@@ -37,7 +37,7 @@ func runPrivacy(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if wantsHelp(args) && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "-accountant") }) {
 		// Every accountant's flags, not only the default one's.
 		for _, n := range knownAccountants() {
-			fmt.Fprintf(stderr, "\n== --accountant %s ==\n", n)
+			fmt.Fprintf(stdout, "\n== --accountant %s ==\n", n)
 			if err := privacyHandlers[n](ctx, []string{"-h"}, stdout, stderr); err != nil && !errors.Is(err, errHelp) {
 				return err
 			}
@@ -156,7 +156,7 @@ func jsonNumber(v float64) any {
 // sampling (add/remove-one), or fixed-size batches (replace-one) drawn by
 // shuffling or independently without replacement.
 func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("privacy", stderr)
+	fs := newFlagSet("privacy", stdout)
 	fs.String("accountant", "rdp", "accountant: "+strings.Join(knownAccountants(), ", "))
 	q := fs.Float64("q", 0, "sampling rate: Poisson probability, or batch size / n for shuffle and wor")
 	sigma := fs.Float64("sigma", 0, "noise multiplier: noise standard deviation / clip norm")

@@ -75,12 +75,12 @@ func nonNegative(name string, v float64) error {
 // runPrivacyTwice: (q1, q2)-twice Poisson sampling with L2 clip 1 and L∞ clip
 // 1/√d0 (paper 003), RDP composed over --steps.
 func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("privacy --accountant twice", stderr)
+	fs := newFlagSet("privacy --accountant twice", stdout)
 	c := addCommonPrivacyFlags(fs, "sample-wise Poisson rate q1 in (0,1]", "noise multiplier (noise std / L2 clip) > 0")
 	q2 := fs.Float64("q2", math.NaN(), "coordinate-wise sampling rate q2 in (0,1]")
 	d0 := fs.Float64("d0", math.NaN(), "d0 = (c2/cinf)^2 >= 1, may be non-integer (1 = no extra L-inf clip)")
 	alphaMax := fs.Int("alpha-max", 256, "largest integer RDP order (2..1024)")
-	conv := fs.String("conversion", "balle", "RDP to (eps,delta) conversion: balle | paper (Lemma 2.3, as in paper 003's tables)")
+	conv := fs.String("conversion", "balle", "RDP to (eps,delta) conversion: balle | paper (Lemma 2.3, as in Xiao, Wan and Devadas' tables)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -128,7 +128,7 @@ func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer)
 
 // runPrivacyHidden: hidden-state bound of projected DP-SGD (paper 002).
 func runPrivacyHidden(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("privacy --accountant hidden", stderr)
+	fs := newFlagSet("privacy --accountant hidden", stdout)
 	c := addCommonPrivacyFlags(fs, "sampling rate p in (0,1] (Poisson, or b/n without replacement)", "noise std added to the PARAMETERS each step, > 0")
 	clip := fs.Float64("clip", math.NaN(), "per-example L2 clip norm C >= 0")
 	lr := fs.Float64("lr", math.NaN(), "learning rate eta >= 0")
@@ -169,7 +169,7 @@ func runPrivacyHidden(_ context.Context, args []string, stdout, stderr io.Writer
 // runPrivacySRDP: DP-SGD (Poisson-subsampled Gaussian) on data that went
 // through non-private preprocessing with sensitivities (Δ2, Δ∞) (paper 000).
 func runPrivacySRDP(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("privacy --accountant srdp", stderr)
+	fs := newFlagSet("privacy --accountant srdp", stdout)
 	c := addCommonPrivacyFlags(fs, "Poisson sampling rate q in (0,1] (1 = full batch)", "noise multiplier (noise std / L2 clip) > 0")
 	d2 := fs.Float64("delta2", math.NaN(), "preprocessing L2 sensitivity: largest move of any other record (>= 0)")
 	dinf := fs.Float64("deltainf", math.NaN(), "preprocessing L-inf sensitivity: number of other records that can move (>= 0)")

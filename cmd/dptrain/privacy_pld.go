@@ -16,7 +16,7 @@ func init() {
 // runPrivacyPLD is `dptrain privacy --accountant pld`: DP-SGD with Poisson
 // sampling (add/remove-one) by its privacy loss distribution.
 func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("privacy", stderr)
+	fs := newFlagSet("privacy", stdout)
 	fs.String("accountant", "pld", "accountant: "+strings.Join(knownAccountants(), ", "))
 	q := fs.Float64("q", 0, "Poisson sampling rate")
 	sigma := fs.Float64("sigma", 0, "noise multiplier: noise standard deviation / clip norm")

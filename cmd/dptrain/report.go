@@ -51,7 +51,7 @@ type reportFlags struct {
 
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f reportFlags
-	fs := newFlagSet("report", stderr)
+	fs := newFlagSet("report", stdout)
 	fs.BoolVar(&f.synthetic, "synthetic", false, "use the spec's synthetic logistic-regression data (θ*~N(0,I), x uniform in the unit ball, y~Bernoulli(sigmoid(xᵀθ*)))")
 	fs.IntVar(&f.n, "n", 1000, "synthetic: number of records")
 	fs.IntVar(&f.d, "d", 10, "synthetic: dimension")

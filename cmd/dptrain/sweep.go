@@ -69,7 +69,7 @@ type sweepRow struct {
 func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	base := trainer.Default()
 	base.EvalEvery, base.CheckpointEvery, base.Plots = 0, 0, false
-	fs := newFlagSet("sweep", stderr)
+	fs := newFlagSet("sweep", stdout)
 	trainFlags(fs, &base)
 	var axes []gridAxis
 	fs.Var(gridFlag{&axes}, "grid", "a train flag and its values, NAME=V1,V2,... (repeat for more axes; the table has one row per combination)")

@@ -66,8 +66,8 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.FeatureNormClip, "feature-norm-clip", c.FeatureNormClip, "scatternet private normalisation: clip of each example's statistics")
 	fs.StringVar(&c.FeatureCache, "feature-cache", c.FeatureCache, "directory for cached features (default: the user cache dir)")
 	fs.StringVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22 | scatcnn (CNN on ScatterNet features)")
-	fs.Var(intList{&c.Hidden}, "hidden", "MLP hidden widths, comma-separated")
-	fs.BoolVar(&c.DPSGDF, "dpsgdf", c.DPSGDF, "DPSGD-F: private feature centring before DP-SGD (paper 001)")
+	fs.Var(intList{&c.Hidden}, "hidden", "MLP hidden `widths`, comma-separated (default 256: one hidden layer)")
+	fs.BoolVar(&c.DPSGDF, "dpsgdf", c.DPSGDF, "DPSGD-F: private feature centring before DP-SGD (Sun, Suresh and Menon)")
 	fs.StringVar(&c.DPSGDFVariant, "dpsgdf-variant", c.DPSGDFVariant, "DPSGD-F algorithm: practical (Algorithm 3, the paper's experiments; default) | theory (Algorithm 2: private mean and quantile from --epsilon, the variant with the utility guarantee)")
 	fs.Float64Var(&c.FeatureEps, "feature-epsilon", c.FeatureEps, "ε_F spent on DPSGD-F's private mean (practical variant)")
 	fs.Float64Var(&c.FeatureCF, "feature-clip", c.FeatureCF, "DPSGD-F feature norm C_F (practical); the public bound R on every record's norm (theory)")
@@ -84,7 +84,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.Clip, "clip", c.Clip, "flat | per-layer | linf | hybrid | subspace")
 	fs.Float64Var(&c.ClipNorm, "clip-norm", c.ClipNorm, "L2 clip norm C")
 	fs.Float64Var(&c.D0, "d0", c.D0, "hybrid clipping: c∞ = C/√d0")
-	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative ranks of the principal blocks, e.g. 8,16")
+	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative `ranks` of the principal blocks, e.g. 8,16")
 	fs.IntVar(&c.PublicN, "public-n", c.PublicN, "clip subspace: training examples declared public for the basis (removed from the private set)")
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
 	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
@@ -98,7 +98,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "momentum (with --optimizer momentum)")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
 	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
-	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (paper 002; the mean clipped gradient is then clipped to C too, specs/002 A3) (0 = off)")
+	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (Asoodeh and Diaz; the mean clipped gradient is then clipped to C too) (0 = off)")
 	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "release only the final model: no intermediate evaluation, release/ holds the final model, its test figures and the account (required for the hidden-state bound)")
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
 	fs.BoolVar(&c.WeightStd, "weight-std", c.WeightStd, "weight-standardised convolutions in the ResNets (De et al. 2022, with GroupNorm)")
@@ -132,13 +132,14 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return asInput(err)
 		}
 	}
-	fs := newFlagSet("train", stderr)
+	fs := newFlagSet("train", stdout)
 	fs.String("config", "", "JSON config file (flags override it); see configs/")
 	trainFlags(fs, &cfg)
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
 	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
+	fs.Usage = func() { trainUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -153,7 +154,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		// The checkpoint holds the run's settings; the flags given now are
 		// applied on top of them, and Run names any that conflicts.
 		if ckCfg, err := trainer.CheckpointConfig(cfg.OutDir); err == nil {
-			fs2 := newFlagSet("train", stderr)
+			fs2 := newFlagSet("train", stdout)
 			fs2.String("config", "", "")
 			trainFlags(fs2, &ckCfg)
 			fs2.Bool("resume", false, "")

@@ -205,9 +205,9 @@ func TestTrainSeedMakesNoiseReproducible(t *testing.T) {
 		}
 	}
 	// --help states the default: crypto noise, seeded only when asked.
-	code, _, stderr := runCLI(t, "train", "-h")
-	_, usage, found := strings.Cut(stderr, "  -seeded\n")
-	usage, _, _ = strings.Cut(usage, "\n")
+	code, stdout, _ := runCLI(t, "train", "-h")
+	_, usage, found := strings.Cut(stdout, "  --seeded ")
+	usage, _, _ = strings.Cut(usage, "\n  --")
 	if code != 0 || !found || strings.Contains(usage, "(default true)") || !strings.Contains(usage, "instead of crypto/rand") {
 		t.Errorf("train -h: exit %d, -seeded usage %q: missing, or the noise is seeded by default", code, usage)
 	}
