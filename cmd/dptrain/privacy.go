@@ -125,7 +125,9 @@ func writePrivacyResult(w io.Writer, jsonOut bool, b accountant.Bound, extra map
 	fmt.Fprintf(&sb, " (%s)", b.Relation)
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
-		keys = append(keys, k)
+		if k != "warnings" { // already on stderr
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
@@ -163,7 +165,7 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 	steps := fs.Int("steps", 0, "number of training steps")
 	delta := fs.Float64("delta", 0, "target delta")
 	sampling := fs.String("sampling", "poisson", "batch sampling: poisson (add/remove-one); shuffle or wor (fixed size, replace-one)")
-	n := fs.Int("n", 0, "dataset size (for --sampling shuffle or wor)")
+	n := fs.Int("n", 0, "dataset size (required for --sampling shuffle or wor; for poisson, optional: warns when δ ≥ 1/n)")
 	signed := fs.Bool("signed", false, "signed fractional-order series (Opacus, TF Privacy) instead of the proven absolute-value bound")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
@@ -223,7 +225,38 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return asInput(err)
 	}
+	warnPrivacy(stderr, extra, privacyWarnings(b, acc.Orders(), *n))
 	return writePrivacyResult(stdout, *jsonOut, b, extra)
+}
+
+// privacyWarnings lists what a reader of a bound should know. With δ ≥ 1/n
+// a mechanism that publishes one whole record at random satisfies the
+// guarantee, so it promises little. An RDP optimum at the edge of the order
+// grid means the grid, not the mechanism, set ε: orders beyond it might
+// give a smaller one. orders may be nil (no grid) and n 0 (size unknown).
+func privacyWarnings(b accountant.Bound, orders []float64, n int) []string {
+	var w []string
+	if n > 0 && b.Delta >= 1/float64(n) {
+		w = append(w, fmt.Sprintf("δ = %s is at least 1/n = %s: a mechanism that publishes a random record in full meets this guarantee; choose δ well below 1/n", fmtFloat(b.Delta), fmtFloat(1/float64(n))))
+	}
+	if len(orders) > 1 && b.Order > 0 {
+		lo, hi := slices.Min(orders), slices.Max(orders)
+		if b.Order == lo || b.Order == hi {
+			w = append(w, fmt.Sprintf("the best RDP order, %s, is at the edge of the order grid [%s, %s]: ε is what the grid allows and may be loose (try --accountant pld)", fmtFloat(b.Order), fmtFloat(lo), fmtFloat(hi)))
+		}
+	}
+	return w
+}
+
+// warnPrivacy prints warnings to stderr, one line each, and records them
+// in the JSON result.
+func warnPrivacy(stderr io.Writer, extra map[string]any, warnings []string) {
+	for _, w := range warnings {
+		fmt.Fprintln(stderr, "warning:", w)
+	}
+	if len(warnings) > 0 {
+		extra["warnings"] = warnings
+	}
 }
 
 // checkStepFlags checks the flags every DP-SGD privacy query takes: all

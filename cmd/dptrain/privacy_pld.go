@@ -22,6 +22,7 @@ func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) e
 	sigma := fs.Float64("sigma", 0, "noise multiplier: noise standard deviation / clip norm")
 	steps := fs.Int("steps", 0, "number of training steps")
 	delta := fs.Float64("delta", 0, "target delta")
+	n := fs.Int("n", 0, "dataset size (optional: warns when δ ≥ 1/n)")
 	interval := fs.Float64("interval", accountant.DefaultPLDInterval, "privacy-loss grid interval (finer: tighter, slower)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	if err := parseFlags(fs, args); err != nil {
@@ -38,6 +39,7 @@ func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) e
 		return asInput(err)
 	}
 	extra := map[string]any{"sampling": "poisson", "steps": *steps, "q": *q, "sigma": *sigma, "interval": *interval}
+	warnPrivacy(stderr, extra, privacyWarnings(b, nil, *n))
 	return writePrivacyResult(stdout, *jsonOut, b, extra)
 }
 

@@ -223,3 +223,36 @@ func FuzzScanAccountant(f *testing.F) {
 		}
 	})
 }
+
+// The warnings of privacyWarnings, on the CLI: δ ≥ 1/n and an RDP optimum
+// at either edge of the order grid; none for an ordinary query.
+func TestPrivacyWarnings(t *testing.T) {
+	tests := []struct {
+		args []string
+		want []string // substrings of stderr; nil: stderr empty
+	}{
+		{[]string{"--q", "0.01", "--sigma", "1", "--steps", "1000", "--delta", "1e-5", "--n", "60000"}, nil},
+		{[]string{"--q", "0.01", "--sigma", "1", "--steps", "1000", "--delta", "1e-3", "--n", "1000"}, []string{"δ = 0.001 is at least 1/n = 0.001"}},
+		{[]string{"--q", "0.001", "--sigma", "50", "--steps", "10", "--delta", "1e-5"}, []string{"order, 1024, is at the edge"}},
+		{[]string{"--q", "1", "--sigma", "0.1", "--steps", "100", "--delta", "1e-5"}, []string{"order, 1.1, is at the edge"}},
+		{[]string{"--accountant", "pld", "--q", "0.01", "--sigma", "1", "--steps", "10", "--delta", "0.1", "--n", "20"}, []string{"δ = 0.1 is at least 1/n = 0.05"}},
+	}
+	for _, tc := range tests {
+		code, out, errOut := runCLI(t, append([]string{"privacy"}, tc.args...)...)
+		if code != 0 || !strings.Contains(out, "epsilon = ") {
+			t.Errorf("%v: exit %d, stdout %q", tc.args, code, out)
+			continue
+		}
+		if tc.want == nil && errOut != "" {
+			t.Errorf("%v: unexpected stderr %q", tc.args, errOut)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errOut, "warning: ") || !strings.Contains(errOut, w) {
+				t.Errorf("%v: stderr %q lacks %q", tc.args, errOut, w)
+			}
+		}
+		if strings.Contains(out, "warnings=") {
+			t.Errorf("%v: warnings repeated on stdout: %q", tc.args, out)
+		}
+	}
+}
