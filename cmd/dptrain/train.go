@@ -248,6 +248,9 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 			fmt.Fprintf(w, "privacy   %-7s ε = %.4f (δ = %g, %s%s)\n", b.Name, b.Epsilon, b.Delta, b.Relation, order)
 		}
 	}
+	if s.CoveredN > 0 && s.Delta >= 1/float64(s.CoveredN) {
+		fmt.Fprintf(w, "warning   δ = %g is at least 1/n = %.3g: publishing one random record in full meets this guarantee; choose δ well below 1/n\n", s.Delta, 1/float64(s.CoveredN))
+	}
 	if s.Best.Accountant != "" {
 		caveat := ""
 		if s.CoveredN < s.TrainN {

@@ -227,3 +227,20 @@ func TestTrainCorruptDataIsBadInput(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want 2 and one line naming the truncated file", code, stderr)
 	}
 }
+
+// train warns when δ ≥ 1/n for the records the account covers.
+func TestTrainWarnsLargeDelta(t *testing.T) {
+	for _, tc := range []struct {
+		delta string
+		warn  bool
+	}{{"0.01", true}, {"1e-5", false}} {
+		code, out, errOut := runCLI(t, "train", "--dataset", "synthetic", "--model", "logreg", "--steps", "2", "--batch", "50",
+			"--train-limit", "200", "--delta", tc.delta, "--quiet", "--out", filepath.Join(t.TempDir(), "run"))
+		if code != 0 {
+			t.Fatalf("δ %s: exit %d: %s", tc.delta, code, errOut)
+		}
+		if got := strings.Contains(out, "warning   δ = "+tc.delta+" is at least 1/n = 0.005"); got != tc.warn {
+			t.Errorf("δ %s: warning printed %v, want %v:\n%s", tc.delta, got, tc.warn, out)
+		}
+	}
+}
