@@ -132,3 +132,7 @@ func checkBatch(b Batch, inSize int, classifier bool) error {
 	}
 	return nil
 }
+
+// Tensors lists the parameter tensors with their shapes, in the order of
+// Params (see nn.Network.Tensors).
+func (m *Net) Tensors() []nn.ParamTensor { return m.net.Tensors() }

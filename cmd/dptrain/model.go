@@ -17,6 +17,7 @@ import (
 
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -242,9 +243,10 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return asInput(fmt.Errorf("%s: %w", *model, err))
 	}
+	tensors := exportTensors(*model, f)
 	switch *format {
 	case "safetensors":
-		b, err := safetensors(f)
+		b, err := safetensors(f, tensors)
 		if err != nil {
 			return err
 		}
@@ -255,16 +257,16 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 		if err := os.MkdirAll(*out, 0o755); err != nil {
 			return err
 		}
-		for _, g := range f.Groups {
-			p := filepath.Join(*out, tensorName(g.Name)+".npy")
-			if err := os.WriteFile(p, npy(f.Params[g.Offset:g.Offset+g.Len]), 0o644); err != nil {
+		for _, t := range tensors {
+			p := filepath.Join(*out, tensorName(t.Name)+".npy")
+			if err := os.WriteFile(p, npy(f.Params[t.Offset:t.Offset+t.Len()], t.Shape), 0o644); err != nil {
 				return err
 			}
 		}
 	default:
 		return badInput("--format must be safetensors or npy, got %q", *format)
 	}
-	fmt.Fprintf(stdout, "exported %s (%d parameters in %d tensors) to %s\n", f.Arch, len(f.Params), len(f.Groups), *out)
+	fmt.Fprintf(stdout, "exported %s (%d parameters in %d tensors) to %s\n", f.Arch, len(f.Params), len(tensors), *out)
 	return nil
 }
 
@@ -272,23 +274,36 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func tensorName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 
-// safetensors encodes the parameter groups as F32 tensors of shape [len]
-// (format: an 8-byte little-endian header size, a JSON header naming each
+// exportTensors names each tensor of f with its shape: a zoo architecture
+// is rebuilt to ask its layers (weight [out, in, …] and bias, PyTorch's
+// layout); any other file exports each group as one flat tensor.
+func exportTensors(path string, f models.ParamFile) []nn.ParamTensor {
+	if m, err := models.LoadNet(path, models.Options{}); err == nil && m.NumParams() == len(f.Params) {
+		return m.Tensors()
+	}
+	ts := make([]nn.ParamTensor, len(f.Groups))
+	for i, g := range f.Groups {
+		ts[i] = nn.ParamTensor{Name: g.Name, Offset: g.Offset, Shape: []int{g.Len}}
+	}
+	return ts
+}
+
+// safetensors encodes the tensors as F32 (format: an 8-byte little-endian header size, a JSON header naming each
 // tensor's dtype, shape and byte range, padded with spaces to 8 bytes, then
 // the data). The architecture travels in __metadata__.
-func safetensors(f models.ParamFile) ([]byte, error) {
+func safetensors(f models.ParamFile, tensors []nn.ParamTensor) ([]byte, error) {
 	type entry struct {
 		Dtype       string   `json:"dtype"`
 		Shape       []int    `json:"shape"`
 		DataOffsets [2]int64 `json:"data_offsets"`
 	}
 	header := map[string]any{"__metadata__": map[string]string{"arch": f.Arch, "producer": "dptrain"}}
-	for _, g := range f.Groups {
-		n := tensorName(g.Name)
+	for _, t := range tensors {
+		n := tensorName(t.Name)
 		if _, dup := header[n]; dup {
-			return nil, errors.New("export: two parameter groups named " + n)
+			return nil, errors.New("export: two parameter tensors named " + n)
 		}
-		header[n] = entry{"F32", []int{g.Len}, [2]int64{int64(4 * g.Offset), int64(4 * (g.Offset + g.Len))}}
+		header[n] = entry{"F32", t.Shape, [2]int64{int64(4 * t.Offset), int64(4 * (t.Offset + t.Len()))}}
 	}
 	h, err := json.Marshal(header)
 	if err != nil {
@@ -306,9 +321,17 @@ func safetensors(f models.ParamFile) ([]byte, error) {
 }
 
 // npy encodes v as a NumPy .npy file (format 1.0, little-endian float32,
-// shape (len(v),)).
-func npy(v []float32) []byte {
-	h := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }", len(v))
+// C order, the given shape).
+func npy(v []float32, shape []int) []byte {
+	dims := make([]string, len(shape))
+	for i, d := range shape {
+		dims[i] = strconv.Itoa(d)
+	}
+	tuple := strings.Join(dims, ", ")
+	if len(shape) == 1 {
+		tuple += "," // a one-element Python tuple
+	}
+	h := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }", tuple)
 	for (10+len(h)+1)%64 != 0 {
 		h += " "
 	}

@@ -161,17 +161,21 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 		t.Fatal(err)
 	}
 	vals, shapes, meta := readSafetensors(t, b)
-	if meta["arch"] != m.Arch() || len(vals) != len(m.Groups()) {
-		t.Fatalf("metadata %v and %d tensors, want arch %s and %d", meta, len(vals), m.Arch(), len(m.Groups()))
+	// A logistic regression is one Linear layer: weight [classes, inputs]
+	// and bias [classes], PyTorch's nn.Linear layout.
+	tensors := m.Tensors()
+	if meta["arch"] != m.Arch() || len(vals) != 2 || len(tensors) != 2 {
+		t.Fatalf("metadata %v and %d tensors, want arch %s and weight, bias", meta, len(vals), m.Arch())
 	}
-	for _, g := range m.Groups() {
-		v := vals[tensorName(g.Name)]
-		if len(shapes[tensorName(g.Name)]) != 1 || len(v) != g.Len {
-			t.Fatalf("%s: shape %v", g.Name, shapes[tensorName(g.Name)])
+	wantShapes := [][]int{{m.Network().OutputShape().Size(), m.InputSize()}, {m.Network().OutputShape().Size()}}
+	for k, tn := range tensors {
+		name := tensorName(tn.Name)
+		if !strings.HasSuffix(name, []string{".weight", ".bias"}[k]) || fmt.Sprint(shapes[name]) != fmt.Sprint(wantShapes[k]) {
+			t.Fatalf("tensor %d: %s of shape %v, want …%s of shape %v", k, name, shapes[name], []string{".weight", ".bias"}[k], wantShapes[k])
 		}
-		for i, x := range v {
-			if x != m.Params()[g.Offset+i] {
-				t.Fatalf("%s[%d] = %v, want %v", g.Name, i, x, m.Params()[g.Offset+i])
+		for i, x := range vals[name] {
+			if x != m.Params()[tn.Offset+i] {
+				t.Fatalf("%s[%d] = %v, want %v", name, i, x, m.Params()[tn.Offset+i])
 			}
 		}
 	}
@@ -179,17 +183,19 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 	if code, _, errb := runCLI(t, "export", "--model", model, "--format", "npy", "--out", np); code != 0 {
 		t.Fatalf("export npy: exit %d: %s", code, errb)
 	}
-	g := m.Groups()[0]
-	raw, err := os.ReadFile(filepath.Join(np, tensorName(g.Name)+".npy"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	// .npy 1.0: magic, version, u16 header length, header, data; the
-	// data starts at a multiple of 64.
-	hl := int(binary.LittleEndian.Uint16(raw[8:]))
-	hdr := string(raw[10 : 10+hl])
-	if string(raw[:8]) != "\x93NUMPY\x01\x00" || (10+hl)%64 != 0 || !strings.Contains(hdr, "'<f4'") || !strings.Contains(hdr, fmt.Sprintf("(%d,)", g.Len)) || len(raw)-10-hl != 4*g.Len {
-		t.Fatalf("npy header %q, %d data bytes", hdr, len(raw)-10-hl)
+	for k, tn := range tensors {
+		raw, err := os.ReadFile(filepath.Join(np, tensorName(tn.Name)+".npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// .npy 1.0: magic, version, u16 header length, header, data; the
+		// data starts at a multiple of 64.
+		hl := int(binary.LittleEndian.Uint16(raw[8:]))
+		hdr := string(raw[10 : 10+hl])
+		tuple := []string{fmt.Sprintf("(%d, %d)", m.Network().OutputShape().Size(), m.InputSize()), fmt.Sprintf("(%d,)", m.Network().OutputShape().Size())}[k]
+		if string(raw[:8]) != "\x93NUMPY\x01\x00" || (10+hl)%64 != 0 || !strings.Contains(hdr, "'<f4'") || !strings.Contains(hdr, "'shape': "+tuple) || len(raw)-10-hl != 4*tn.Len() {
+			t.Fatalf("npy header %q, %d data bytes; want shape %s", hdr, len(raw)-10-hl, tuple)
+		}
 	}
 	if code, _, _ := runCLI(t, "export", "--model", model, "--format", "onnx", "--out", st); code != 2 {
 		t.Errorf("--format onnx: exit %d, want 2", code)

@@ -328,3 +328,39 @@ func TestConvWithoutCache(t *testing.T) {
 		}
 	}
 }
+
+// Network.Tensors names and shapes every parameter tensor in PyTorch's
+// layout, and the tensors tile Params in order (hand count for a small
+// conv net: conv 3→4 k3 with bias, GroupNorm(2, 4), linear 4·8·8→5).
+func TestNetworkTensors(t *testing.T) {
+	net, err := NewNetwork[float32](Shape{3, 8, 8}, 2, &SoftmaxCrossEntropy[float32]{},
+		&Conv2d[float32]{Cin: 3, Cout: 4, K: 3, Stride: 1, Pad: 1, Bias: true},
+		&GroupNorm[float32]{Groups: 2, Channels: 4, Affine: true},
+		&Linear[float32]{In: 4 * 8 * 8, Out: 5, Bias: true},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		suffix string
+		shape  []int
+	}{
+		{"conv2d.weight", []int{4, 3, 3, 3}}, {"conv2d.bias", []int{4}},
+		{"weight", []int{4}}, {"bias", []int{4}},
+		{"linear.weight", []int{5, 256}}, {"linear.bias", []int{5}},
+	}
+	ts := net.Tensors()
+	if len(ts) != len(want) {
+		t.Fatalf("%d tensors, want %d: %+v", len(ts), len(want), ts)
+	}
+	off := 0
+	for i, w := range want {
+		if !strings.HasSuffix(ts[i].Name, w.suffix) || fmt.Sprint(ts[i].Shape) != fmt.Sprint(w.shape) || ts[i].Offset != off {
+			t.Errorf("tensor %d: %s %v at %d, want …%s %v at %d", i, ts[i].Name, ts[i].Shape, ts[i].Offset, w.suffix, w.shape, off)
+		}
+		off += ts[i].Len()
+	}
+	if off != net.NumParams() {
+		t.Errorf("tensors cover %d of %d parameters", off, net.NumParams())
+	}
+}
