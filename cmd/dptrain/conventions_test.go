@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,5 +56,18 @@ func TestPrivacyHelpListsEveryAccountant(t *testing.T) {
 		if !strings.Contains(errb, want) {
 			t.Errorf("privacy --help lacks %q", want)
 		}
+	}
+}
+
+// go test, like go run, does not stamp the commit; --version still names it
+// from the source tree when git can read it.
+func TestVersionNamesCommit(t *testing.T) {
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout (%v)", err)
+	}
+	code, out, _ := runCLI(t, "--version")
+	if want := "commit " + strings.TrimSpace(string(head)); code != 0 || !strings.Contains(out, want) {
+		t.Errorf("--version: exit %d, %q; want it to contain %q", code, out, want)
 	}
 }

@@ -1,12 +1,19 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // sciInt lets an integer flag take scientific notation (--steps 1e6): a
@@ -117,8 +124,39 @@ func version() string {
 			}
 		}
 	}
+	if rev == "" {
+		// go run and go test do not stamp the commit; the source tree this
+		// binary was compiled from may still be a git checkout.
+		rev, modified = sourceCommit()
+	}
 	if rev != "" {
 		v += " commit " + rev + modified
+	} else {
+		v += " (commit unknown: build with go build inside a git checkout)"
 	}
 	return "dptrain " + v + " " + bi.GoVersion
+}
+
+// sourceCommit asks git for the commit of the directory this file was
+// compiled from, when it still exists; "" when it does not or git fails.
+func sourceCommit() (rev, modified string) {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok || !filepath.IsAbs(file) {
+		return "", ""
+	}
+	dir := filepath.Dir(file)
+	if _, err := os.Stat(dir); err != nil {
+		return "", ""
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "-C", dir, "rev-parse", "HEAD").Output()
+	if err != nil {
+		return "", ""
+	}
+	rev = strings.TrimSpace(string(out))
+	if st, err := exec.CommandContext(ctx, "git", "-C", dir, "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
+		modified = " (modified)"
+	}
+	return rev + " (source tree)", modified
 }
