@@ -370,3 +370,63 @@ func writeAtomic(path string, b []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// ListImages returns the image files under dir, searched recursively (so
+// both DIR/*.jpg and DIR/<class>/*.jpg work), as paths relative to dir in
+// lexical order. Hidden files and directories are skipped.
+func ListImages(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(e.Name(), ".") {
+			if e.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !e.IsDir() && isImageFile(e.Name()) && isRegularFile(e, p) {
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, badData(fmt.Errorf("image folder %s: %w", dir, err))
+	}
+	if len(out) == 0 {
+		return nil, badData(fmt.Errorf("image folder %s: no .jpg, .jpeg or .png files", dir))
+	}
+	return out, nil
+}
+
+// LoadImages decodes the images at paths into RGB planes in CHW order
+// scaled to [0,1], as LoadImageFolder does: sample i occupies
+// x[i·3·h·w:(i+1)·3·h·w]. Every image must be w×h, or, when w or h is 0,
+// the size of the first. A file that does not decode or has another size
+// is an error naming it.
+func LoadImages(paths []string, w, h int) (x []float32, width, height int, err error) {
+	if len(paths) == 0 {
+		return nil, 0, 0, badData(errors.New("images: none given"))
+	}
+	if w <= 0 || h <= 0 {
+		img, err := decodeImage(paths[0], 0, 0)
+		if err != nil {
+			return nil, 0, 0, badData(err)
+		}
+		w, h = img.Bounds().Dx(), img.Bounds().Dy()
+	}
+	s := &imageSet{pix: make([]byte, len(paths)*3*w*h), w: w, h: h}
+	for i, p := range paths {
+		if err := s.decodeInto(i, p); err != nil {
+			return nil, 0, 0, badData(err)
+		}
+	}
+	x = make([]float32, len(s.pix))
+	scaleBytes(x, s.pix)
+	return x, w, h, nil
+}

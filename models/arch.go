@@ -117,7 +117,9 @@ func ReadNet(r io.Reader, name string, o Options) (*Net, error) {
 
 // Predict returns the model's outputs for num examples x (row-major): class
 // probabilities (softmax of the logits) for a classifier, the prediction for
-// a regression.
+// a regression. A binary classifier with one logit z (logistic regression on
+// two classes) gives two columns, 1 − σ(z) and σ(z), so that row i's argmax
+// is its predicted label for every classifier.
 func (m *Net) Predict(x []float32, num int) ([]float32, error) {
 	in := m.InputSize()
 	if len(x) != num*in {
@@ -137,6 +139,14 @@ func (m *Net) Predict(x []float32, num int) ([]float32, error) {
 		return out, nil
 	}
 	k := len(out) / max(num, 1)
+	if k == 1 {
+		two := make([]float32, 2*num)
+		for i, z := range out {
+			p := 1 / (1 + math.Exp(-float64(z)))
+			two[2*i], two[2*i+1] = float32(1-p), float32(p)
+		}
+		return two, nil
+	}
 	for i := range num {
 		row := out[i*k : (i+1)*k]
 		top := slices.Max(row)

@@ -78,3 +78,45 @@ func TestReadNetErrors(t *testing.T) {
 		}
 	}
 }
+
+// A two-class logistic regression has one logit; Predict still gives two
+// columns, σ(z) for class 1, and their argmax agrees with Evaluate's count
+// of correct predictions.
+func TestPredictBinary(t *testing.T) {
+	m, err := NewLogisticRegression(2, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	copy(m.Params(), []float32{2, -1, 0.5}) // z = 2·x0 − x1 + 0.5
+	x := []float32{1, 0, 0, 3, -1, -1, 0, 0.5}
+	y := []int{1, 0, 0, 1}
+	p, err := m.Predict(x, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p) != 8 {
+		t.Fatalf("%d outputs for 4 examples, want 8", len(p))
+	}
+	correct := 0
+	for i := range 4 {
+		z := 2*float64(x[2*i]) - float64(x[2*i+1]) + 0.5
+		want := 1 / (1 + math.Exp(-z))
+		if math.Abs(float64(p[2*i+1])-want) > 1e-6 || math.Abs(float64(p[2*i]+p[2*i+1])-1) > 1e-6 {
+			t.Errorf("row %d: %v, want [%v %v]", i, p[2*i:2*i+2], 1-want, want)
+		}
+		pred := 0
+		if p[2*i+1] > p[2*i] {
+			pred = 1
+		}
+		if pred == y[i] {
+			correct++
+		}
+	}
+	_, evalCorrect, err := m.Evaluate(Batch{X: x, Y: y, N: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if correct != evalCorrect {
+		t.Errorf("Predict's argmax gets %d right, Evaluate %d", correct, evalCorrect)
+	}
+}

@@ -135,7 +135,7 @@ func argmax(v []float32) int {
 func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
-	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped)")
+	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped), or a directory of .jpg/.png images (searched recursively; each of the model's input size, e.g. 32×32 RGB) for an image model")
 	label := fs.String("label-column", "", "column to drop when the input carries labels: header name or 0-based index (default: the last)")
 	out := fs.String("out", "", "write the CSV here instead of stdout")
 	if err := parseFlags(fs, args); err != nil {
@@ -146,10 +146,19 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *input == "" {
-		return badInput("--input FILE.csv is required")
+		return badInput("--input FILE.csv or DIR of images is required")
 	}
-	x, n, err := readFeatureCSV(*input, m.InputSize(), *label)
-	if err != nil {
+	var (
+		x     []float32
+		n     int
+		files []string // image inputs: the first column of the output
+	)
+	if st, err := os.Stat(*input); err == nil && st.IsDir() {
+		if x, files, err = readImageDir(*input, m); err != nil {
+			return asInput(err)
+		}
+		n = len(files)
+	} else if x, n, err = readFeatureCSV(*input, m.InputSize(), *label); err != nil {
 		return asInput(err)
 	}
 	probs, err := m.Predict(x, n)
@@ -168,12 +177,18 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	bw := bufio.NewWriter(w)
 	k := len(probs) / max(n, 1)
 	cols := []string{"predicted"}
+	if files != nil {
+		cols = append([]string{"file"}, cols...)
+	}
 	for j := range k {
 		cols = append(cols, fmt.Sprintf("p%d", j))
 	}
 	fmt.Fprintln(bw, strings.Join(cols, ","))
 	for i := range n {
 		row := probs[i*k : (i+1)*k]
+		if files != nil {
+			fmt.Fprint(bw, csvField(filepath.ToSlash(files[i])), ",")
+		}
 		fmt.Fprint(bw, argmax(row))
 		for _, p := range row {
 			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', 6, 32))
@@ -187,6 +202,41 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stderr, "wrote %d predictions to %s\n", n, *out)
 	}
 	return nil
+}
+
+// readImageDir decodes every image under dir for m: images of the model's
+// H×W when it takes RGB planes, else images whose 3·W·H pixels are its
+// inputs (a linear model or MLP trained on an image folder reads them
+// flattened). It returns the pixels and the files relative to dir.
+func readImageDir(dir string, m *models.Net) ([]float32, []string, error) {
+	files, err := datasets.ListImages(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	paths := make([]string, len(files))
+	for i, f := range files {
+		paths[i] = filepath.Join(dir, f)
+	}
+	w, h := 0, 0
+	if s := m.Network().InputShape(); s.C == 3 && s.H > 1 && s.W > 1 {
+		w, h = s.W, s.H
+	}
+	x, w, h, err := datasets.LoadImages(paths, w, h)
+	if err != nil {
+		return nil, nil, fmt.Errorf("predict: %w", err)
+	}
+	if 3*w*h != m.InputSize() {
+		return nil, nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d RGB images give %d", m.Arch(), m.InputSize(), w, h, 3*w*h)
+	}
+	return x, files, nil
+}
+
+// csvField quotes s when CSV needs it (a comma, quote or line break).
+func csvField(s string) string {
+	if !strings.ContainsAny(s, ",\"\r\n") {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
 }
 
 // readFeatureCSV reads rows of d features, or d+1 columns of which the

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
 	"math"
 	"os"
 	"path/filepath"
@@ -199,5 +203,68 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 	}
 	if code, _, _ := runCLI(t, "export", "--model", model, "--format", "onnx", "--out", st); code != 2 {
 		t.Errorf("--format onnx: exit %d, want 2", code)
+	}
+}
+
+// writePNG writes a w×h image of one colour.
+func writePNG(t *testing.T, path string, w, h int, c color.NRGBA) {
+	t.Helper()
+	img := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for i := 0; i < len(img.Pix); i += 4 {
+		img.Pix[i], img.Pix[i+1], img.Pix[i+2], img.Pix[i+3] = c.R, c.G, c.B, c.A
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An image folder in, a model trained on it by --dataset folder, and
+// predict reading a directory of images: one row per file, in name order,
+// the file first; an image of another size is bad input naming the file.
+func TestPredictImageFolder(t *testing.T) {
+	dir := t.TempDir()
+	red, blue := color.NRGBA{R: 255, A: 255}, color.NRGBA{B: 255, A: 255}
+	for _, split := range []string{"train", "test"} {
+		for i := range 20 {
+			writePNG(t, filepath.Join(dir, split, "red", fmt.Sprintf("%02d.png", i)), 4, 4, red)
+			writePNG(t, filepath.Join(dir, split, "blue", fmt.Sprintf("%02d.png", i)), 4, 4, blue)
+		}
+	}
+	run := filepath.Join(dir, "run")
+	if code, _, errb := runCLI(t, "train", "--dataset", "folder", "--data", dir, "--model", "logreg", "--steps", "20",
+		"--batch", "20", "--sigma", "0.3", "--epsilon", "0", "--clip-norm", "1", "--lr", "1", "--seed", "1", "--quiet", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, errb)
+	}
+	model := filepath.Join(run, "release", "model.bin")
+	code, out, errb := runCLI(t, "predict", "--model", model, "--input", filepath.Join(dir, "test"))
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 41 || lines[0] != "file,predicted,p0,p1" {
+		t.Fatalf("predict: %d lines, header %q", len(lines), lines[0])
+	}
+	// Classes are the sorted class directories: blue = 0, red = 1.
+	for i, line := range lines[1:] {
+		f := strings.Split(line, ",")
+		wantFile, wantClass := fmt.Sprintf("blue/%02d.png", i), "0"
+		if i >= 20 {
+			wantFile, wantClass = fmt.Sprintf("red/%02d.png", i-20), "1"
+		}
+		if f[0] != wantFile || f[1] != wantClass {
+			t.Errorf("row %d: %q, want file %s predicted %s", i, line, wantFile, wantClass)
+		}
+	}
+	odd := filepath.Join(dir, "test", "red", "zz.png")
+	writePNG(t, odd, 5, 5, red)
+	if code, _, errb := runCLI(t, "predict", "--model", model, "--input", filepath.Join(dir, "test")); code != 2 || !strings.Contains(errb, odd) {
+		t.Errorf("a 5×5 image among 4×4: exit %d, %q; want 2 naming %s", code, errb, odd)
 	}
 }
