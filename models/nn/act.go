@@ -74,10 +74,14 @@ func (l *Tanh[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	return l.elementwise.Build(in, maxBatch)
 }
 
-func (l *Tanh[T]) Forward(x []T, n int, _ bool) []T { return l.run(x, n, 20, l.fwdFn) }
+func (l *Tanh[T]) Forward(x []T, n int, _ bool) []T { return l.run(x, n, 8, l.fwdFn) }
 
 func (l *Tanh[T]) fwdRange(_, lo, hi int) {
 	out := l.out[lo:hi]
+	if x32, ok := any(l.arg[lo:hi]).([]float32); ok {
+		tanhSlice32(any(out).([]float32), x32)
+		return
+	}
 	for i, v := range l.arg[lo:hi] {
 		out[i] = tanh(v)
 	}
