@@ -6,6 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dptrain/dptrain/internal/gemm"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -31,6 +32,15 @@ func NestedBlockSizes(cumulative []int) ([]int, error) {
 // each block, U ← Gaussian; iters times U ← orth(Yᵀ(Y U)); then
 // Y ← Y − Y U Uᵀ. Blocks are re-orthogonalised against earlier ones.
 //
+// The deflation is carried out implicitly: every iterate is orthogonalised
+// against the earlier blocks P before it is used, and then
+// Yᵀ(Y u) projected off P is exactly (Y(I−P))ᵀ(Y(I−P)) u. So Y is never
+// copied or modified: the products run on public itself in float32 (our
+// GEMM; the power iteration only needs directions), and the
+// orthonormalisation runs in float64. Memory beyond public is O((k + d)·r),
+// where a float64 copy of Y and a k×d deflation product cost 16·k·d bytes
+// (1 GiB for 200 gradients of an MLP with 200k parameters).
+//
 // Privacy: public must not contain private data; the basis is released as
 // part of the mechanism's description and the accountant assumes it is
 // data-independent.
@@ -41,26 +51,25 @@ func PrincipalBasis(public []float32, k, d int, sizes []int, iters int, s *rng.S
 	if iters < 1 {
 		return nil, fmt.Errorf("clip: power iterations must be >= 1, got %d", iters)
 	}
-	tot := 0
+	tot, maxR := 0, 0
 	for _, r := range sizes {
 		if r < 1 {
 			return nil, fmt.Errorf("clip: block sizes must be >= 1, got %v", sizes)
 		}
 		tot += r
+		maxR = max(maxR, r)
 	}
 	if tot > min(k, d) {
 		return nil, fmt.Errorf("clip: principal blocks of total rank %d exceed the rank bound min(k=%d public samples, d=%d)", tot, k, d)
 	}
-	data := make([]float64, k*d)
 	for i, v := range public {
 		if v-v != 0 {
 			return nil, fmt.Errorf("clip: public gradient %d has a non-finite value", i/d)
 		}
-		data[i] = float64(v)
 	}
-	y := mat.NewDense(k, d, data)
+	u32 := make([]float32, maxR*d) // the iterate Uᵀ (r × d) in float32
+	z := make([]float32, k*maxR)   // Y U (k × r)
 	var blocks []*mat.Dense
-	var z mat.Dense
 	for bi, r := range sizes {
 		ut := mat.NewDense(r, d, nil) // Uᵀ: rows are basis vectors
 		raw := ut.RawMatrix().Data
@@ -68,20 +77,19 @@ func PrincipalBasis(public []float32, k, d int, sizes []int, iters int, s *rng.S
 			raw[i] = s.NormFloat64()
 		}
 		for it := 0; it < iters; it++ {
-			orthonormalizeRows(ut, blocks) // keep the iteration well scaled
-			z.Reset()
-			z.Mul(y, ut.T()) // k × r
-			ut.Mul(z.T(), y) // r × d
+			orthonormalizeRows(ut, blocks) // keep the iteration well scaled; checked below
+			for i, v := range raw {
+				u32[i] = float32(v)
+			}
+			gemm.Sgemm(false, true, k, r, d, 1, public, d, u32, d, 0, z, r) // Z = Y U
+			gemm.Sgemm(true, false, r, d, k, 1, z, r, public, d, 0, u32, d) // Uᵀ = Zᵀ Y
+			for i := range raw {
+				raw[i] = float64(u32[i])
+			}
 		}
 		if err := orthonormalizeRows(ut, blocks); err != nil {
 			return nil, fmt.Errorf("clip: principal block %d: %w", bi, err)
 		}
-		// Deflate: Y ← Y − (Y U) Uᵀ.
-		z.Reset()
-		z.Mul(y, ut.T())
-		var p mat.Dense
-		p.Mul(&z, ut)
-		y.Sub(y, &p)
 		blocks = append(blocks, ut)
 	}
 	return NewBasis(d, blocks, 1e-8)
