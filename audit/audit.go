@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -97,6 +97,30 @@ func Evaluate(ev *trainer.CanaryEvidence, delta, confidence float64) (*Result, e
 	return best, nil
 }
 
+// scoresPanel overlays the score histograms of included and excluded
+// canaries, the legend beside them and every bar inside the frame.
+func scoresPanel(title string, in, out plotter.Values) (*plotkit.Panel, []*plotter.Histogram, error) {
+	p := plotkit.New(title, "score", "canaries")
+	var hs []*plotter.Histogram
+	for _, v := range []struct {
+		name string
+		vals plotter.Values
+		fill color.NRGBA
+	}{{"included", in, color.NRGBA{R: 200, G: 50, B: 50, A: 140}}, {"excluded", out, color.NRGBA{R: 40, G: 90, B: 200, A: 140}}} {
+		h, err := plotter.NewHist(v.vals, 30)
+		if err != nil {
+			return nil, nil, fmt.Errorf("audit plot: %w", err)
+		}
+		h.FillColor = v.fill
+		h.LineStyle.Width = 0
+		p.Plot.Add(h)
+		p.Add(v.name, h)
+		hs = append(hs, h)
+	}
+	plotkit.FitBars(p.Plot, hs...)
+	return p, hs, nil
+}
+
 // plotScores draws the score distributions of included and excluded
 // canaries (the auditor's own figure: the canaries are synthetic).
 func plotScores(path string, ev *trainer.CanaryEvidence, res *Result) error {
@@ -118,27 +142,12 @@ func plotScores(path string, ev *trainer.CanaryEvidence, res *Result) error {
 	if len(in) == 0 || len(out) == 0 {
 		return nil
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s canary scores (%s): ε_lower = %.3f vs accounted %.3f", ev.Kind, name, res.EpsilonLower, res.Accounted.Epsilon)
-	p.X.Label.Text = "score"
-	p.Y.Label.Text = "canaries"
-	for _, v := range []struct {
-		name string
-		vals plotter.Values
-		fill color.NRGBA
-	}{{"included", in, color.NRGBA{R: 200, G: 50, B: 50, A: 140}}, {"excluded", out, color.NRGBA{R: 40, G: 90, B: 200, A: 140}}} {
-		h, err := plotter.NewHist(v.vals, 30)
-		if err != nil {
-			return fmt.Errorf("audit plot: %w", err)
-		}
-		h.FillColor = v.fill
-		h.LineStyle.Width = 0
-		p.Add(h)
-		p.Legend.Add(v.name, h)
+	title := fmt.Sprintf("%s canary scores (%s): ε_lower = %.3f vs accounted %.3f", ev.Kind, name, res.EpsilonLower, res.Accounted.Epsilon)
+	p, _, err := scoresPanel(title, in, out)
+	if err != nil {
+		return err
 	}
-	p.Legend.Top, p.Legend.Left = true, true
-	p.Y.Max *= 1.25 // headroom: the legend above the tallest bar
-	if err := p.Save(7*vg.Inch, 4*vg.Inch, path); err != nil {
+	if err := plotkit.Save(path, 8*vg.Inch, 4*vg.Inch, p); err != nil {
 		return fmt.Errorf("audit plot: %w", err)
 	}
 	return nil

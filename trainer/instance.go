@@ -6,12 +6,12 @@ import (
 	"sort"
 	"strings"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/accountant/pdp"
+	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/models"
 )
 
@@ -125,21 +125,29 @@ func (s *state) instanceReport() ([]string, error) {
 	if err := s.out.writePrivate("per_instance.csv", []byte(b.String())); err != nil {
 		return nil, err
 	}
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("per-instance ε (diagnostic, curator-only), %d examples, δ = %g", len(eps), s.cfg.Delta)
-	p.X.Label.Text = "ε_i"
-	p.Y.Label.Text = "examples"
-	h, err := plotter.NewHist(plotter.Values(eps), 30)
+	p, _, err := instanceHistogram(eps, s.cfg.Delta)
 	if err != nil {
-		return nil, fmt.Errorf("per-instance histogram: %w", err)
+		return nil, err
 	}
-	p.Add(h)
 	for _, ext := range []string{"png", "svg"} {
-		if err := p.Save(7*vg.Inch, 4*vg.Inch, s.out.private("per_instance."+ext)); err != nil {
+		if err := saveFigure(s.out.private("per_instance."+ext), 7*vg.Inch, 4*vg.Inch, p); err != nil {
 			return nil, fmt.Errorf("per-instance histogram: %w", err)
 		}
 	}
 	return notes, nil
+}
+
+// instanceHistogram is the curator's histogram of per-instance ε, every
+// bar inside the frame.
+func instanceHistogram(eps []float64, delta float64) (*plotkit.Panel, *plotter.Histogram, error) {
+	p := plotkit.New(fmt.Sprintf("per-instance ε (diagnostic, curator-only), %d examples, δ = %g", len(eps), delta), "ε_i", "examples")
+	h, err := plotter.NewHist(plotter.Values(eps), 30)
+	if err != nil {
+		return nil, nil, fmt.Errorf("per-instance histogram: %w", err)
+	}
+	p.Plot.Add(h)
+	plotkit.FitBars(p.Plot, h)
+	return p, h, nil
 }
 
 func (s *state) bestEpsilon() float64 {

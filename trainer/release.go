@@ -198,7 +198,9 @@ func (s *state) writePlots() error {
 	if err != nil {
 		return err
 	}
-	if err := WritePlots(s.out.release(""), recs); err != nil {
+	// The target ε is drawn only when the run has one: a calibration target or a budget stop.
+	opt := PlotOptions{Delta: s.cfg.Delta, TargetEpsilon: s.cfg.Epsilon}
+	if err := WritePlots(s.out.release(""), recs, opt); err != nil {
 		return err
 	}
 	if !s.cfg.PrivateDiagnostics {

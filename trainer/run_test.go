@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image/png"
 	"io"
 	"math"
 	"os"
@@ -659,6 +660,9 @@ func TestPerInstance(t *testing.T) {
 	b := readFile(t, filepath.Join(c2.OutDir, "private", "per_instance.csv"))
 	if !bytes.Equal(a, b) || len(bytes.Split(bytes.TrimSpace(a), []byte("\n"))) != 21 {
 		t.Fatalf("per-instance CSVs differ or have the wrong length:\n%s\n%s", a, b)
+	}
+	if _, err := png.Decode(bytes.NewReader(readFile(t, filepath.Join(c.OutDir, "private", "per_instance.png")))); err != nil {
+		t.Fatalf("per_instance.png: %v", err)
 	}
 	if !strings.Contains(strings.Join(full.PrivateNotes, "\n"), "DIAGNOSTIC") || len(resumed.PrivateNotes) != len(full.PrivateNotes) {
 		t.Fatalf("notes %v", full.PrivateNotes)

@@ -22,7 +22,7 @@ import (
 )
 
 func init() {
-	register(&command{name: "eval", summary: "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test]", run: runEval})
+	register(&command{name: "eval", summary: "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test] [--plot FILE.png]", run: runEval})
 	register(&command{name: "predict", summary: "class probabilities as CSV: --model FILE --input FILE.csv [--out FILE.csv]", run: runPredict})
 	register(&command{name: "export", summary: "a model's weights for PyTorch/NumPy/JAX: --model FILE --format safetensors|npy --out PATH", run: runExport})
 }
@@ -51,8 +51,12 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
 	split := fs.String("split", "test", "test or train")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
+	plotPath := fs.String("plot", "", "also draw the confusion matrix as a heat map to `FILE.png` (or .svg): rows the true class, columns the predicted one, each cell coloured by its share of the row, with its count and percentage")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if ext := strings.ToLower(filepath.Ext(*plotPath)); *plotPath != "" && ext != ".png" && ext != ".svg" {
+		return badInput("--plot %s: the name must end in .png or .svg", *plotPath)
 	}
 	m, err := loadModelFlag(*model)
 	if err != nil {
@@ -104,6 +108,16 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	n := float64(ds.N())
+	if *plotPath != "" && k > maxConfusionClasses {
+		return badInput("--plot: %d classes, more than the %d a readable image holds; use --json for the matrix", k, maxConfusionClasses)
+	}
+	if *plotPath != "" {
+		title := fmt.Sprintf("%s on %s (%s), %d examples, accuracy %.3f", m.Arch(), src, *split, ds.N(), float64(correct)/n)
+		if err := writeConfusionPlot(*plotPath, conf, ds.ClassNames, title); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote the confusion matrix to %s\n", *plotPath)
+	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(map[string]any{"model": m.Arch(), "data": src, "split": *split, "n": ds.N(),
 			"accuracy": float64(correct) / n, "loss": loss / n, "confusion": conf})

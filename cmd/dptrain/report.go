@@ -18,11 +18,11 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/accountant/pdp"
+	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -468,10 +468,20 @@ func writeReportCSV(path string, a *pdp.Analysis) error {
 // writeReportHist plots histograms of the exact per-instance loss and the
 // report bounds, with the release's DP ε as a vertical line.
 func writeReportHist(path string, a *pdp.Analysis) error {
-	p := plot.New()
-	p.Title.Text = fmt.Sprintf("per-instance privacy, %s (n=%d)", a.Config.Loss.Name(), len(a.Records))
-	p.X.Label.Text = "ex-post per-instance epsilon"
-	p.Y.Label.Text = "records"
+	p, _, err := reportHistPanel(a)
+	if err != nil {
+		return err
+	}
+	if err := plotkit.Save(path, 8*vg.Inch, 4.5*vg.Inch, p); err != nil {
+		return fmt.Errorf("histogram %s: %w", path, err)
+	}
+	return nil
+}
+
+// reportHistPanel builds writeReportHist's figure: the legend beside the
+// histograms and every bar, and the ε line, inside the frame.
+func reportHistPanel(a *pdp.Analysis) (*plotkit.Panel, []*plotter.Histogram, error) {
+	p := plotkit.New(fmt.Sprintf("per-instance privacy, %s (n=%d)", a.Config.Loss.Name(), len(a.Records)), "ex-post per-instance epsilon", "records")
 	series := []struct {
 		name string
 		v    []float64
@@ -487,7 +497,7 @@ func writeReportHist(path string, a *pdp.Analysis) error {
 			c    color.NRGBA
 		}{"report, " + a.Dep.Mode.String(), a.Column(func(r pdp.RecordResult) float64 { return r.Dep }), color.NRGBA{R: 40, G: 160, B: 60, A: 140}})
 	}
-	maxCount := 1.0
+	var hs []*plotter.Histogram
 	for _, s := range series {
 		var vals plotter.Values
 		lo, hi := math.Inf(1), math.Inf(-1)
@@ -502,27 +512,27 @@ func writeReportHist(path string, a *pdp.Analysis) error {
 		}
 		h, err := plotter.NewHist(vals, 40)
 		if err != nil {
-			return fmt.Errorf("histogram: %w", err)
+			return nil, nil, fmt.Errorf("histogram: %w", err)
 		}
 		h.FillColor, h.LineStyle.Width = s.c, 0
-		for _, b := range h.Bins {
-			maxCount = math.Max(maxCount, b.Weight)
-		}
-		p.Add(h)
-		p.Legend.Add(s.name, h)
+		p.Plot.Add(h)
+		p.Add(s.name, h)
+		hs = append(hs, h)
 	}
-	if eps := a.Release.Epsilon; !math.IsInf(eps, 0) {
-		l, err := plotter.NewLine(plotter.XYs{{X: eps, Y: 0}, {X: eps, Y: maxCount}})
+	top := plotkit.FitBars(p.Plot, hs...)
+	if eps := a.Release.Epsilon; !math.IsInf(eps, 0) && !math.IsNaN(eps) {
+		l, err := plotter.NewLine(plotter.XYs{{X: eps, Y: 0}, {X: eps, Y: top}})
 		if err != nil {
-			return fmt.Errorf("histogram: %w", err)
+			return nil, nil, fmt.Errorf("histogram: %w", err)
 		}
 		l.Color, l.Width, l.Dashes = color.NRGBA{R: 200, A: 255}, vg.Points(1.5), []vg.Length{vg.Points(4), vg.Points(3)}
-		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("DP epsilon = %.3g", eps), l)
+		p.Plot.Add(l)
+		p.Add(fmt.Sprintf("DP epsilon = %.3g", eps), l)
 	}
-	p.Legend.Top = true
-	if err := p.Save(7*vg.Inch, 4.5*vg.Inch, path); err != nil {
-		return fmt.Errorf("histogram %s: %w", path, err)
-	}
-	return nil
+	// ε ≥ 0: the axis starts at 0, and ends a little past the last bar or
+	// the ε line so neither sits on the frame.
+	x := &p.Plot.X
+	x.Min = math.Min(x.Min, 0)
+	x.Max += 0.03 * (x.Max - x.Min)
+	return p, hs, nil
 }
