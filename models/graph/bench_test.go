@@ -53,14 +53,28 @@ func benchDPStep(b *testing.B, spec graph.Spec, classes, batch int) {
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
 }
 
+// blasVariants runs f with our GEMM behind Gorgonia (the default) and with
+// gonum's pure-Go BLAS, as sub-benchmarks of one run, so their ratio is
+// measured under the same load.
+func blasVariants(b *testing.B, f func(b *testing.B)) {
+	for _, gonumOnly := range []bool{false, true} {
+		name := map[bool]string{false: "blas=ours", true: "blas=gonum"}[gonumOnly]
+		b.Run(name, func(b *testing.B) {
+			graph.UseGonumBLAS(gonumOnly)
+			defer graph.UseGonumBLAS(false)
+			f(b)
+		})
+	}
+}
+
 func BenchmarkGraphDPStepLogreg(b *testing.B) {
-	benchDPStep(b, linearSpec(784, 10, graph.SoftmaxCrossEntropy, true), 10, 256)
+	blasVariants(b, func(b *testing.B) { benchDPStep(b, linearSpec(784, 10, graph.SoftmaxCrossEntropy, true), 10, 256) })
 }
 
 func BenchmarkGraphDPStepMLP(b *testing.B) {
-	benchDPStep(b, mlpZooSpec(784, []int{256}, 10, "relu"), 10, 256)
+	blasVariants(b, func(b *testing.B) { benchDPStep(b, mlpZooSpec(784, []int{256}, 10, "relu"), 10, 256) })
 }
 
 func BenchmarkGraphDPStepCNN(b *testing.B) {
-	benchDPStep(b, mnistCNNSpec(), 10, 64)
+	blasVariants(b, func(b *testing.B) { benchDPStep(b, mnistCNNSpec(), 10, 64) })
 }
