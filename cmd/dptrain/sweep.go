@@ -74,6 +74,14 @@ func runSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var axes []gridAxis
 	fs.Var(gridFlag{&axes}, "grid", "a train flag and its values, NAME=V1,V2,... (repeat for more axes; the table has one row per combination)")
 	maxRuns := fs.Int("max-runs", 64, "refuse grids with more combinations than this")
+	fs.Usage = func() {
+		groupedUsage(fs, `usage: dptrain sweep --grid NAME=V1,V2 [--grid ...] [train flags]
+
+Trains one run per combination of the grid's values, each with its own ε
+account, and prints one table. Choosing a row by accuracy on private data
+is itself a release; tune on public or held-out proxy data.
+`, []string{"grid", "max-runs"})
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

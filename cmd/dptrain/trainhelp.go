@@ -33,14 +33,27 @@ var trainGroups = []struct {
 
 // trainUsage prints train's flags by group, each with its default.
 func trainUsage(fs *flag.FlagSet) {
-	w := fs.Output()
-	fmt.Fprint(w, `usage: dptrain train [flags]
+	groupedUsage(fs, `usage: dptrain train [flags]
 
 Trains a model with DP-SGD and writes OUT/release/ (publishable) and
 OUT/private/ (never publish). With no flags: the MNIST CNN on the embedded
 Fashion-MNIST subset at ε = 3. Numbers accept 1e6-style notation.
-`)
-	for _, g := range trainGroups {
+`, nil)
+}
+
+// groupedUsage prints intro, then the flags of extra (the command's own,
+// first) and of trainGroups that fs defines, group by group.
+func groupedUsage(fs *flag.FlagSet, intro string, extra []string) {
+	w := fs.Output()
+	fmt.Fprint(w, intro)
+	groups := trainGroups
+	if len(extra) > 0 {
+		groups = append([]struct {
+			title string
+			flags []string
+		}{{"This command", extra}}, trainGroups...)
+	}
+	for _, g := range groups {
 		fmt.Fprintf(w, "\n%s:\n", g.title)
 		for _, name := range g.flags {
 			if f := fs.Lookup(name); f != nil {

@@ -89,3 +89,12 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+// sweep --help lists its own flags first, then train's groups.
+func TestSweepHelpGrouped(t *testing.T) {
+	code, out, _ := runCLI(t, "sweep", "--help")
+	i, j := strings.Index(out, "\nThis command:\n  --grid value"), strings.Index(out, "\nPrivacy:\n")
+	if code != 0 || i < 0 || j < i || strings.Contains(out, "--resume") {
+		t.Errorf("sweep --help: exit %d, groups at %d, %d:\n%s", code, i, j, out)
+	}
+}
