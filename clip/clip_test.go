@@ -318,3 +318,30 @@ func TestBadParameters(t *testing.T) {
 		}
 	}
 }
+
+func TestMaxAbs(t *testing.T) {
+	for _, tc := range []struct {
+		row  []float32
+		want float32
+	}{
+		{[]float32{0}, 0}, {[]float32{-3, 2}, 3}, {[]float32{1, 2, 3, -4, 5, -6, 0.5}, 6},
+		{[]float32{-0, 1e-30, -1e-38}, 1e-30}, {[]float32{3.4e38, -3.4e38, 1}, 3.4e38},
+	} {
+		if got := maxAbs(tc.row); got != tc.want {
+			t.Errorf("maxAbs(%v) = %v, want %v", tc.row, got, tc.want)
+		}
+	}
+}
+
+// sumSquaresMaxAbs returns SumSquares' bits and maxAbs' value.
+func TestSumSquaresMaxAbs(t *testing.T) {
+	s := rng.NewSeeded(9)
+	for _, n := range []int{1, 3, 4, 7, 1001} {
+		row := make([]float32, n)
+		s.FillNormal(row, 3)
+		ss, top := sumSquaresMaxAbs(row)
+		if ss != SumSquares(row) || top != maxAbs(row) {
+			t.Errorf("n=%d: (%v, %v), want (%v, %v)", n, ss, top, SumSquares(row), maxAbs(row))
+		}
+	}
+}

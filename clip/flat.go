@@ -82,22 +82,20 @@ func maskAt(masks []*sampler.Mask, i int) *sampler.Mask {
 	return masks[i]
 }
 
-// addScaled adds s·row to sum, or (with a mask) scales row in place and adds
-// its masked coordinates. float32(s*v) forbids a fused multiply-add, so the
-// result matches AccumulateScaled-style sum += float32(s*g) exactly.
+// addScaled adds s·row to sum, or (with a mask) its masked coordinates, in
+// one pass; row is not written. float32(s*v) forbids a fused multiply-add,
+// so the result matches AccumulateScaled-style sum += float32(s*g) exactly.
 func addScaled(sum, row []float32, s float32, m *sampler.Mask) {
-	if m == nil {
+	switch {
+	case m == nil:
 		for j, v := range row {
 			sum[j] += float32(s * v)
 		}
-		return
+	case s == 1:
+		m.AddMaskedTo(sum, row)
+	default:
+		m.AddScaledMaskedTo(sum, row, s)
 	}
-	if s != 1 {
-		for j, v := range row {
-			row[j] = s * v
-		}
-	}
-	m.AddMaskedTo(sum, row)
 }
 
 // Scales implements the norm-only fast path: scale_{i,k} = min(1, C/‖g_i‖)

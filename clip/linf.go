@@ -71,7 +71,7 @@ func (l *LInf) Clip(out, g []float32) {
 	clampInto(out, g, clampBound(l.cinf))
 }
 
-// ClipSum clamps and sums b rows; see Clipper. Rows are clamped in place.
+// ClipSum clamps and sums b rows; see Clipper. Rows are not written.
 func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
 	checkRows(grads, b, l.d, masks, sum, l.d)
 	var st Stats
@@ -90,19 +90,14 @@ func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []floa
 }
 
 // clampAdd scales row by s, clamps it to [−c, c] and adds it to sum in one
-// pass; with a mask it writes the clipped row in place and adds the masked
-// coordinates. It reports whether any coordinate was clamped.
+// pass (with a mask, only the masked coordinates; row is not written). It
+// reports whether any coordinate, masked or not, was clamped: rounding is
+// monotone, so that is float32(s·max|row|) > c, found by a read-only pass.
 func clampAdd(sum, row []float32, s, c float32, m *sampler.Mask) bool {
 	hit := false
 	if m != nil {
-		if s != 1 {
-			for j, v := range row {
-				row[j] = s * v
-			}
-		}
-		hit = clampInto(row, row, c)
-		m.AddMaskedTo(sum, row)
-		return hit
+		m.AddClampedMaskedTo(sum, row, s, c)
+		return float32(s*maxAbs(row)) > c
 	}
 	sum = sum[:len(row)]
 	for j, v := range row {
@@ -170,22 +165,85 @@ func (h *L2LInf) Clip(out, g []float32) {
 	clampInto(out, out, clampBound(h.cinf))
 }
 
-// ClipSum clips and sums b rows; see Clipper. Rows are clipped in place.
+// ClipSum clips and sums b rows; see Clipper. Rows are not written. With
+// masks (twice sampling) each row is read once for its norm and largest
+// coordinate and once, at its masked coordinates, to scale, clamp and add.
 func (h *L2LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
 	checkRows(grads, b, h.d, masks, sum, h.d)
 	var st Stats
 	c := clampBound(h.cinf)
 	for i := 0; i < b; i++ {
 		row := grads[i*h.d : (i+1)*h.d]
+		m := maskAt(masks, i)
+		var hit bool
+		if m != nil {
+			ss, top := sumSquaresMaxAbs(row)
+			s := l2Scale(ss, h.c2)
+			if s == 0 {
+				st.NonFinite++
+				continue
+			}
+			m.AddClampedMaskedTo(sum, row, s, c)
+			if hit = float32(s*top) > c; s < 1 || hit {
+				st.Clipped++
+			}
+			continue
+		}
 		s := l2Scale(SumSquares(row), h.c2)
 		if s == 0 {
 			st.NonFinite++
 			continue
 		}
-		hit := clampAdd(sum, row, s, c, maskAt(masks, i))
+		hit = clampAdd(sum, row, s, c, nil)
 		if s < 1 || hit {
 			st.Clipped++
 		}
 	}
 	return st
+}
+
+// sumSquaresMaxAbs is SumSquares(row) (the same lanes and order, so the
+// same bits) and maxAbs(row) in one pass.
+func sumSquaresMaxAbs(row []float32) (float64, float32) {
+	const mag = 1<<31 - 1
+	var s0, s1, s2, s3 float64
+	var t0, t1, t2, t3 uint32
+	n := len(row) &^ 3
+	for j := 0; j < n; j += 4 {
+		v := row[j : j+4 : j+4]
+		a, b, c, d := float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])
+		s0 += a * a
+		s1 += b * b
+		s2 += c * c
+		s3 += d * d
+		t0 = max(t0, math.Float32bits(v[0])&mag)
+		t1 = max(t1, math.Float32bits(v[1])&mag)
+		t2 = max(t2, math.Float32bits(v[2])&mag)
+		t3 = max(t3, math.Float32bits(v[3])&mag)
+	}
+	for _, v := range row[n:] {
+		s0 += float64(v) * float64(v)
+		t0 = max(t0, math.Float32bits(v)&mag)
+	}
+	return (s0 + s1) + (s2 + s3), math.Float32frombits(max(t0, t1, t2, t3))
+}
+
+// maxAbs is max |v| over a finite row. For finite floats the order of |v|
+// is the order of their bits with the sign cleared, so the scan compares
+// integers (four lanes; a float max with NaN handling is ~3× slower here).
+func maxAbs(row []float32) float32 {
+	const mag = 1<<31 - 1
+	var t0, t1, t2, t3 uint32
+	n := len(row) &^ 3
+	for j := 0; j < n; j += 4 {
+		v := row[j : j+4 : j+4]
+		t0 = max(t0, math.Float32bits(v[0])&mag)
+		t1 = max(t1, math.Float32bits(v[1])&mag)
+		t2 = max(t2, math.Float32bits(v[2])&mag)
+		t3 = max(t3, math.Float32bits(v[3])&mag)
+	}
+	for _, v := range row[n:] {
+		t0 = max(t0, math.Float32bits(v)&mag)
+	}
+	return math.Float32frombits(max(t0, t1, t2, t3))
 }

@@ -65,6 +65,41 @@ func (m *Mask) AddMaskedTo(acc, v []float32) {
 	}
 }
 
+// AddScaledMaskedTo adds s·(m ⊙ v) to acc: acc[i] += float32(s·v[i]) for
+// i in the mask, in one pass over the mask's words (what scaling v in place
+// and then AddMaskedTo compute, bit for bit, without writing v). It panics
+// if the lengths differ from Len.
+func (m *Mask) AddScaledMaskedTo(acc, v []float32, s float32) {
+	if len(acc) != m.n || len(v) != m.n {
+		panic("sampler: Mask.AddScaledMaskedTo length mismatch")
+	}
+	for wi, w := range m.words {
+		base := wi << 6
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			acc[base+t] += float32(s * v[base+t])
+			w &= w - 1
+		}
+	}
+}
+
+// AddClampedMaskedTo adds clamp(float32(s·v[i]), −c, c) to acc[i] for i in
+// the mask, in one pass: hybrid clipping's scale, L∞ clamp and masked sum
+// without writing v.
+func (m *Mask) AddClampedMaskedTo(acc, v []float32, s, c float32) {
+	if len(acc) != m.n || len(v) != m.n {
+		panic("sampler: Mask.AddClampedMaskedTo length mismatch")
+	}
+	for wi, w := range m.words {
+		base := wi << 6
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			acc[base+t] += min(max(float32(s*v[base+t]), -c), c)
+			w &= w - 1
+		}
+	}
+}
+
 // ApplyTo zeroes the coordinates of v that are not in the mask.
 func (m *Mask) ApplyTo(v []float32) {
 	if len(v) != m.n {

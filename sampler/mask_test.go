@@ -1,0 +1,49 @@
+package sampler
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+// The fused masked passes against their definition, coordinate by
+// coordinate and bit for bit: scale (and clamp) every coordinate, then add
+// those in the mask.
+func TestMaskFusedAdds(t *testing.T) {
+	s := rng.NewSeeded(3)
+	for _, n := range []int{1, 63, 64, 65, 1000} {
+		m := NewMask(n)
+		for i := range n {
+			if s.Float64() < 0.4 {
+				m.set(i)
+			}
+		}
+		v := make([]float32, n)
+		s.FillNormal(v, 2)
+		for _, tc := range []struct{ s, c float32 }{{1, 1}, {0.37, 0.5}, {3, 100}, {0, 1}} {
+			got1, want1 := make([]float32, n), make([]float32, n)
+			got2, want2 := make([]float32, n), make([]float32, n)
+			for i := range n {
+				got1[i], want1[i] = float32(i), float32(i)
+				got2[i], want2[i] = float32(-i), float32(-i)
+			}
+			m.AddScaledMaskedTo(got1, v, tc.s)
+			m.AddClampedMaskedTo(got2, v, tc.s, tc.c)
+			for i, x := range v {
+				if !m.Has(i) {
+					continue
+				}
+				y := float32(tc.s * x)
+				want1[i] += y
+				want2[i] += float32(math.Max(-float64(tc.c), math.Min(float64(tc.c), float64(y))))
+			}
+			for i := range n {
+				if got1[i] != want1[i] || got2[i] != want2[i] {
+					t.Fatalf("n=%d s=%v c=%v coordinate %d (in mask %v): scaled %v want %v, clamped %v want %v",
+						n, tc.s, tc.c, i, m.Has(i), got1[i], want1[i], got2[i], want2[i])
+				}
+			}
+		}
+	}
+}
