@@ -2,13 +2,13 @@ package audit
 
 import (
 	"image/png"
-	"math"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
 
+	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -23,12 +23,7 @@ func TestScoresPanelBarsInFrame(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tallest := 0.0
-		for _, h := range hs {
-			for _, b := range h.Bins {
-				tallest = math.Max(tallest, b.Weight)
-			}
-		}
+		tallest := plotkit.Tallest(hs...)
 		if p.Plot.Y.Min != 0 || !(p.Plot.Y.Max > tallest) {
 			t.Fatalf("Y range [%g, %g], tallest bar %g", p.Plot.Y.Min, p.Plot.Y.Max, tallest)
 		}

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"math"
 	"testing"
 
 	"gonum.org/v1/plot/plotter"
 
 	"github.com/dptrain/dptrain/accountant/pdp"
+	"github.com/dptrain/dptrain/internal/plotkit"
 )
 
 // pdp_hist.png: every bar and the DP ε line inside the frame, and the
@@ -26,12 +26,7 @@ func TestReportHistPanel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tallest := 0.0
-	for _, h := range hs {
-		for _, b := range h.Bins {
-			tallest = math.Max(tallest, b.Weight)
-		}
-	}
+	tallest := plotkit.Tallest(hs...)
 	if len(hs) != 2 || p.Plot.Y.Min != 0 || !(p.Plot.Y.Max > tallest) {
 		t.Fatalf("%d histograms, Y range [%g, %g], tallest bar %g", len(hs), p.Plot.Y.Min, p.Plot.Y.Max, tallest)
 	}

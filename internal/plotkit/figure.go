@@ -54,19 +54,24 @@ const Headroom = 0.06
 // frame, below a labelled tick, and counts get whole-number ticks. It
 // returns top.
 func FitBars(p *plot.Plot, hs ...*plotter.Histogram) float64 {
-	tallest := 0.0
-	for _, h := range hs {
-		for _, b := range h.Bins {
-			tallest = math.Max(tallest, b.Weight)
-		}
-	}
-	top := math.Max(tallest*(1+Headroom), 1)
+	top := math.Max(Tallest(hs...)*(1+Headroom), 1)
 	if s := Step(0, top, true); s > 0 {
 		top = math.Ceil(top/s) * s
 	}
 	p.Y.Min, p.Y.Max = 0, top
 	p.Y.Tick.Marker = Ticks{Integer: true}
 	return top
+}
+
+// Tallest is the largest bin weight of hs (0 for none).
+func Tallest(hs ...*plotter.Histogram) float64 {
+	tallest := 0.0
+	for _, h := range hs {
+		for _, b := range h.Bins {
+			tallest = math.Max(tallest, b.Weight)
+		}
+	}
+	return tallest
 }
 
 // legendFont is smaller than the axis labels: the strip takes width from
