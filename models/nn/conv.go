@@ -56,6 +56,9 @@ type Conv2d[T Float] struct {
 	fromCache    bool // accRange reads the cache (else the block sums)
 	permuted     bool // cached weight gradients are in the flip layout
 	needDx       bool // the current Backward computes dX
+	batchSum     bool // non-private mode: Backward sums the gradient, no cache
+	summed       int  // samples whose block sums Backward left in partial; −1 none
+	sumPermuted  bool // those block sums are in the flip layout
 
 	// Arguments of the current parallel call, and the method values
 	// (bound once in Build, so calls do not allocate).
@@ -67,6 +70,7 @@ type Conv2d[T Float] struct {
 	sum                    []T
 	fwdFn, bwdFn, gradFn   rangeFunc
 	normFn, accFn, blockFn rangeFunc
+	bwdSumFn               rangeFunc
 }
 
 // convWork is one worker's scratch.
@@ -144,6 +148,7 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	}
 	l.fwdFn, l.bwdFn, l.gradFn = l.forwardRange, l.backwardRange, l.gradRange
 	l.normFn, l.accFn, l.blockFn = l.normRange, l.accRange, l.blockRange
+	l.bwdSumFn, l.summed = l.backwardSumRange, -1
 	return l.outShape, nil
 }
 
@@ -191,8 +196,8 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 }
 
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
-	l.dz, l.cached, l.needDx = dy[:n*l.outShape.Size()], -1, needDx
-	if !needDx && l.cache == nil {
+	l.dz, l.cached, l.needDx, l.summed = dy[:n*l.outShape.Size()], -1, needDx, -1
+	if !needDx && l.cache == nil && !l.batchSum {
 		return nil
 	}
 	if l.flip && needDx {
@@ -208,10 +213,20 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 			}
 		}
 	}
-	l.permuted = l.flip && needDx && l.cache != nil
-	parallelFor(n, len(l.ws), n*l.perSample(), l.bwdFn)
-	if l.cache != nil {
-		l.cached = n
+	if l.batchSum {
+		// One gradient for the batch: each fixed block of samples sums its
+		// gradients into partial as Backward produces them (on the flip
+		// path from Ũ_i, as the cache would), with no per-sample cache to
+		// write and read back; AccumulateScaled adds the block sums.
+		l.n, l.sumPermuted = n, l.flip && needDx
+		parallelFor(min(n, accBlocks), len(l.ws), n*l.perSample(), l.bwdSumFn)
+		l.summed = n
+	} else {
+		l.permuted = l.flip && needDx && l.cache != nil
+		parallelFor(n, len(l.ws), n*l.perSample(), l.bwdFn)
+		if l.cache != nil {
+			l.cached = n
+		}
 	}
 	if !needDx {
 		return nil
@@ -227,44 +242,69 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 // rotation as W̃). The cache keeps X_i·Ũ_iᵀ as it comes (permuted), since
 // a norm does not depend on the order and a sum can be reordered once.
 func (l *Conv2d[T]) backwardRange(w, lo, hi int) {
-	isz, osz, np := l.in.Size(), l.outShape.Size(), l.NumParams()
-	hw, kk := l.in.H*l.in.W, l.K*l.K
-	ws := &l.ws[w]
+	np := l.NumParams()
 	for i := lo; i < hi; i++ {
-		dz, dx := l.dz[i*osz:(i+1)*osz], l.dx[i*isz:(i+1)*isz]
 		var g []T
 		if l.cache != nil {
 			g = l.cache[i*np : (i+1)*np]
 		}
-		switch {
-		case l.flip && l.needDx:
-			im2col(&l.bwd, dz, ws.du, hw)
-			gemm(false, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cout*kk, ws.du, hw, 0, dx, hw)
-			if g == nil {
-				continue
-			}
-			// Kept in the flip layout (see unpermute): norms do not
-			// care, sums and copies convert once.
-			gemm(false, true, l.Cin, l.Cout*kk, hw, 1, l.x[i*isz:(i+1)*isz], hw, ws.du, hw, 0, g, l.Cout*kk)
-			if gb := l.biasOf(g); gb != nil {
-				for c := range l.Cout {
-					var s T
-					for _, v := range dz[c*l.p : (c+1)*l.p] {
-						s += v
-					}
-					gb[c] = s
-				}
-			}
-			continue
-		case l.needDx:
-			gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, ws.du, l.p)
-			col2im(&l.fwd, ws.du, l.p, dx)
-		}
-		if g != nil {
-			l.sampleGrad(w, i, 1, 0, g[:l.Cout*l.ckk], l.biasOf(g))
+		l.backwardSample(w, i, g, 0)
+	}
+}
+
+// backwardSumRange sums the gradients of the fixed sample blocks [lo, hi)
+// into partial (batchSum mode), computing dX on the way.
+func (l *Conv2d[T]) backwardSumRange(w, lo, hi int) {
+	np, nb := l.NumParams(), min(l.n, accBlocks)
+	for b := lo; b < hi; b++ {
+		g := l.partial[b*np : (b+1)*np]
+		beta := T(0)
+		for i := b * l.n / nb; i < (b+1)*l.n/nb; i++ {
+			l.backwardSample(w, i, g, beta)
+			beta = 1
 		}
 	}
 }
+
+// backwardSample computes sample i's dX when needDx and, when g is not nil,
+// writes its gradient into g (beta = 0) or adds it (beta = 1): in the flip
+// layout when needDx on the flip path, else in the parameter layout.
+func (l *Conv2d[T]) backwardSample(w, i int, g []T, beta T) {
+	isz, osz := l.in.Size(), l.outShape.Size()
+	hw, kk := l.in.H*l.in.W, l.K*l.K
+	ws := &l.ws[w]
+	dz, dx := l.dz[i*osz:(i+1)*osz], l.dx[i*isz:(i+1)*isz]
+	switch {
+	case l.flip && l.needDx:
+		im2col(&l.bwd, dz, ws.du, hw)
+		gemm(false, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cout*kk, ws.du, hw, 0, dx, hw)
+		if g == nil {
+			return
+		}
+		// Kept in the flip layout (see unpermute): norms do not
+		// care, sums and copies convert once.
+		gemm(false, true, l.Cin, l.Cout*kk, hw, 1, l.x[i*isz:(i+1)*isz], hw, ws.du, hw, beta, g, l.Cout*kk)
+		if gb := l.biasOf(g); gb != nil {
+			for c := range l.Cout {
+				var s T
+				for _, v := range dz[c*l.p : (c+1)*l.p] {
+					s += v
+				}
+				gb[c] = beta*gb[c] + s
+			}
+		}
+		return
+	case l.needDx:
+		gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, ws.du, l.p)
+		col2im(&l.fwd, ws.du, l.p, dx)
+	}
+	if g != nil {
+		l.sampleGrad(w, i, 1, beta, g[:l.Cout*l.ckk], l.biasOf(g))
+	}
+}
+
+// setBatchSum switches the non-private mode of Network.BatchGrad on or off.
+func (l *Conv2d[T]) setBatchSum(on bool) { l.batchSum, l.summed = on, -1 }
 
 // sampleGrad writes sample i's gradient, scaled by alpha and added to beta
 // times the destination, into gw (Cout×Cin·K·K) and gb (Cout, may be nil),
@@ -385,6 +425,23 @@ func (l *Conv2d[T]) scaleOf(i int) T {
 // does not depend on the number of workers.
 func (l *Conv2d[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
 	np := l.NumParams()
+	if scales == nil && l.summed == n {
+		// Backward left the block sums (batchSum mode): add them in
+		// block order, converting the flip layout once.
+		acc := l.partial[:np]
+		for b := 1; b < min(n, accBlocks); b++ {
+			axpy(1, l.partial[b*np:(b+1)*np], acc)
+		}
+		if l.sumPermuted {
+			nw := l.Cout * l.ckk
+			l.unpermute(acc, sum[:nw], 1)
+			axpy(1, acc[nw:], sum[nw:np])
+		} else {
+			axpy(1, acc, sum[:np])
+		}
+		l.summed = -1
+		return
+	}
 	l.n, l.scales, l.stride, l.sum = n, scales, stride, sum[:np]
 	l.fromCache = l.cached == n
 	if !l.fromCache {

@@ -222,15 +222,33 @@ func (n *Network[T]) BatchGrad(x []T, tg Target[T], num int, sum []T, losses []T
 	if len(sum) != len(n.params) {
 		return fmt.Errorf("nn: sum length %d, need %d", len(sum), len(n.params))
 	}
-	if err := n.forwardBackward(x, tg, num, losses); err != nil {
-		return err
+	// Layers that can sum the batch's gradient during Backward, instead of
+	// caching every sample's, do so for this call only.
+	n.setBatchSum(true)
+	err := n.forwardBackward(x, tg, num, losses)
+	if err == nil {
+		for j, l := range n.leaves {
+			g := n.groups[j]
+			l.AccumulateScaled(num, nil, 0, sum[g.Offset:g.Offset+g.Len])
+		}
 	}
-	for j, l := range n.leaves {
-		g := n.groups[j]
-		l.AccumulateScaled(num, nil, 0, sum[g.Offset:g.Offset+g.Len])
-	}
-	return nil
+	n.setBatchSum(false)
+	n.chunk = -1 // the per-sample state was not kept: no DP call may follow
+	return err
 }
+
+func (n *Network[T]) setBatchSum(on bool) {
+	for _, l := range n.leaves {
+		if c, ok := l.(batchSummer); ok {
+			c.setBatchSum(on)
+		}
+	}
+}
+
+// batchSummer is a layer with a non-private mode in which Backward sums the
+// batch's weight gradient directly (Conv2d), read by AccumulateScaled with
+// nil scales.
+type batchSummer interface{ setBatchSum(on bool) }
 
 // Evaluate returns the summed loss and the number of correct predictions on
 // num samples, with training-only behaviour off.

@@ -53,6 +53,12 @@ func arch[T Float](name string) (Shape, Loss[T], []Layer[T]) {
 		sc := NewSequential[T](NewConv2d[T](2, 4, 1, 2, 0, false), NewGroupNorm[T](2, 4, true))
 		return Shape{C: 2, H: 6, W: 6}, &SoftmaxCrossEntropy[T]{}, []Layer[T]{
 			NewResidual[T](body, sc), NewReLU[T](), NewGlobalAvgPool[T](), NewLinear[T](4, 3, true)}
+	case "conv-flip-ws":
+		// Stride-1 convolutions after the first layer (the flip path, with
+		// and without bias) and a weight-standardised one.
+		return Shape{C: 2, H: 5, W: 5}, &SoftmaxCrossEntropy[T]{}, []Layer[T]{
+			NewConv2d[T](2, 3, 3, 2, 1, true), NewTanh[T](), NewConv2d[T](3, 3, 3, 1, 1, true), NewTanh[T](),
+			NewWSConv2d[T](3, 2, 3, 1, 1), NewGroupNorm[T](1, 2, true), NewFlatten[T](), NewLinear[T](2*3*3, 3, true)}
 	}
 	panic("unknown arch " + name)
 }
