@@ -49,7 +49,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
 	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
-	split := fs.String("split", "test", "test or train")
+	split := fs.String("split", "test", "test or train (train: a curator's diagnostic of the private records, not covered by ε)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	plotPath := fs.String("plot", "", "also draw the confusion matrix as a heat map to `FILE.png` (or .svg): rows the true class, columns the predicted one, each cell coloured by its share of the row, with its count and percentage")
 	if err := parseFlags(fs, args); err != nil {
@@ -80,6 +80,9 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	case "test":
 	case "train":
 		ds = l.Train
+		// Figures computed on the training records are not covered by the
+		// run's ε: they are for the curator's eyes.
+		fmt.Fprintln(stderr, "note: --split train evaluates the model on its training records; these figures are NOT covered by the run's ε: do not publish them")
 	default:
 		return badInput("--split must be test or train, got %q", *split)
 	}

@@ -71,6 +71,13 @@ func TestEvalPredict(t *testing.T) {
 	if r.N != 9 || r.Accuracy != 1 || r.Confusion[1][1] != 3 || r.Confusion[0][1] != 0 {
 		t.Fatalf("eval: %+v, want 9 examples all right", r)
 	}
+	if strings.Contains(errb, "NOT covered") {
+		t.Errorf("eval on the test split warns: %q", errb)
+	}
+	// On the training split the figures describe private records: said so.
+	if code, _, errb = runCLI(t, "eval", "--model", model, "--dataset", "csv", "--train", csv, "--split", "train", "--json"); code != 0 || !strings.Contains(errb, "NOT covered by the run's ε") {
+		t.Errorf("eval --split train: exit %d, stderr %q; want a note that ε does not cover it", code, errb)
+	}
 	code, out, errb = runCLI(t, "predict", "--model", model, "--input", csv)
 	if code != 0 {
 		t.Fatalf("predict: exit %d: %s", code, errb)
