@@ -14,9 +14,10 @@ import (
 // the copies' gradients, taken before clipping. The clipped mean is one
 // example's contribution, bounded by C like any other, so the account is
 // that of the run without augmentation. The augmentation draws come from
-// the initialisation seed (Config.Seed) and the step number: they are
-// data-independent, cost no privacy when known, and a resumed run redraws
-// them identically.
+// the initialisation seed (Config.Seed), the step number and the example's
+// index in the training set: they are data-independent, cost no privacy
+// when known, a resumed run redraws them identically, and an example gets
+// the same crops whichever rank of a distributed run processes it.
 //
 // The mean of K gradients has no norm-only shortcut in our engine (its norm
 // needs the cross terms ⟨g_k, g_l⟩, which per-sample norms do not give), so
@@ -31,7 +32,7 @@ type augmenter struct {
 	k       int
 	c, h, w int
 	seed    uint64
-	s       *rng.Stream
+	stepKey uint64    // the step's key, from seed and step number
 	src     []float32 // the gathered originals of one chunk
 	ys      []int
 }
@@ -43,9 +44,28 @@ func newAugmenter(k int, shape []int, seed uint64) (*augmenter, error) {
 	return &augmenter{k: k, c: shape[0], h: shape[1], w: shape[2], seed: seed}, nil
 }
 
-// startStep fixes the augmentation stream of one step.
+// startStep fixes the augmentation key of one step.
 func (a *augmenter) startStep(step int) {
-	a.s = rng.NewSeeded(a.seed).Child("augmult").Child(strconv.Itoa(step))
+	a.stepKey = rng.NewSeeded(a.seed).Child("augmult").Child(strconv.Itoa(step)).Uint64()
+}
+
+// draw returns copy j of example idx's crop offsets and flip: a hash of
+// (step key, idx, j), so draws depend on nothing a rank or a chunk split
+// could change.
+func (a *augmenter) draw(idx, j int) (dy, dx int, flip bool) {
+	h := mix64(a.stepKey ^ mix64(uint64(idx)<<8|uint64(j)))
+	const span = 2*AugPad + 1
+	dy, dx = int(h%span), int((h/span)%span)
+	return dy, dx, (h>>40)&1 == 1
+}
+
+// mix64 is SplitMix64's finaliser: a bijection of uint64 whose output bits
+// each depend on every input bit.
+func mix64(z uint64) uint64 {
+	z += 0x9e3779b97f4a7c15
+	z = (z ^ z>>30) * 0xbf58476d1ce4e5b9
+	z = (z ^ z>>27) * 0x94d049bb133111eb
+	return z ^ z>>31
 }
 
 // reflectIndex maps a coordinate of the padded image into [0, n).
@@ -77,15 +97,15 @@ func Augment(dst, src []float32, c, h, w, dy, dx int, flip bool) {
 	}
 }
 
-// expand writes K random augmentations of each of the b images in src into
-// dst (b·K images, copies of example i at i·K … i·K+K−1) and repeats ys.
-func (a *augmenter) expand(dst, src []float32, ys []int, b int, yd []int) {
+// expand writes K random augmentations of each of the b images in src
+// (training-set indices idx) into dst (b·K images, copies of example i at
+// i·K … i·K+K−1) and repeats ys.
+func (a *augmenter) expand(dst, src []float32, idx []int, ys []int, b int, yd []int) {
 	sz := a.c * a.h * a.w
 	for i := 0; i < b; i++ {
 		for j := 0; j < a.k; j++ {
 			t := i*a.k + j
-			dy, dx := int(a.s.Uint64()%(2*AugPad+1)), int(a.s.Uint64()%(2*AugPad+1))
-			flip := a.s.Uint64()&1 == 1
+			dy, dx, flip := a.draw(idx[i], j)
 			Augment(dst[t*sz:(t+1)*sz], src[i*sz:(i+1)*sz], a.c, a.h, a.w, dy, dx, flip)
 			yd[t] = ys[i]
 		}
@@ -127,7 +147,7 @@ func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
 	}
 	s.data.train.Gather(chunk, a.src[:b*in], a.ys[:b])
 	bk := b * a.k
-	a.expand(s.x[:bk*in], a.src[:b*in], a.ys[:b], b, s.y[:bk])
+	a.expand(s.x[:bk*in], a.src[:b*in], chunk, a.ys[:b], b, s.y[:bk])
 	batch := models.Batch{X: s.x[:bk*in], Y: s.y[:bk], N: bk}
 	g := s.grads[:bk*d]
 	if err := s.model.PerSampleGrads(batch, g, s.losses[:bk]); err != nil {

@@ -103,15 +103,24 @@ func TestAugmultSensitivity(t *testing.T) {
 	if n := math.Sqrt(clip.SumSquares(diff)); n > c.ClipNorm*(1+1e-4) || n < 0.99*c.ClipNorm {
 		t.Fatalf("one example's contribution has norm %v, want C = %v", n, c.ClipNorm)
 	}
-	// Oracle: the same draws (example 7 is the fourth: its copies follow
-	// the first three's), per-copy gradients, mean, clip.
+	// Oracle: the same draws (keyed by step and example index, not by the
+	// position in the chunk), per-copy gradients, mean, clip.
 	s.aug.startStep(5)
 	x := make([]float32, 4*k*in)
 	y := make([]int, 4*k)
 	src := make([]float32, 4*in)
 	ys := make([]int, 4)
 	s.data.train.Gather(idx, src, ys)
-	s.aug.expand(x, src, ys, 4, y)
+	s.aug.expand(x, src, idx, ys, 4, y)
+	// Example idx[3] alone (as another rank, or another chunk split, would
+	// process it) gets the same copies as in the chunk of four.
+	alone, ya := make([]float32, k*in), make([]int, k)
+	s.aug.expand(alone, src[3*in:4*in], idx[3:4], ys[3:4], 1, ya)
+	for j, v := range alone {
+		if v != x[3*k*in+j] {
+			t.Fatalf("example %d's augmented copies depend on its place in the chunk (value %d: %v vs %v)", idx[3], j, v, x[3*k*in+j])
+		}
+	}
 	g := make([]float32, k*d)
 	if err := s.model.PerSampleGrads(models.Batch{X: x[3*k*in:], Y: y[3*k:], N: k}, g, make([]float32, k)); err != nil {
 		t.Fatal(err)
@@ -157,5 +166,42 @@ func TestWeightStdModel(t *testing.T) {
 	s := &state{cfg: c}
 	if err := s.setup(); err == nil || !strings.Contains(err.Error(), "ResNets only") {
 		t.Fatalf("weight_std on an MLP: %v", err)
+	}
+}
+
+// The keyed draws cover every crop offset and flip about equally, and
+// change with the step, the example and the copy.
+func TestAugmentDraws(t *testing.T) {
+	a, err := newAugmenter(3, []int{1, 8, 8}, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.startStep(1)
+	const span = 2*AugPad + 1
+	count := map[[3]int]int{}
+	const n = 54000
+	for i := range n {
+		dy, dx, flip := a.draw(i/3, i%3)
+		f := 0
+		if flip {
+			f = 1
+		}
+		count[[3]int{dy, dx, f}]++
+	}
+	want := float64(n) / (span * span * 2)
+	if len(count) != span*span*2 {
+		t.Fatalf("%d distinct (dy, dx, flip), want %d", len(count), span*span*2)
+	}
+	for k, c := range count {
+		if math.Abs(float64(c)-want) > 5*math.Sqrt(want) {
+			t.Errorf("draw %v: %d times, want about %.0f", k, c, want)
+		}
+	}
+	dy, dx, f := a.draw(5, 0)
+	a.startStep(2)
+	if dy2, dx2, f2 := a.draw(5, 0); dy2 == dy && dx2 == dx && f2 == f {
+		if dy3, dx3, f3 := a.draw(6, 0); dy3 == dy && dx3 == dx && f3 == f {
+			t.Errorf("draws do not change with the step and the example")
+		}
 	}
 }

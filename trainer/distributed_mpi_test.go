@@ -23,11 +23,27 @@ func TestMPIEquivalence(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer comm.Finalize()
-	base := filepath.Join(os.TempDir(), "dptrain-mpi-equivalence")
-	c := Default()
-	c.Seeded, c.Dataset, c.Model, c.Hidden = true, "synthetic", "mlp", []int{16}
-	c.BatchSize, c.Steps, c.Epsilon, c.Sigma, c.LR = 200, 20, 0, 1, 0.5
-	c.EvalEvery, c.CheckpointEvery, c.Plots = 5, 20, false // a checkpoint at the last step, kept
+	mlp := Default()
+	mlp.Dataset, mlp.Model, mlp.Hidden = "synthetic", "mlp", []int{16}
+	mlp.BatchSize, mlp.Steps, mlp.Sigma, mlp.LR = 200, 20, 1, 0.5
+	mlp.EvalEvery, mlp.CheckpointEvery = 5, 20 // a checkpoint at the last step, kept
+	// Augmentation multiplicity: each rank draws the crops of the examples
+	// it owns; they must be the crops one process draws for them.
+	aug := Default()
+	aug.Dataset, aug.Model, aug.Augmult, aug.TrainLimit, aug.TestLimit = "embedded", "cnn", 2, 600, 200
+	aug.BatchSize, aug.Steps, aug.Sigma, aug.LR, aug.MaxPhysicalBatch = 64, 4, 1, 0.5, 32
+	aug.EvalEvery, aug.CheckpointEvery = 2, 4
+	for _, tc := range []struct {
+		name string
+		c    Config
+	}{{"mlp", mlp}, {"augmult", aug}} {
+		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
+	}
+}
+
+func mpiEquivalence(t *testing.T, comm mpi.Comm, name string, c Config) {
+	base := filepath.Join(os.TempDir(), "dptrain-mpi-equivalence-"+name)
+	c.Seeded, c.Epsilon, c.Plots = true, 0, false
 	c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = true, true, "mpi"
 	c.OutDir = filepath.Join(base, "dist")
 	if comm.Rank() == 0 {
