@@ -45,11 +45,20 @@ func (s *state) reduceStep(sum []float32, st *stepStats) error {
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
 	}
-	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount)}
+	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount), 0}
+	if s.quant != nil {
+		// Adaptive clipping's centred count is a sum over the batch like
+		// the gradient; its noise, drawn from the shared stream after
+		// the reduction, is the same on every rank, and so is C_t.
+		v[6] = s.quant.count
+	}
 	if err := s.dist.SumFloat64(v); err != nil {
 		return fmt.Errorf("all-reduce of the step statistics: %w", err)
 	}
 	st.lossSum, st.n, st.normSum, st.clipped, st.nonFinite, st.normsCount = v[0], int(v[1]), v[2], int(v[3]), int(v[4]), int(v[5])
+	if s.quant != nil {
+		s.quant.count = v[6]
+	}
 	m := []float64{st.normMax}
 	if err := s.dist.MaxFloat64(m); err != nil {
 		return fmt.Errorf("all-reduce of the step statistics: %w", err)

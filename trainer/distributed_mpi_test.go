@@ -33,10 +33,14 @@ func TestMPIEquivalence(t *testing.T) {
 	aug.Dataset, aug.Model, aug.Augmult, aug.TrainLimit, aug.TestLimit = "embedded", "cnn", 2, 600, 200
 	aug.BatchSize, aug.Steps, aug.Sigma, aug.LR, aug.MaxPhysicalBatch = 64, 4, 1, 0.5, 32
 	aug.EvalEvery, aug.CheckpointEvery = 2, 4
+	// Adaptive clipping: the centred count is all-reduced, so C_t follows
+	// the same path on every rank as in one process.
+	quant := mlp
+	quant.Hidden, quant.ClipQuantile, quant.Steps, quant.CheckpointEvery = []int{16}, 0.5, 10, 10
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }

@@ -173,9 +173,6 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	if c.AuditCanaries > 0 {
 		bad("clip_quantile is not offered in audit runs (the canaries' norm is the fixed clip_norm)")
 	}
-	if c.Distributed != "" {
-		bad("clip_quantile is not offered in distributed runs (its count would be each rank's own, not all-reduced)")
-	}
 	if c.ClippedCountSigma > 0 {
 		bad("clip_quantile releases its own noisy count; it is not combined with clipped_count_sigma")
 	}
