@@ -48,6 +48,28 @@ func PrincipalBasis(public []float32, k, d int, sizes []int, iters int, s *rng.S
 	if k < 1 || d < 1 || len(public) != k*d {
 		return nil, fmt.Errorf("clip: public gradients: %d values for %d×%d", len(public), k, d)
 	}
+	return PrincipalBasisFrom(SliceRows(public, d), k, d, k, sizes, iters, s)
+}
+
+// RowSource returns rows [lo, hi) of a k × d matrix (row-major,
+// (hi−lo)·d values) in storage of its own, valid until its next call. It
+// must give the same rows every time it is asked.
+type RowSource func(lo, hi int) ([]float32, error)
+
+// SliceRows is the RowSource of a row-major matrix held in memory: views,
+// no copies.
+func SliceRows(m []float32, d int) RowSource {
+	return func(lo, hi int) ([]float32, error) { return m[lo*d : hi*d], nil }
+}
+
+// PrincipalBasisFrom is PrincipalBasis over public gradients produced in
+// chunks of at most chunk rows by rows, each time they are needed (once per
+// power iteration): the k × d matrix is never held at once. Memory is
+// O(chunk·d + r·d).
+func PrincipalBasisFrom(rows RowSource, k, d, chunk int, sizes []int, iters int, s *rng.Stream) (*Basis, error) {
+	if k < 1 || d < 1 || chunk < 1 {
+		return nil, fmt.Errorf("clip: public gradients: %d rows of %d in chunks of %d", k, d, chunk)
+	}
 	if iters < 1 {
 		return nil, fmt.Errorf("clip: power iterations must be >= 1, got %d", iters)
 	}
@@ -62,13 +84,26 @@ func PrincipalBasis(public []float32, k, d int, sizes []int, iters int, s *rng.S
 	if tot > min(k, d) {
 		return nil, fmt.Errorf("clip: principal blocks of total rank %d exceed the rank bound min(k=%d public samples, d=%d)", tot, k, d)
 	}
-	for i, v := range public {
-		if v-v != 0 {
-			return nil, fmt.Errorf("clip: public gradient %d has a non-finite value", i/d)
-		}
-	}
+	chunk = min(chunk, k)
 	u32 := make([]float32, maxR*d) // the iterate Uᵀ (r × d) in float32
-	z := make([]float32, k*maxR)   // Y U (k × r)
+	next := make([]float32, maxR*d)
+	z := make([]float32, chunk*maxR) // a chunk's Y U
+	// rowsAt fills y with rows [lo, hi), checking that they are finite.
+	rowsAt := func(lo, hi int) ([]float32, error) {
+		yc, err := rows(lo, hi)
+		if err != nil {
+			return nil, fmt.Errorf("clip: public gradients %d–%d: %w", lo, hi, err)
+		}
+		if len(yc) != (hi-lo)*d {
+			return nil, fmt.Errorf("clip: public gradients %d–%d: %d values, want %d", lo, hi, len(yc), (hi-lo)*d)
+		}
+		for i, v := range yc {
+			if v-v != 0 {
+				return nil, fmt.Errorf("clip: public gradient %d has a non-finite value", lo+i/d)
+			}
+		}
+		return yc, nil
+	}
 	var blocks []*mat.Dense
 	for bi, r := range sizes {
 		ut := mat.NewDense(r, d, nil) // Uᵀ: rows are basis vectors
@@ -81,10 +116,23 @@ func PrincipalBasis(public []float32, k, d int, sizes []int, iters int, s *rng.S
 			for i, v := range raw {
 				u32[i] = float32(v)
 			}
-			gemm.Sgemm(false, true, k, r, d, 1, public, d, u32, d, 0, z, r) // Z = Y U
-			gemm.Sgemm(true, false, r, d, k, 1, z, r, public, d, 0, u32, d) // Uᵀ = Zᵀ Y
+			// Uᵀ ← Σ over chunks of (Y_c U)ᵀ Y_c = Zᵀ Y.
+			for lo := 0; lo < k; lo += chunk {
+				hi := min(k, lo+chunk)
+				yc, err := rowsAt(lo, hi)
+				if err != nil {
+					return nil, err
+				}
+				m := hi - lo
+				beta := float32(1)
+				if lo == 0 {
+					beta = 0
+				}
+				gemm.Sgemm(false, true, m, r, d, 1, yc, d, u32, d, 0, z, r)           // Z_c = Y_c U
+				gemm.Sgemm(true, false, r, d, m, 1, z, r, yc, d, beta, next[:r*d], d) // += Z_cᵀ Y_c
+			}
 			for i := range raw {
-				raw[i] = float64(u32[i])
+				raw[i] = float64(next[i])
 			}
 		}
 		if err := orthonormalizeRows(ut, blocks); err != nil {
@@ -143,29 +191,49 @@ func axpy(alpha float64, x, y []float64) {
 // the PUBLIC gradients projected into each: c_j = c·m̄_j/√Σ_l m̄_l², so
 // Σ_j c_j² = c² (specs/003 §3.5 reconstruction).
 func AllocateBudgets(public []float32, k int, b *Basis, c float64) ([]float64, error) {
+	if k < 1 || len(public) != k*b.d {
+		return nil, fmt.Errorf("clip: public gradients: %d values for %d×%d", len(public), k, b.d)
+	}
+	return AllocateBudgetsFrom(SliceRows(public, b.d), k, k, b, c)
+}
+
+// AllocateBudgetsFrom is AllocateBudgets over public gradients produced in
+// chunks of at most chunk rows by rows.
+func AllocateBudgetsFrom(rows RowSource, k, chunk int, b *Basis, c float64) ([]float64, error) {
 	if err := checkPositive("global clip budget", c); err != nil {
 		return nil, err
 	}
 	d := b.d
-	if k < 1 || len(public) != k*d {
-		return nil, fmt.Errorf("clip: public gradients: %d values for %d×%d", len(public), k, d)
+	if k < 1 || chunk < 1 {
+		return nil, fmt.Errorf("clip: public gradients: %d rows in chunks of %d", k, chunk)
 	}
+	chunk = min(chunk, k)
 	ranks := b.Ranks()
 	mean := make([]float64, len(ranks)+1)
 	g := make([]float64, d)
 	coef := make([]float64, b.k)
 	res := make([]float64, d)
-	for i := 0; i < k; i++ {
-		for j, v := range public[i*d : (i+1)*d] {
-			g[j] = float64(v)
+	for lo := 0; lo < k; lo += chunk {
+		hi := min(k, lo+chunk)
+		y, err := rows(lo, hi)
+		if err != nil {
+			return nil, fmt.Errorf("clip: public gradients %d–%d: %w", lo, hi, err)
 		}
-		b.Encode(coef, res, g)
-		off := 0
-		for j, r := range ranks {
-			mean[j] += math.Sqrt(dot(coef[off:off+r], coef[off:off+r])) / float64(k)
-			off += r
+		if len(y) != (hi-lo)*d {
+			return nil, fmt.Errorf("clip: public gradients %d–%d: %d values, want %d", lo, hi, len(y), (hi-lo)*d)
 		}
-		mean[len(ranks)] += math.Sqrt(dot(res, res)) / float64(k)
+		for i := range hi - lo {
+			for j, v := range y[i*d : (i+1)*d] {
+				g[j] = float64(v)
+			}
+			b.Encode(coef, res, g)
+			off := 0
+			for j, r := range ranks {
+				mean[j] += math.Sqrt(dot(coef[off:off+r], coef[off:off+r])) / float64(k)
+				off += r
+			}
+			mean[len(ranks)] += math.Sqrt(dot(res, res)) / float64(k)
+		}
 	}
 	var ss float64
 	for _, m := range mean {

@@ -251,10 +251,58 @@ func TestPrincipalBasis(t *testing.T) {
 		}
 	}
 	sizes := []int{2, 3}
-	b, err := PrincipalBasis(pub, k, d, sizes, 10, rng.NewSeeded(8))
+	// The slice API (chunk 0), and the streamed one with chunks that do and
+	// do not divide k, from a source that writes into its own buffer.
+	for _, chunk := range []int{0, 1, 7, 60} {
+		b := principalFrom(t, pub, k, d, chunk, sizes)
+		checkCaptured(t, pub, k, d, sizes, b, chunk)
+	}
+	if _, err := PrincipalBasis(pub, k, d, []int{61}, 1, s); err == nil {
+		t.Error("rank above the number of public samples accepted")
+	}
+}
+
+// principalFrom runs PrincipalBasis (chunk 0) or PrincipalBasisFrom with a
+// copying source, checking that no call asks for more than chunk rows.
+func principalFrom(t *testing.T, pub []float32, k, d, chunk int, sizes []int) *Basis {
+	t.Helper()
+	if chunk == 0 {
+		b, err := PrincipalBasis(pub, k, d, sizes, 10, rng.NewSeeded(8))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	buf := make([]float32, chunk*d)
+	src := func(lo, hi int) ([]float32, error) {
+		if hi-lo > chunk || lo < 0 || hi > k {
+			t.Fatalf("rows [%d, %d) asked in chunks of %d", lo, hi, chunk)
+		}
+		copy(buf, pub[lo*d:hi*d])
+		return buf[:(hi-lo)*d], nil
+	}
+	b, err := PrincipalBasisFrom(src, k, d, chunk, sizes, 10, rng.NewSeeded(8))
 	if err != nil {
 		t.Fatal(err)
 	}
+	if c1, err := AllocateBudgets(pub, k, b, 1); err != nil {
+		t.Fatal(err)
+	} else if c2, err := AllocateBudgetsFrom(src, k, chunk, b, 1); err != nil {
+		t.Fatal(err)
+	} else {
+		for j := range c1 {
+			if math.Abs(c1[j]-c2[j]) > 1e-12 {
+				t.Errorf("chunk %d: budget %d = %v streamed, %v from the matrix", chunk, j, c2[j], c1[j])
+			}
+		}
+	}
+	return b
+}
+
+// checkCaptured checks that the blocks of b capture the optimal energy of
+// the top singular directions of pub (to 0.1%).
+func checkCaptured(t *testing.T, pub []float32, k, d int, sizes []int, b *Basis, chunk int) {
+	t.Helper()
 	y := mat.NewDense(k, d, nil)
 	for i, v := range pub {
 		y.RawMatrix().Data[i] = float64(v)
@@ -276,13 +324,10 @@ func TestPrincipalBasis(t *testing.T) {
 			best += v * v
 		}
 		ratio := captured / best
-		t.Logf("after %d blocks (rank %d): captured energy %.6g of optimal %.6g (%.5f)", j+1, cum, captured, best, ratio)
+		t.Logf("chunk %d, after %d blocks (rank %d): captured energy %.6g of optimal %.6g (%.5f)", chunk, j+1, cum, captured, best, ratio)
 		if ratio < 0.999 || ratio > 1+1e-9 {
-			t.Errorf("rank %d: captured %.6f of the optimal energy", cum, ratio)
+			t.Errorf("chunk %d, rank %d: captured %.6f of the optimal energy", chunk, cum, ratio)
 		}
-	}
-	if _, err := PrincipalBasis(pub, k, d, []int{61}, 1, s); err == nil {
-		t.Error("rank above the number of public samples accepted")
 	}
 }
 

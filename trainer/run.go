@@ -486,7 +486,7 @@ func (s *state) allocate() {
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
-	} else {
+	} else if len(s.grads) != mb*d { // subspace setup may have made it
 		s.grads = make([]float32, mb*d)
 	}
 	if s.twice != nil {

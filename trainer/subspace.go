@@ -55,19 +55,16 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	}
 
 	d := s.model.NumParams()
-	grads, err := s.publicGrads()
-	if err != nil {
-		return err
-	}
+	rows, chunk := s.publicRows()
 	sizes, err := clip.NestedBlockSizes(cfg.SubspaceRanks)
 	if err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
 	}
-	basis, err := clip.PrincipalBasis(grads, cfg.PublicN, d, sizes, cfg.PowerIters, root.Child("basis-0"))
+	basis, err := clip.PrincipalBasisFrom(rows, cfg.PublicN, d, chunk, sizes, cfg.PowerIters, root.Child("basis-0"))
 	if err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
 	}
-	if sub.c2, err = clip.AllocateBudgets(grads, cfg.PublicN, basis, cfg.ClipNorm); err != nil {
+	if sub.c2, err = clip.AllocateBudgetsFrom(rows, cfg.PublicN, chunk, basis, cfg.ClipNorm); err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
 	}
 	sub.d0 = clip.DefaultD0(len(sizes))
@@ -101,21 +98,28 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	return nil
 }
 
-// publicGrads returns the public examples' per-sample gradients at the
-// current parameters (publicN × D).
-func (s *state) publicGrads() ([]float32, error) {
+// publicRows produces the public examples' per-sample gradients at the
+// current parameters a chunk of max_physical_batch at a time, in the
+// materialised path's gradient buffer (between steps it is free), so the
+// basis and the budgets never hold all public_n gradients at once: the
+// source is called once per power iteration, and the gradients are
+// recomputed each time (they are the same at fixed parameters).
+func (s *state) publicRows() (rows clip.RowSource, chunk int) {
 	sub, m := s.sub, s.model
 	d, in, mb := m.NumParams(), m.InputSize(), m.MaxBatch()
-	grads := make([]float32, sub.publicN*d)
+	if len(s.grads) < mb*d {
+		s.grads = make([]float32, mb*d) // allocate keeps it
+	}
 	losses := make([]float32, mb)
-	for off := 0; off < sub.publicN; off += mb {
-		b := min(mb, sub.publicN-off)
-		batch := models.Batch{X: sub.public[off*in : (off+b)*in], Y: sub.publicY[off : off+b], N: b}
-		if err := m.PerSampleGrads(batch, grads[off*d:(off+b)*d], losses[:b]); err != nil {
+	return func(lo, hi int) ([]float32, error) {
+		b := hi - lo
+		batch := models.Batch{X: sub.public[lo*in : hi*in], Y: sub.publicY[lo:hi], N: b}
+		g := s.grads[:b*d]
+		if err := m.PerSampleGrads(batch, g, losses[:b]); err != nil {
 			return nil, fmt.Errorf("public gradients: %w", err)
 		}
-	}
-	return grads, nil
+		return g, nil
+	}, mb
 }
 
 // refreshBasis re-estimates the principal basis at the current parameters
@@ -123,12 +127,9 @@ func (s *state) publicGrads() ([]float32, error) {
 // accountant's event does not change.
 func (s *state) refreshBasis(step int) error {
 	sub := s.sub
-	grads, err := s.publicGrads()
-	if err != nil {
-		return err
-	}
+	rows, chunk := s.publicRows()
 	sizes, _ := clip.NestedBlockSizes(s.cfg.SubspaceRanks)
-	basis, err := clip.PrincipalBasis(grads, sub.publicN, s.model.NumParams(), sizes, s.cfg.PowerIters, sub.rootSeed.Child(fmt.Sprintf("basis-%d", step)))
+	basis, err := clip.PrincipalBasisFrom(rows, sub.publicN, s.model.NumParams(), chunk, sizes, s.cfg.PowerIters, sub.rootSeed.Child(fmt.Sprintf("basis-%d", step)))
 	if err != nil {
 		return fmt.Errorf("subspace refresh at step %d: %w", step, err)
 	}
