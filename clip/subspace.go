@@ -5,10 +5,10 @@ import (
 	"math"
 
 	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
+	"github.com/dptrain/dptrain/internal/gemm"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -241,12 +241,9 @@ func (s *Subspace) encodeChunk(g []float32, n int) {
 	if k == 0 {
 		return
 	}
-	gm := blas32.General{Rows: n, Cols: d, Stride: d, Data: g[:n*d]}
-	um := blas32.General{Rows: k, Cols: d, Stride: d, Data: s.u32}
-	cm := blas32.General{Rows: n, Cols: k, Stride: k, Data: s.coefC[:n*k]}
-	rm := blas32.General{Rows: n, Cols: d, Stride: d, Data: s.resC[:n*d]}
-	blas32.Gemm(blas.NoTrans, blas.Trans, 1, gm, um, 0, cm)
-	blas32.Gemm(blas.NoTrans, blas.NoTrans, -1, cm, um, 1, rm)
+	// Our GEMM (gonum's pure-Go Sgemm was most of the subspace step).
+	gemm.Sgemm(false, true, n, k, d, 1, g[:n*d], d, s.u32, d, 0, s.coefC[:n*k], k)        // coefficients G Uᵀ
+	gemm.Sgemm(false, false, n, d, k, -1, s.coefC[:n*k], k, s.u32, d, 1, s.resC[:n*d], d) // residual G − (G Uᵀ) U
 }
 
 // clipEncoded clips row i of the last encodeChunk into out (length K + d);
