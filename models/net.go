@@ -136,3 +136,14 @@ func checkBatch(b Batch, inSize int, classifier bool) error {
 // Tensors lists the parameter tensors with their shapes, in the order of
 // Params (see nn.Network.Tensors).
 func (m *Net) Tensors() []nn.ParamTensor { return m.net.Tensors() }
+
+// Factored reports whether the model's per-sample gradients are rank one
+// per layer (every parametric layer Linear), so Factors applies.
+func (m *Net) Factored() bool { return m.net.AllLinear() }
+
+// Factors computes the chunk's per-sample gradients in factored form (see
+// nn.Network.Factors) and its losses; ok is false when the model is not
+// all Linear.
+func (m *Net) Factors(b Batch, losses []float32) ([]nn.LinearFactors[float32], bool, error) {
+	return m.net.Factors(b.X, target(b), b.N, losses)
+}

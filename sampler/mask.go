@@ -115,3 +115,35 @@ func (m *Mask) ApplyTo(v []float32) {
 		}
 	}
 }
+
+// AddOuterMasked adds clamp(float32(s·float32(d·a[c])), −c∞, c∞) to
+// acc[off+c] for the coordinates off+c (c < len(a)) in the mask: one row
+// of a rank-one gradient d·aᵀ, scaled, clamped (cinf ≤ 0: no clamp) and
+// masked without being materialised. The products round as a materialised
+// d·a[c] does, so the result equals AddScaledMaskedTo (or
+// AddClampedMaskedTo) of the materialised row bit for bit.
+func (m *Mask) AddOuterMasked(acc []float32, off int, d float32, a []float32, s, cinf float32) {
+	n := len(a)
+	if off < 0 || off+n > m.n || len(acc) != m.n {
+		panic("sampler: Mask.AddOuterMasked range outside the mask")
+	}
+	for c := 0; c < n; {
+		i := off + c
+		wi, bit := i>>6, uint(i&63)
+		w := m.words[wi] >> bit // bits of coordinates i, i+1, … in this word
+		span := min(64-int(bit), n-c)
+		if span < 64 {
+			w &= 1<<uint(span) - 1
+		}
+		for w != 0 {
+			t := bits.TrailingZeros64(w)
+			v := float32(s * float32(d*a[c+t]))
+			if cinf > 0 {
+				v = min(max(v, -cinf), cinf)
+			}
+			acc[i+t] += v
+			w &= w - 1
+		}
+		c += span
+	}
+}

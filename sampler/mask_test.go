@@ -47,3 +47,41 @@ func TestMaskFusedAdds(t *testing.T) {
 		}
 	}
 }
+
+// AddOuterMasked equals materialising the row d·a and adding it with
+// AddScaledMaskedTo / AddClampedMaskedTo, bit for bit, at offsets that do
+// and do not align with the mask's words.
+func TestAddOuterMasked(t *testing.T) {
+	s := rng.NewSeeded(5)
+	const n = 300
+	m := NewMask(n)
+	for i := range n {
+		if s.Float64() < 0.5 {
+			m.set(i)
+		}
+	}
+	for _, tc := range []struct {
+		off, len int
+		s, cinf  float32
+	}{{0, 64, 1, 0}, {0, 300, 0.3, 0}, {5, 70, 0.7, 0.05}, {63, 2, 2, 0}, {130, 170, 0.9, 0.2}, {299, 1, 1, 0.01}} {
+		a := make([]float32, tc.len)
+		s.FillNormal(a, 1)
+		d := float32(s.NormFloat64())
+		row := make([]float32, n) // the materialised gradient: d·a at [off, off+len)
+		for c, v := range a {
+			row[tc.off+c] = d * v
+		}
+		got, want := make([]float32, n), make([]float32, n)
+		m.AddOuterMasked(got, tc.off, d, a, tc.s, tc.cinf)
+		if tc.cinf > 0 {
+			m.AddClampedMaskedTo(want, row, tc.s, tc.cinf)
+		} else {
+			m.AddScaledMaskedTo(want, row, tc.s)
+		}
+		for i := range n {
+			if got[i] != want[i] {
+				t.Fatalf("%+v: coordinate %d = %v, materialised %v", tc, i, got[i], want[i])
+			}
+		}
+	}
+}

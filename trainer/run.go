@@ -15,6 +15,7 @@ import (
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/sampler"
 )
@@ -141,7 +142,10 @@ type state struct {
 	losses  []float32
 	grads   []float32
 	masks   []*sampler.Mask
-	sum     []float32
+	// factored clips Linear-only models' gradients in factored form on the
+	// materialised path (twice sampling, hybrid clipping); nil otherwise.
+	factored factoredModel
+	sum      []float32
 
 	out      *outputs    // nil: the run writes nothing
 	metrics  *metricsLog // release/metrics.jsonl
@@ -486,7 +490,7 @@ func (s *state) allocate() {
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
-	} else if len(s.grads) != mb*d { // subspace setup may have made it
+	} else if s.useFactored(); s.factored == nil && len(s.grads) != mb*d { // subspace setup may have made it
 		s.grads = make([]float32, mb*d)
 	}
 	if s.twice != nil {
@@ -559,6 +563,10 @@ func (s *state) step() (stepStats, error) {
 				st.addNorm(math.Sqrt(sq))
 			}
 			if err := s.model.AccumulateScaled(s.scales[:b*k], sum); err != nil {
+				return st, err
+			}
+		} else if s.factored != nil {
+			if err := s.clipFactored(batch, b, sum, &st); err != nil {
 				return st, err
 			}
 		} else {
@@ -1032,6 +1040,49 @@ func (s *state) restore(ck *checkpoint) error {
 // clipMaterialised clips b materialised per-sample gradients g (b×d) into
 // sum, with twice sampling's coordinate masks and adaptive clipping's scale
 // when on, and records their norms and clip counts.
+// factoredModel is a model whose per-sample gradients are rank one per
+// layer (models.Net with Linear layers only).
+type factoredModel interface {
+	Factored() bool
+	Factors(b models.Batch, losses []float32) ([]nn.LinearFactors[float32], bool, error)
+}
+
+// useFactored sets s.factored when the materialised path can clip in
+// factored form instead: a Linear-only model, a clipper that takes factors
+// (flat or hybrid), and nothing that needs the materialised rows (adaptive
+// clipping rescales them; the private diagnostics read their norms).
+func (s *state) useFactored() {
+	fm, ok := s.model.(factoredModel)
+	_, fc := s.clipper.(clip.FactoredClipper)
+	if ok && fc && fm.Factored() && s.norm == nil && s.quant == nil && s.aug == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways {
+		s.factored = fm
+	}
+}
+
+// materialiseAlways turns the factored path off (tests compare the two).
+var materialiseAlways bool
+
+// clipFactored is clipMaterialised for a factored model: the same masks,
+// drawn in the same order, and the same clipping, with no gradient
+// materialised.
+func (s *state) clipFactored(batch models.Batch, b int, sum []float32, st *stepStats) error {
+	fs, _, err := s.factored.Factors(batch, s.losses[:b])
+	if err != nil {
+		return err
+	}
+	var masks []*sampler.Mask
+	if s.twice != nil {
+		masks = s.masks[:b]
+		for _, m := range masks {
+			s.twice.FillMask(m)
+		}
+	}
+	cs := s.clipper.(clip.FactoredClipper).ClipSumFactored(fs, b, masks, sum)
+	st.clipped += cs.Clipped
+	st.nonFinite += cs.NonFinite
+	return nil
+}
+
 func (s *state) clipMaterialised(g []float32, b, d int, sum []float32, st *stepStats) {
 	if s.cfg.PrivateDiagnostics {
 		// The raw norms are a private diagnostic; without it, a pass over

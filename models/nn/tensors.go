@@ -86,3 +86,43 @@ func (l *GroupNorm[T]) Tensors() []Tensor {
 	}
 	return []Tensor{{"weight", []int{l.Channels}}, {"bias", []int{l.Channels}}}
 }
+
+// LinearFactors is one Linear layer's per-sample gradients in factored
+// form after a forward and backward pass: sample i's weight gradient is
+// DZ[i]·A[i]ᵀ (Out × In, at Offset in the flat parameters), its bias
+// gradient DZ[i] (right after the weights, when Bias).
+type LinearFactors[T Float] struct {
+	A, DZ   []T // n × In inputs, n × Out output gradients
+	In, Out int
+	Bias    bool
+	Offset  int
+}
+
+// Factors runs the forward and backward pass of the chunk and returns every
+// parametric layer's factors, when every one is a Linear layer (an MLP or a
+// linear model); ok is false, with nothing run, otherwise. The slices are
+// views valid until the next call on the network.
+func (n *Network[T]) Factors(x []T, tg Target[T], num int, losses []T) (fs []LinearFactors[T], ok bool, err error) {
+	if !n.AllLinear() {
+		return nil, false, nil
+	}
+	if err := n.forwardBackward(x, tg, num, losses); err != nil {
+		return nil, true, err
+	}
+	for j, l := range n.leaves {
+		lin := l.(*Linear[T])
+		fs = append(fs, LinearFactors[T]{A: lin.x[:num*lin.In], DZ: lin.dz[:num*lin.Out], In: lin.In, Out: lin.Out,
+			Bias: lin.Bias, Offset: n.groups[j].Offset})
+	}
+	return fs, true, nil
+}
+
+// AllLinear reports whether every parametric layer is Linear.
+func (n *Network[T]) AllLinear() bool {
+	for _, l := range n.leaves {
+		if _, lin := l.(*Linear[T]); !lin {
+			return false
+		}
+	}
+	return len(n.leaves) > 0
+}
