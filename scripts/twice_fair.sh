@@ -10,17 +10,26 @@
 # says nothing about the training records.
 # Output: scripts/results/twice_fair/grid_METHOD*.out (one file per run of the grid;
 # a grid value already present in any of them is not run again) and full_METHOD.out.
-# Usage: scripts/twice_fair.sh   (about 45 min on one core; twice's runs are the slow part)
+# Usage: scripts/twice_fair.sh                          (Fashion-MNIST; ≈ 15 min on one core)
+#        DATASET=cifar10 DATA=../cifar10 scripts/twice_fair.sh   (CIFAR-10, MLP 3072-512-10; output in cifar10/)
+# The CIFAR-10 copy is the imported JPEG tree (scripts/results/cifar10_import.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
+DATASET="${DATASET:-fashion-mnist}"
 OUT=scripts/results/twice_fair
+B=300 # DP-SGD's expected batch: q = 300/60000
+DATAFLAG=""
+if [ "$DATASET" != fashion-mnist ]; then
+  OUT="$OUT/$DATASET"; B=250 # q = 250/50000 on CIFAR-10
+  DATAFLAG="--data ${DATA:?set DATA to the imported $DATASET directory}"
+fi
 mkdir -p "$OUT"
 STEPS="${STEPS:-400}"; GRID_STEPS="${GRID_STEPS:-100}"; LRS="${LRS:-0.25,0.5,1,2}"
-COMMON="--dataset fashion-mnist --model mlp --hidden 512 --epsilon 4 --delta 1e-5 --clip-norm 1 --optimizer momentum --momentum 0.9 --max-physical-batch 128 --eval-every 0"
+COMMON="--dataset $DATASET $DATAFLAG --model mlp --hidden 512 --epsilon 4 --delta 1e-5 --clip-norm 1 --optimizer momentum --momentum 0.9 --max-physical-batch 128 --eval-every 0"
 declare -A METHOD=(
-  [dpsgd]="--sampler poisson --accountant rdp --clip flat --batch 300"
-  [twice_hybrid]="--sampler twice --q2 0.5 --clip hybrid --d0 100 --batch 600"
+  [dpsgd]="--sampler poisson --accountant rdp --clip flat --batch $B"
+  [twice_hybrid]="--sampler twice --q2 0.5 --clip hybrid --d0 100 --batch $((2 * B))"
 )
 # rows prints "test_acc lr" for every grid row of METHOD at GRID_STEPS.
 rows() { cat "$OUT"/grid_"$1"*.out 2>/dev/null | awk '$2=="'"$GRID_STEPS"'" && $1+0==$1 {print $7, $1}'; }
