@@ -1,6 +1,9 @@
 package clip
 
 import (
+	"math"
+
+	"github.com/dptrain/dptrain/internal/gemm"
 	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/sampler"
 )
@@ -36,8 +39,22 @@ var one = []float32{1}
 // clipSumFactored scales sample i by min(1, c2/‖g_i‖) and, when cinf > 0,
 // clamps every coordinate to ±cinf, adding the masked coordinates (all
 // without masks) to sum.
+//
+// Without masks, the rows of a Linear layer that cannot reach ±cinf are
+// summed as one GEMM per layer, Σ_i s_i·DZ_iᵀ·A_i, and only the rows that
+// may clamp are formed coordinate by coordinate: after L2 clipping few
+// coordinates exceed C/√d0, so hybrid clipping costs little more than a
+// GEMM (the sum differs from the coordinate-wise one by float32 rounding
+// of the order of summation).
 func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32, c2 float64, cinf float32) Stats {
 	var st Stats
+	var scaled [][]float32 // per layer, b×Out: s_i·DZ_i with the rows that may clamp zeroed
+	if masks == nil {
+		scaled = make([][]float32, len(fs))
+		for l, f := range fs {
+			scaled[l] = make([]float32, b*f.Out)
+		}
+	}
 	for i := 0; i < b; i++ {
 		var ss float64
 		var top float32 // the largest |coordinate|: max|dz|·max(max|a|, 1 with bias)
@@ -65,10 +82,14 @@ func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mas
 			st.Clipped++
 		}
 		m := maskAt(masks, i)
-		for _, f := range fs {
+		for l, f := range fs {
 			a, dz := f.A[i*f.In:(i+1)*f.In], f.DZ[i*f.Out:(i+1)*f.Out]
-			for r, d := range dz {
-				addOuter(sum, m, f.Offset+r*f.In, d, a, s, cinf)
+			if scaled != nil {
+				gemmRows(scaled[l][i*f.Out:(i+1)*f.Out], sum, f, a, dz, s, cinf)
+			} else {
+				for r, d := range dz {
+					addOuter(sum, m, f.Offset+r*f.In, d, a, s, cinf)
+				}
 			}
 			if f.Bias {
 				for r, d := range dz {
@@ -77,7 +98,33 @@ func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mas
 			}
 		}
 	}
+	for l, f := range scaled {
+		// sum[W] (Out×In) += scaledᵀ (Out×b) · A (b×In)
+		gemm.Sgemm(true, false, fs[l].Out, fs[l].In, b, 1, f, fs[l].Out, fs[l].A[:b*fs[l].In], fs[l].In, 1, sum[fs[l].Offset:fs[l].Offset+fs[l].Out*fs[l].In], fs[l].In)
+	}
 	return st
+}
+
+// gemmRows writes s·d for each row of dz whose coordinates s·d·a_c cannot
+// reach ±cinf into dst (the row's share of the GEMM) and adds the other rows
+// coordinate by coordinate, clamped, writing 0 in dst for them. A row is
+// safe when s·|d|·max|a| is below cinf by more than the two float32
+// roundings of s·(d·a_c); rows at the margin take the exact path.
+func gemmRows(dst, sum []float32, f nn.LinearFactors[float32], a, dz []float32, s, cinf float32) {
+	limit := math.Inf(1)
+	if cinf > 0 {
+		if ma := float64(maxAbs(a)); ma > 0 {
+			limit = float64(cinf) / (float64(s) * ma * (1 + 1e-6))
+		}
+	}
+	for r, d := range dz {
+		if math.Abs(float64(d)) <= limit {
+			dst[r] = s * d
+			continue
+		}
+		dst[r] = 0
+		addOuter(sum, nil, f.Offset+r*f.In, d, a, s, cinf)
+	}
 }
 
 // addOuter adds row d·a (scaled, clamped when cinf > 0, masked when m is

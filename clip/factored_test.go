@@ -50,6 +50,29 @@ func TestClipSumFactoredMatchesMaterialised(t *testing.T) {
 	}
 	l2, _ := NewL2(0.5, d, nil)
 	hy, _ := NewL2LInf(0.5, 30, d)
+	// Without masks, hybrid clipping sums the rows that cannot clamp by a
+	// GEMM and the others coordinate by coordinate: both kinds must occur.
+	var safe, clamped int
+	for _, f := range fs {
+		for i := range b {
+			var ss float64
+			for _, v := range grads[i*d : (i+1)*d] {
+				ss += float64(v) * float64(v)
+			}
+			sc := math.Min(1, 0.5/math.Sqrt(ss))
+			ma := float64(maxAbs(f.A[i*f.In : (i+1)*f.In]))
+			for _, dz := range f.DZ[i*f.Out : (i+1)*f.Out] {
+				if sc*math.Abs(float64(dz))*ma < 0.99*0.5/math.Sqrt(30) {
+					safe++
+				} else {
+					clamped++
+				}
+			}
+		}
+	}
+	if safe == 0 || clamped == 0 {
+		t.Fatalf("hybrid: %d weight rows below c∞, %d that may clamp: the test must have both", safe, clamped)
+	}
 	for _, tc := range []struct {
 		name string
 		cl   interface {
