@@ -1,6 +1,8 @@
 package datasets
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -37,5 +39,50 @@ func TestListReportsTruncatedFile(t *testing.T) {
 	}
 	if err := status(); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%d bytes, want %d", len(b)-5, len(b))) {
 		t.Fatalf("truncated copy: %v, want a size error", err)
+	}
+}
+
+// A gzip-compressed copy passes whatever its compression (Debian's files are
+// recompressed, so their size differs from upstream's), and a truncated one
+// fails on its trailer.
+func TestListChecksGzipTrailer(t *testing.T) {
+	dir := t.TempDir()
+	fm := filepath.Join(dir, "fashion-mnist")
+	writeIDXDir(t, fm, 300, 20, true)
+	opts := Options{Dir: dir, NoEnv: true, NoSystem: true, NoEmbedded: true}
+	status := func() error {
+		for _, f := range List(opts) {
+			if f.Name == "fashion-mnist" {
+				return f.Err
+			}
+		}
+		t.Fatal("fashion-mnist not listed")
+		return nil
+	}
+	p := filepath.Join(fm, "train-images-idx3-ubyte.gz")
+	raw := idxBytes([]int{300, 2, 3}, tinyImages(300, 2, 3))
+	for _, level := range []int{gzip.NoCompression, gzip.BestSpeed, gzip.BestCompression} {
+		var buf bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&buf, level)
+		zw.Write(raw)
+		zw.Close()
+		if err := os.WriteFile(p, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := status(); err != nil {
+			t.Fatalf("gzip level %d (%d bytes): %v", level, buf.Len(), err)
+		}
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cut := range []int{1, 4, 9, len(b) / 2} {
+		if err := os.WriteFile(p, b[:len(b)-cut], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := status(); err == nil || !strings.Contains(err.Error(), "truncated") {
+			t.Fatalf("cut %d bytes: %v, want a truncation error", cut, err)
+		}
 	}
 }
