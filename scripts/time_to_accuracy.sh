@@ -7,8 +7,8 @@
 # release/ files; result.txt). Usage: scripts/time_to_accuracy.sh   (≈ 5–10 min on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-D="${DPTRAIN:-}"
-if [ -z "$D" ]; then go build -o /tmp/dptrain-tta ./cmd/dptrain; D=/tmp/dptrain-tta; fi # build first: compile time is not training time
+D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
+$D --version > /dev/null # compile before the clock starts (go run caches the build)
 OUT=scripts/results/training/time_to_accuracy
 TARGET="${TARGET:-0.86}"
 mkdir -p "$OUT"
