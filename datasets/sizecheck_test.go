@@ -17,15 +17,7 @@ func TestListReportsTruncatedFile(t *testing.T) {
 	fm := filepath.Join(dir, "fashion-mnist")
 	writeIDXDir(t, fm, 3, 2, false)
 	opts := Options{Dir: dir, NoEnv: true, NoSystem: true, NoEmbedded: true}
-	status := func() error {
-		for _, f := range List(opts) {
-			if f.Name == "fashion-mnist" {
-				return f.Err
-			}
-		}
-		t.Fatal("fashion-mnist not listed")
-		return nil
-	}
+	status := func() error { return fashionStatus(t, opts) }
 	if err := status(); err != nil {
 		t.Fatalf("intact copy: %v", err)
 	}
@@ -50,15 +42,7 @@ func TestListChecksGzipTrailer(t *testing.T) {
 	fm := filepath.Join(dir, "fashion-mnist")
 	writeIDXDir(t, fm, 300, 20, true)
 	opts := Options{Dir: dir, NoEnv: true, NoSystem: true, NoEmbedded: true}
-	status := func() error {
-		for _, f := range List(opts) {
-			if f.Name == "fashion-mnist" {
-				return f.Err
-			}
-		}
-		t.Fatal("fashion-mnist not listed")
-		return nil
-	}
+	status := func() error { return fashionStatus(t, opts) }
 	p := filepath.Join(fm, "train-images-idx3-ubyte.gz")
 	raw := idxBytes([]int{300, 2, 3}, tinyImages(300, 2, 3))
 	for _, level := range []int{gzip.NoCompression, gzip.BestSpeed, gzip.BestCompression} {
@@ -85,4 +69,16 @@ func TestListChecksGzipTrailer(t *testing.T) {
 			t.Fatalf("cut %d bytes: %v, want a truncation error", cut, err)
 		}
 	}
+}
+
+// fashionStatus is the status 'data list' gives the fashion-mnist copy.
+func fashionStatus(t *testing.T, opts Options) error {
+	t.Helper()
+	for _, f := range List(opts) {
+		if f.Name == "fashion-mnist" {
+			return f.Err
+		}
+	}
+	t.Fatal("fashion-mnist not listed")
+	return nil
 }
