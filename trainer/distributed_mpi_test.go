@@ -81,15 +81,7 @@ func mpiEquivalence(t *testing.T, comm mpi.Comm, name string, c Config) {
 			t.Errorf("step %d: loss %v vs %v", i+1, da[i].Loss, db[i].Loss)
 		}
 	}
-	pa, pb := mustCheckpoint(t, one.OutDir), mustCheckpoint(t, c.OutDir)
-	a, b := make([]float32, len(pa.Params)/4), make([]float32, len(pb.Params)/4)
-	setFloat32s(a, pa.Params)
-	setFloat32s(b, pb.Params)
-	var maxDiff, maxAbs float64
-	for i := range a {
-		maxDiff = math.Max(maxDiff, math.Abs(float64(a[i]-b[i])))
-		maxAbs = math.Max(maxAbs, math.Abs(float64(a[i])))
-	}
+	maxDiff, maxAbs := checkpointParamsDiff(t, c.OutDir, one.OutDir)
 	if maxDiff > 1e-4*maxAbs {
 		t.Errorf("parameters differ by up to %v (largest parameter %v): more than float32 rounding", maxDiff, maxAbs)
 	}

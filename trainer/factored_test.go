@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"context"
-	"math"
 	"testing"
 )
 
@@ -30,15 +29,7 @@ func TestFactoredMatchesMaterialised(t *testing.T) {
 		if fact.Best.Epsilon != mat.Best.Epsilon || fact.Samples != mat.Samples {
 			t.Fatalf("%s: ε %v vs %v, samples %d vs %d", clipName, fact.Best.Epsilon, mat.Best.Epsilon, fact.Samples, mat.Samples)
 		}
-		pf, pm := mustCheckpoint(t, fact.OutDir), mustCheckpoint(t, mat.OutDir)
-		a, b := make([]float32, len(pf.Params)/4), make([]float32, len(pm.Params)/4)
-		setFloat32s(a, pf.Params)
-		setFloat32s(b, pm.Params)
-		var maxDiff, maxAbs float64
-		for i := range a {
-			maxDiff = math.Max(maxDiff, math.Abs(float64(a[i]-b[i])))
-			maxAbs = math.Max(maxAbs, math.Abs(float64(b[i])))
-		}
+		maxDiff, maxAbs := checkpointParamsDiff(t, fact.OutDir, mat.OutDir)
 		if maxDiff > 1e-4*maxAbs || maxAbs == 0 {
 			t.Errorf("%s: parameters differ by up to %v (largest %v)", clipName, maxDiff, maxAbs)
 		}

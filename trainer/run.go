@@ -15,7 +15,6 @@ import (
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/sampler"
 )
@@ -553,8 +552,7 @@ func (s *state) step() (stepStats, error) {
 			} else {
 				cs = s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
 			}
-			st.clipped += cs.Clipped
-			st.nonFinite += cs.NonFinite
+			st.addClip(cs)
 			for i := 0; i < b; i++ {
 				var sq float64
 				for _, v := range s.normsSq[i*k : (i+1)*k] {
@@ -627,6 +625,12 @@ func (st *stepStats) addNorm(v float64) {
 	st.normSum += v
 	st.normMax = max(st.normMax, v)
 	st.normsCount++
+}
+
+// addClip records a chunk's clip counts.
+func (st *stepStats) addClip(cs clip.Stats) {
+	st.clipped += cs.Clipped
+	st.nonFinite += cs.NonFinite
 }
 
 // targets converts the gathered labels into regression targets.
@@ -1040,49 +1044,6 @@ func (s *state) restore(ck *checkpoint) error {
 // clipMaterialised clips b materialised per-sample gradients g (b×d) into
 // sum, with twice sampling's coordinate masks and adaptive clipping's scale
 // when on, and records their norms and clip counts.
-// factoredModel is a model whose per-sample gradients are rank one per
-// layer (models.Net with Linear layers only).
-type factoredModel interface {
-	Factored() bool
-	Factors(b models.Batch, losses []float32) ([]nn.LinearFactors[float32], bool, error)
-}
-
-// useFactored sets s.factored when the materialised path can clip in
-// factored form instead: a Linear-only model, a clipper that takes factors
-// (flat or hybrid), and nothing that needs the materialised rows (adaptive
-// clipping rescales them; the private diagnostics read their norms).
-func (s *state) useFactored() {
-	fm, ok := s.model.(factoredModel)
-	_, fc := s.clipper.(clip.FactoredClipper)
-	if ok && fc && fm.Factored() && s.norm == nil && s.quant == nil && s.aug == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways {
-		s.factored = fm
-	}
-}
-
-// materialiseAlways turns the factored path off (tests compare the two).
-var materialiseAlways bool
-
-// clipFactored is clipMaterialised for a factored model: the same masks,
-// drawn in the same order, and the same clipping, with no gradient
-// materialised.
-func (s *state) clipFactored(batch models.Batch, b int, sum []float32, st *stepStats) error {
-	fs, _, err := s.factored.Factors(batch, s.losses[:b])
-	if err != nil {
-		return err
-	}
-	var masks []*sampler.Mask
-	if s.twice != nil {
-		masks = s.masks[:b]
-		for _, m := range masks {
-			s.twice.FillMask(m)
-		}
-	}
-	cs := s.clipper.(clip.FactoredClipper).ClipSumFactored(fs, b, masks, sum)
-	st.clipped += cs.Clipped
-	st.nonFinite += cs.NonFinite
-	return nil
-}
-
 func (s *state) clipMaterialised(g []float32, b, d int, sum []float32, st *stepStats) {
 	if s.cfg.PrivateDiagnostics {
 		// The raw norms are a private diagnostic; without it, a pass over
@@ -1094,14 +1055,18 @@ func (s *state) clipMaterialised(g []float32, b, d int, sum []float32, st *stepS
 	if s.quant != nil {
 		s.quant.scaleRows(g, b, d)
 	}
-	var masks []*sampler.Mask
-	if s.twice != nil {
-		masks = s.masks[:b]
-		for _, m := range masks {
-			s.twice.FillMask(m)
-		}
+	st.addClip(s.clipper.ClipSum(g, b, s.drawMasks(b), sum))
+}
+
+// drawMasks draws twice sampling's coordinate masks for the b examples of a
+// chunk, in example order (nil without twice sampling).
+func (s *state) drawMasks(b int) []*sampler.Mask {
+	if s.twice == nil {
+		return nil
 	}
-	cs := s.clipper.ClipSum(g, b, masks, sum)
-	st.clipped += cs.Clipped
-	st.nonFinite += cs.NonFinite
+	masks := s.masks[:b]
+	for _, m := range masks {
+		s.twice.FillMask(m)
+	}
+	return masks
 }

@@ -315,6 +315,25 @@ func mustCheckpoint(t *testing.T, dir string) *checkpoint {
 	return ck
 }
 
+// checkpointParamsDiff is the largest parameter difference between the
+// checkpoints of two runs and the largest |parameter| of the reference run
+// ref (the scale the difference is judged against).
+func checkpointParamsDiff(t *testing.T, dir, ref string) (maxDiff, maxAbs float64) {
+	t.Helper()
+	pa, pr := mustCheckpoint(t, dir), mustCheckpoint(t, ref)
+	a, r := make([]float32, len(pa.Params)/4), make([]float32, len(pr.Params)/4)
+	setFloat32s(a, pa.Params)
+	setFloat32s(r, pr.Params)
+	if len(a) != len(r) {
+		t.Fatalf("checkpoints hold %d and %d parameters", len(a), len(r))
+	}
+	for i := range a {
+		maxDiff = math.Max(maxDiff, math.Abs(float64(a[i]-r[i])))
+		maxAbs = math.Max(maxAbs, math.Abs(float64(r[i])))
+	}
+	return maxDiff, maxAbs
+}
+
 // The saved parameter average is a_t = d_t·a_{t−1} + (1−d_t)·θ_t with
 // d_t = min(d, (1+t)/(10+t)) and a₀ = θ₀, applied by hand to the iterates
 // the run recorded (θ₀ from the same setup, θ_t from the checkpoint after
