@@ -25,12 +25,12 @@ var (
 
 // ClipSumFactored is ClipSum over factored gradients; see FactoredClipper.
 func (l *L2) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32) Stats {
-	return clipSumFactored(fs, b, masks, sum, l.c, 0)
+	return clipSumFactored(fs, b, masks, sum, l.c, 0, &l.factScratch)
 }
 
 // ClipSumFactored is ClipSum over factored gradients; see FactoredClipper.
 func (h *L2LInf) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32) Stats {
-	return clipSumFactored(fs, b, masks, sum, h.c2, clampBound(h.cinf))
+	return clipSumFactored(fs, b, masks, sum, h.c2, clampBound(h.cinf), &h.factScratch)
 }
 
 // one is the input of a bias "row": its gradient is DZ itself.
@@ -46,13 +46,23 @@ var one = []float32{1}
 // coordinates exceed C/√d0, so hybrid clipping costs little more than a
 // GEMM (the sum differs from the coordinate-wise one by float32 rounding
 // of the order of summation).
-func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32, c2 float64, cinf float32) Stats {
+// scratch holds the GEMM's left factors between calls.
+func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32, c2 float64, cinf float32, scratch *[]float32) Stats {
 	var st Stats
 	var scaled [][]float32 // per layer, b×Out: s_i·DZ_i with the rows that may clamp zeroed
 	if masks == nil {
+		n := 0
+		for _, f := range fs {
+			n += b * f.Out
+		}
+		if cap(*scratch) < n {
+			*scratch = make([]float32, n)
+		}
+		buf := (*scratch)[:n]
+		clear(buf) // an example skipped as non-finite leaves its rows at zero
 		scaled = make([][]float32, len(fs))
 		for l, f := range fs {
-			scaled[l] = make([]float32, b*f.Out)
+			scaled[l], buf = buf[:b*f.Out], buf[b*f.Out:]
 		}
 	}
 	for i := 0; i < b; i++ {

@@ -15,6 +15,8 @@ type L2 struct {
 	c      float64
 	d      int
 	groups []models.Group
+
+	factScratch []float32 // ClipSumFactored's GEMM factors, reused across calls
 }
 
 // NewL2 clips D-dimensional gradients to L2 norm c. groups may be nil (one

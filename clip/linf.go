@@ -128,6 +128,8 @@ func addRow(sum, row []float32, m *sampler.Mask) {
 type L2LInf struct {
 	c2, cinf, d0 float64
 	d            int
+
+	factScratch []float32 // ClipSumFactored's GEMM factors, reused across calls
 }
 
 // NewL2LInf clips to L2 norm c2 and then to c∞ = c2/√d0 (d0 ≥ 1).
