@@ -77,6 +77,7 @@ type Conv2d[T Float] struct {
 type convWork[T Float] struct {
 	u, du, g []T // im2col, its gradient (or Ũ), a weight-gradient scratch
 	gu, gz   []T // Gram matrices of the ghost-norm path
+	xp       []T // the zero-padded input (or its gradient) of strided im2col and col2im
 }
 
 // CacheLimit bounds the per-layer per-sample gradient cache of Conv2d
@@ -113,9 +114,9 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	}
 	l.in, l.outShape = in, Shape{C: l.Cout, H: oh, W: ow}
 	l.ckk, l.p = l.Cin*l.K*l.K, oh*ow
-	l.fwd = geom{C: l.Cin, H: in.H, W: in.W, K: l.K, S: l.Stride, P: l.Pad, OH: oh, OW: ow}
+	l.fwd = newGeom(l.Cin, in.H, in.W, l.K, l.Stride, l.Pad)
 	l.flip = l.Stride == 1 && l.Pad < l.K
-	l.bwd = geom{C: l.Cout, H: oh, W: ow, K: l.K, S: 1, P: l.K - 1 - l.Pad, OH: in.H, OW: in.W}
+	l.bwd = newGeom(l.Cout, oh, ow, l.K, 1, l.K-1-l.Pad)
 	l.out = make([]T, maxBatch*l.outShape.Size())
 	l.dx = make([]T, maxBatch*in.Size())
 	if l.flip {
@@ -132,6 +133,7 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 			ws.du = make([]T, l.ckk*l.p)
 		}
 		ws.g = make([]T, l.Cout*l.ckk)
+		ws.xp = make([]T, l.fwd.padSize())
 	}
 	l.cache, l.cached = nil, -1
 	if maxBatch*l.NumParams() <= CacheLimit {
@@ -181,7 +183,7 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 	isz, osz := l.in.Size(), l.outShape.Size()
 	u := l.ws[w].u
 	for i := lo; i < hi; i++ {
-		im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p)
+		im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p, l.ws[w].xp)
 		oi := l.out[i*osz : (i+1)*osz]
 		gemm(false, false, l.Cout, l.p, l.ckk, 1, l.w, l.ckk, u, l.p, 0, oi, l.p)
 		if l.Bias {
@@ -276,7 +278,7 @@ func (l *Conv2d[T]) backwardSample(w, i int, g []T, beta T) {
 	dz, dx := l.dz[i*osz:(i+1)*osz], l.dx[i*isz:(i+1)*isz]
 	switch {
 	case l.flip && l.needDx:
-		im2col(&l.bwd, dz, ws.du, hw)
+		im2col(&l.bwd, dz, ws.du, hw, nil)
 		gemm(false, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cout*kk, ws.du, hw, 0, dx, hw)
 		if g == nil {
 			return
@@ -296,7 +298,7 @@ func (l *Conv2d[T]) backwardSample(w, i int, g []T, beta T) {
 		return
 	case l.needDx:
 		gemm(true, false, l.ckk, l.p, l.Cout, 1, l.w, l.ckk, dz, l.p, 0, ws.du, l.p)
-		col2im(&l.fwd, ws.du, l.p, dx)
+		col2im(&l.fwd, ws.du, l.p, dx, ws.xp)
 	}
 	if g != nil {
 		l.sampleGrad(w, i, 1, beta, g[:l.Cout*l.ckk], l.biasOf(g))
@@ -312,7 +314,7 @@ func (l *Conv2d[T]) setBatchSum(on bool) { l.batchSum, l.summed = on, -1 }
 func (l *Conv2d[T]) sampleGrad(w, i int, alpha, beta T, gw, gb []T) {
 	isz, osz := l.in.Size(), l.outShape.Size()
 	u := l.ws[w].u
-	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p)
+	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p, l.ws[w].xp)
 	dz := l.dz[i*osz : (i+1)*osz]
 	gemm(false, true, l.Cout, l.ckk, l.p, alpha, dz, l.p, u, l.p, beta, gw, l.ckk)
 	if gb != nil {
@@ -399,7 +401,7 @@ func (l *Conv2d[T]) normRange(w, lo, hi int) {
 func (l *Conv2d[T]) gramNormSq(w, i int) float64 {
 	isz, osz := l.in.Size(), l.outShape.Size()
 	ws := &l.ws[w]
-	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], ws.u, l.p)
+	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], ws.u, l.p, ws.xp)
 	dz := l.dz[i*osz : (i+1)*osz]
 	gemm(true, false, l.p, l.p, l.ckk, 1, ws.u, l.p, ws.u, l.p, 0, ws.gu, l.p)
 	gemm(true, false, l.p, l.p, l.Cout, 1, dz, l.p, dz, l.p, 0, ws.gz, l.p)

@@ -5,6 +5,35 @@ package nn
 type geom struct {
 	C, H, W, K, S, P int
 	OH, OW           int
+	// off, for S > 1, holds each output position's offset oh·S·Wp + ow·S
+	// in the zero-padded (H+2P)×(W+2P) plane: one table serves every
+	// (c, kh, kw) row of im2col, which then gathers without branches.
+	off []int32
+}
+
+// newGeom returns the geometry with its output size and, when strided, its
+// gather table.
+func newGeom(C, H, W, K, S, P int) geom {
+	g := geom{C: C, H: H, W: W, K: K, S: S, P: P, OH: (H+2*P-K)/S + 1, OW: (W+2*P-K)/S + 1}
+	if S > 1 {
+		wp := W + 2*P
+		g.off = make([]int32, 0, g.OH*g.OW)
+		for oh := range g.OH {
+			for ow := range g.OW {
+				g.off = append(g.off, int32(oh*S*wp+ow*S))
+			}
+		}
+	}
+	return g
+}
+
+// padSize is the size of the zero-padded input the strided paths use as
+// scratch (0 when they need none).
+func (g *geom) padSize() int {
+	if g.off == nil || g.P == 0 {
+		return 0
+	}
+	return g.C * (g.H + 2*g.P) * (g.W + 2*g.P)
 }
 
 // span returns the output columns [lo, hi) whose input column
@@ -29,7 +58,11 @@ func (g *geom) span(kw int) (lo, hi int) {
 // positions. The valid columns of each row are computed once per tap, so the
 // inner loop is a contiguous copy (S = 1) or a strided gather without
 // branches.
-func im2col[T Float](g *geom, x, u []T, ld int) {
+func im2col[T Float](g *geom, x, u []T, ld int, xp []T) {
+	if g.off != nil {
+		im2colGather(g, x, u, ld, xp)
+		return
+	}
 	H, W, OH, OW, S, P := g.H, g.W, g.OH, g.OW, g.S, g.P
 	r := 0
 	for c := range g.C {
@@ -99,7 +132,11 @@ func im2colRows[T Float](row, xc []T, OH, W, dh, dw, lo, hi int) {
 
 // col2im sets dx (C×H×W) to the sum of du's entries (rows at stride ld, laid
 // out as im2col writes them) over the receptive fields.
-func col2im[T Float](g *geom, du []T, ld int, dx []T) {
+func col2im[T Float](g *geom, du []T, ld int, dx, xp []T) {
+	if g.off != nil {
+		col2imScatter(g, du, ld, dx, xp)
+		return
+	}
 	clear(dx)
 	H, W, OH, OW, S, P := g.H, g.W, g.OH, g.OW, g.S, g.P
 	r := 0
@@ -131,6 +168,69 @@ func col2im[T Float](g *geom, du []T, ld int, dx []T) {
 						dr[j*S] += v
 					}
 				}
+			}
+		}
+	}
+}
+
+// im2colGather is im2col for stride S > 1: x is copied once into the
+// zero-padded plane xp (padSize values; unused when P = 0), after which
+// every row is a gather through g.off from the row's corner. The per-row
+// loop over output rows, with its bounds and clears, cost more than the
+// GEMM on the MNIST CNN's stride-2 layers.
+func im2colGather[T Float](g *geom, x, u []T, ld int, xp []T) {
+	hp, wp := g.H+2*g.P, g.W+2*g.P
+	if g.P > 0 {
+		xp = xp[:g.C*hp*wp]
+		clear(xp)
+		for c := range g.C {
+			for h := range g.H {
+				copy(xp[(c*hp+h+g.P)*wp+g.P:], x[(c*g.H+h)*g.W:(c*g.H+h+1)*g.W])
+			}
+		}
+		x = xp
+	}
+	n, r := len(g.off), 0
+	for c := range g.C {
+		for kh := range g.K {
+			for kw := range g.K {
+				src := x[(c*hp+kh)*wp+kw:]
+				row := u[r*ld : r*ld+n]
+				for j, o := range g.off {
+					row[j] = src[o]
+				}
+				r++
+			}
+		}
+	}
+}
+
+// col2imScatter is col2im for stride S > 1: the rows are scattered through
+// g.off into the zero-padded plane xp, whose interior is then dx.
+func col2imScatter[T Float](g *geom, du []T, ld int, dx, xp []T) {
+	hp, wp := g.H+2*g.P, g.W+2*g.P
+	acc := dx
+	if g.P > 0 {
+		acc = xp[:g.C*hp*wp]
+	}
+	clear(acc)
+	n, r := len(g.off), 0
+	for c := range g.C {
+		for kh := range g.K {
+			for kw := range g.K {
+				dst := acc[(c*hp+kh)*wp+kw:]
+				row := du[r*ld : r*ld+n]
+				for j, o := range g.off {
+					dst[o] += row[j]
+				}
+				r++
+			}
+		}
+	}
+	if g.P > 0 {
+		for c := range g.C {
+			for h := range g.H {
+				copy(dx[(c*g.H+h)*g.W:(c*g.H+h+1)*g.W], acc[(c*hp+h+g.P)*wp+g.P:])
 			}
 		}
 	}

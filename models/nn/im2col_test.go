@@ -10,18 +10,19 @@ import (
 // TestIm2colCol2im compares im2col and col2im with the definitions, entry
 // by entry, over geometries that exercise every path: stride 1 with
 // same-width output (one shifted copy), stride 1 without padding, strides
-// 2 and 3, kernels wider than the padding and padding wider than 1.
+// 2 and 3 (the gather through the padded plane, with and without
+// padding), kernels wider than the padding and padding wider than 1.
 func TestIm2colCol2im(t *testing.T) {
 	cases := []struct{ C, H, W, K, S, P int }{
 		{2, 5, 5, 3, 1, 1}, {1, 4, 6, 3, 1, 1}, {3, 6, 5, 3, 1, 0}, {2, 7, 6, 3, 2, 1},
 		{1, 28, 28, 8, 2, 3}, {2, 5, 7, 4, 3, 2}, {1, 3, 3, 1, 1, 0}, {2, 4, 4, 5, 1, 2},
-		{1, 5, 5, 3, 1, 2}, {2, 6, 6, 1, 2, 0},
+		{1, 5, 5, 3, 1, 2}, {2, 6, 6, 1, 2, 0}, {3, 13, 13, 4, 2, 0},
 	}
 	s := rng.NewSeeded(9)
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
-			g := geom{C: c.C, H: c.H, W: c.W, K: c.K, S: c.S, P: c.P,
-				OH: (c.H+2*c.P-c.K)/c.S + 1, OW: (c.W+2*c.P-c.K)/c.S + 1}
+			g := newGeom(c.C, c.H, c.W, c.K, c.S, c.P)
+			xp := make([]float64, g.padSize())
 			p := g.OH * g.OW
 			x := make([]float64, c.C*c.H*c.W)
 			for i := range x {
@@ -32,7 +33,7 @@ func TestIm2colCol2im(t *testing.T) {
 			for i := range u {
 				u[i] = 99 // must be overwritten
 			}
-			im2col(&g, x, u, ld)
+			im2col(&g, x, u, ld, xp)
 			du := make([]float64, len(u))
 			want := make([]float64, len(x))
 			for ch := range c.C {
@@ -60,7 +61,7 @@ func TestIm2colCol2im(t *testing.T) {
 			for i := range dx {
 				dx[i] = 7 // must be overwritten
 			}
-			col2im(&g, du, ld, dx)
+			col2im(&g, du, ld, dx, xp)
 			for i := range dx {
 				if d := dx[i] - want[i]; d > 1e-12 || d < -1e-12 {
 					t.Fatalf("col2im[%d] = %g, want %g", i, dx[i], want[i])
