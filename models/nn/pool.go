@@ -76,9 +76,9 @@ func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
 	}
 }
 
-// forward2 is forwardRange's sample loop for 2×2 windows, unrolled: four
-// compares in the same (kh, kw) order with the same strict >, so the maximum
-// and the argmax (first of ties) are those of the general loop.
+// forward2 is forwardRange's sample loop for 2×2 windows: four compares in
+// the same (kh, kw) order with the same strict >, so the maximum and the
+// argmax (first of ties) are those of the general loop.
 func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 	H, W, OH, OW, s := l.in.H, l.in.W, l.out.H, l.out.W, l.Stride
 	for c := range l.in.C {
@@ -86,6 +86,10 @@ func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 			r0 := c*H*W + oh*s*W
 			row := xi[r0 : r0+W+W]
 			o := (c*OH + oh) * OW
+			if r32, ok := any(row).([]float32); ok {
+				maxPool2Row32(r32, W, s, any(yi[o:o+OW]).([]float32), ai[o:o+OW], int32(r0))
+				continue
+			}
 			yo, ao := yi[o:o+OW], ai[o:o+OW]
 			for ow := range yo {
 				j := ow * s
@@ -103,6 +107,33 @@ func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 				yo[ow], ao[ow] = bv, int32(r0+best)
 			}
 		}
+	}
+}
+
+// maxPool2Row32 is one output row of forward2 in float32, written so the
+// compiler selects indices with conditional moves instead of branching on
+// the data (mispredicted about every other window): the larger of each
+// pair of the window's rows, then of the two, each strict > keeping the
+// first of ties in (kh, kw) order as the general loop does. For finite
+// inputs the value is x[argmax] up to the sign of a zero (max(−0, +0) is
+// +0); a NaN may be passed over where the general loop would keep it.
+func maxPool2Row32(row []float32, w, s int, yo []float32, ao []int32, r0 int32) {
+	top, bot := row[:len(row)-w], row[w:]
+	for ow := range yo {
+		j := ow * s
+		a, b, c, d := top[j], top[j+1], bot[j], bot[j+1]
+		it, ib := int32(j), int32(j+w)
+		if b > a {
+			it++
+		}
+		if d > c {
+			ib++
+		}
+		vt, vb := max(a, b), max(c, d)
+		if vb > vt {
+			it = ib
+		}
+		yo[ow], ao[ow] = max(vt, vb), r0+it
 	}
 }
 

@@ -48,3 +48,21 @@ func TestMaxPool2dBruteForce(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMaxPool2 is the MNIST CNN's first pooling layer (2×2, stride 1,
+// 16×14×14) on tanh-like values, where the maximum's position is random.
+func BenchmarkMaxPool2(b *testing.B) {
+	rnd := rand.New(rand.NewPCG(1, 2))
+	l := NewMaxPool2d[float32](2, 1)
+	in := Shape{C: 16, H: 14, W: 14}
+	if _, err := l.Build(in, 64); err != nil {
+		b.Fatal(err)
+	}
+	x := make([]float32, 64*in.Size())
+	for i := range x {
+		x[i] = float32(rnd.NormFloat64())
+	}
+	for b.Loop() {
+		l.Forward(x, 64, true)
+	}
+}
