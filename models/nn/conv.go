@@ -33,7 +33,9 @@ import (
 // cost Cout·Cin·K²·P_out) or by the ghost-norm identity
 // ‖dZ_i U_iᵀ‖² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ (two Gram matrices, cost
 // P_out²·(Cin·K² + Cout)), whichever the cost estimate says is cheaper
-// (useGram). In the zoo the direct product always wins (P_out ≥ Cout where
+// (useGram). Off the flip path every weight gradient needs U_i, so a layer
+// under UCacheLimit keeps it from the training forward pass instead of a
+// second im2col. In the zoo the direct product always wins (P_out ≥ Cout where
 // the cost is), and the cache is on.
 type Conv2d[T Float] struct {
 	Cin, Cout, K, Stride, Pad int
@@ -59,6 +61,9 @@ type Conv2d[T Float] struct {
 	batchSum     bool // non-private mode: Backward sums the gradient, no cache
 	summed       int  // samples whose block sums Backward left in partial; −1 none
 	sumPermuted  bool // those block sums are in the flip layout
+	ucache       []T  // U_i of the chunk's training forward, for sampleGrad (nil: over UCacheLimit)
+	keepU        bool // Backward takes weight gradients from U_i: training forwards keep it
+	uKept        bool // ucache holds the current x's U_i
 
 	// Arguments of the current parallel call, and the method values
 	// (bound once in Build, so calls do not allocate).
@@ -83,6 +88,11 @@ type convWork[T Float] struct {
 // CacheLimit bounds the per-layer per-sample gradient cache of Conv2d
 // (MaxBatch·NumParams values); larger layers recompute in AccumulateScaled.
 var CacheLimit = 1 << 24
+
+// UCacheLimit bounds the im2col cache of Conv2d (MaxBatch·Cin·K²·P_out
+// values): a layer under it keeps each sample's U_i from the training
+// forward pass for the weight gradient, instead of building it again.
+var UCacheLimit = 1 << 22
 
 // normMode forces Conv2d's norm path without cache in tests: 0 by cost,
 // 1 direct, 2 Gram.
@@ -135,6 +145,10 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 		ws.g = make([]T, l.Cout*l.ckk)
 		ws.xp = make([]T, l.fwd.padSize())
 	}
+	l.ucache, l.keepU, l.uKept = nil, false, false
+	if maxBatch*l.ckk*l.p <= UCacheLimit {
+		l.ucache = make([]T, maxBatch*l.ckk*l.p)
+	}
 	l.cache, l.cached = nil, -1
 	if maxBatch*l.NumParams() <= CacheLimit {
 		l.cache = make([]T, maxBatch*l.NumParams())
@@ -173,8 +187,9 @@ func (l *Conv2d[T]) Init(s *rng.Stream) {
 // perSample is the rough multiply-add count of one sample's GEMM.
 func (l *Conv2d[T]) perSample() int { return l.Cout * l.ckk * l.p }
 
-func (l *Conv2d[T]) Forward(x []T, n int, _ bool) []T {
+func (l *Conv2d[T]) Forward(x []T, n int, train bool) []T {
 	l.x, l.cached = x[:n*l.in.Size()], -1
+	l.uKept = train && l.keepU && l.ucache != nil
 	parallelFor(n, len(l.ws), n*l.perSample(), l.fwdFn)
 	return l.out[:n*l.outShape.Size()]
 }
@@ -183,6 +198,9 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 	isz, osz := l.in.Size(), l.outShape.Size()
 	u := l.ws[w].u
 	for i := lo; i < hi; i++ {
+		if l.uKept {
+			u = l.ucache[i*l.ckk*l.p : (i+1)*l.ckk*l.p]
+		}
 		im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p, l.ws[w].xp)
 		oi := l.out[i*osz : (i+1)*osz]
 		gemm(false, false, l.Cout, l.p, l.ckk, 1, l.w, l.ckk, u, l.p, 0, oi, l.p)
@@ -199,6 +217,9 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 	l.dz, l.cached, l.needDx, l.summed = dy[:n*l.outShape.Size()], -1, needDx, -1
+	// Off the flip path, weight gradients are built from U_i: keep it
+	// from the next training forward on.
+	l.keepU = !(l.flip && needDx)
 	if !needDx && l.cache == nil && !l.batchSum {
 		return nil
 	}
@@ -312,9 +333,8 @@ func (l *Conv2d[T]) setBatchSum(on bool) { l.batchSum, l.summed = on, -1 }
 // times the destination, into gw (Cout×Cin·K·K) and gb (Cout, may be nil),
 // using worker w's im2col buffer.
 func (l *Conv2d[T]) sampleGrad(w, i int, alpha, beta T, gw, gb []T) {
-	isz, osz := l.in.Size(), l.outShape.Size()
-	u := l.ws[w].u
-	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.p, l.ws[w].xp)
+	osz := l.outShape.Size()
+	u := l.sampleU(w, i)
 	dz := l.dz[i*osz : (i+1)*osz]
 	gemm(false, true, l.Cout, l.ckk, l.p, alpha, dz, l.p, u, l.p, beta, gw, l.ckk)
 	if gb != nil {
@@ -326,6 +346,17 @@ func (l *Conv2d[T]) sampleGrad(w, i int, alpha, beta T, gw, gb []T) {
 			gb[c] = beta*gb[c] + alpha*s
 		}
 	}
+}
+
+// sampleU returns sample i's im2col U_i: kept from the forward pass, or
+// built in worker w's buffer.
+func (l *Conv2d[T]) sampleU(w, i int) []T {
+	if l.uKept {
+		return l.ucache[i*l.ckk*l.p : (i+1)*l.ckk*l.p]
+	}
+	isz := l.in.Size()
+	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], l.ws[w].u, l.p, l.ws[w].xp)
+	return l.ws[w].u
 }
 
 func (l *Conv2d[T]) biasOf(g []T) []T {
@@ -399,11 +430,11 @@ func (l *Conv2d[T]) normRange(w, lo, hi int) {
 // gramNormSq is ‖dZ_i U_iᵀ‖_F² = ⟨U_iᵀU_i, dZ_iᵀdZ_i⟩ (the ghost norm):
 // two P_out×P_out Gram matrices instead of the Cout×Cin·K² gradient.
 func (l *Conv2d[T]) gramNormSq(w, i int) float64 {
-	isz, osz := l.in.Size(), l.outShape.Size()
+	osz := l.outShape.Size()
 	ws := &l.ws[w]
-	im2col(&l.fwd, l.x[i*isz:(i+1)*isz], ws.u, l.p, ws.xp)
+	u := l.sampleU(w, i)
 	dz := l.dz[i*osz : (i+1)*osz]
-	gemm(true, false, l.p, l.p, l.ckk, 1, ws.u, l.p, ws.u, l.p, 0, ws.gu, l.p)
+	gemm(true, false, l.p, l.p, l.ckk, 1, u, l.p, u, l.p, 0, ws.gu, l.p)
 	gemm(true, false, l.p, l.p, l.Cout, 1, dz, l.p, dz, l.p, 0, ws.gz, l.p)
 	var v float64
 	for j, a := range ws.gu {

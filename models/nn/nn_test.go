@@ -370,3 +370,55 @@ func TestNetworkTensors(t *testing.T) {
 		t.Errorf("tensors cover %d of %d parameters", off, net.NumParams())
 	}
 }
+
+// TestConvKeptIm2col repeats the checks with Conv2d keeping U_i from the
+// training forward pass (from the second chunk on, once Backward has shown
+// the layer builds weight gradients from U_i), with and without the
+// per-sample gradient cache: the kept U must be the current chunk's, also
+// after Evaluate's forward passes on other data in between.
+func TestConvKeptIm2col(t *testing.T) {
+	old := CacheLimit
+	defer func() { CacheLimit = old }()
+	for _, cache := range []int{old, 0} {
+		CacheLimit = cache
+		for _, name := range []string{"conv", "conv-pool", "resblock-gn"} {
+			t.Run(fmt.Sprintf("%s/cache=%d", name, cache), func(t *testing.T) {
+				net := build[float64](t, name, 4, 1)
+				warm := chunkFor(t, name, net, 4, 7)
+				if err := net.PerSampleGrads(warm.x, warm.tg, 4, make([]float64, 4*net.NumParams()), make([]float64, 4)); err != nil {
+					t.Fatal(err)
+				}
+				c := chunkFor(t, name, net, 4, 2)
+				if err := net.PerSampleGrads(c.x, c.tg, 4, make([]float64, 4*net.NumParams()), make([]float64, 4)); err != nil {
+					t.Fatal(err)
+				}
+				if !keptAny(net.Layers()) {
+					t.Fatal("no Conv2d kept its im2col: the test does not exercise the kept path")
+				}
+				c.run(t)
+			})
+		}
+	}
+}
+
+// keptAny reports whether a Conv2d among layers (or inside them) holds the
+// current chunk's U_i.
+func keptAny(layers []Layer[float64]) bool {
+	for _, l := range layers {
+		switch l := l.(type) {
+		case *Conv2d[float64]:
+			if l.uKept {
+				return true
+			}
+		case *Sequential[float64]:
+			if keptAny(l.layers) {
+				return true
+			}
+		case *Residual[float64]:
+			if keptAny([]Layer[float64]{l.Body, l.Shortcut}) {
+				return true
+			}
+		}
+	}
+	return false
+}
