@@ -55,19 +55,15 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	}
 
 	d := s.model.NumParams()
+	basis, err := s.estimateBasis(0)
+	if err != nil {
+		return fmt.Errorf("subspace clipping: %w", err)
+	}
 	rows, chunk := s.publicRows()
-	sizes, err := clip.NestedBlockSizes(cfg.SubspaceRanks)
-	if err != nil {
-		return fmt.Errorf("subspace clipping: %w", err)
-	}
-	basis, err := clip.PrincipalBasisFrom(rows, cfg.PublicN, d, chunk, sizes, cfg.PowerIters, root.Child("basis-0"))
-	if err != nil {
-		return fmt.Errorf("subspace clipping: %w", err)
-	}
 	if sub.c2, err = clip.AllocateBudgetsFrom(rows, cfg.PublicN, chunk, basis, cfg.ClipNorm); err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
 	}
-	sub.d0 = clip.DefaultD0(len(sizes))
+	sub.d0 = clip.DefaultD0(len(cfg.SubspaceRanks))
 	sub.d0[len(sub.d0)-1] = cfg.D0
 	cl, err := clip.NewSubspace(basis, sub.c2, sub.d0)
 	if err != nil {
@@ -122,14 +118,23 @@ func (s *state) publicRows() (rows clip.RowSource, chunk int) {
 	}, mb
 }
 
+// estimateBasis computes the principal basis at the current parameters from
+// the public examples, from the stream of the step it is estimated at.
+func (s *state) estimateBasis(step int) (*clip.Basis, error) {
+	sizes, err := clip.NestedBlockSizes(s.cfg.SubspaceRanks)
+	if err != nil {
+		return nil, err
+	}
+	rows, chunk := s.publicRows()
+	return clip.PrincipalBasisFrom(rows, s.sub.publicN, s.model.NumParams(), chunk, sizes, s.cfg.PowerIters, s.sub.rootSeed.Child(fmt.Sprintf("basis-%d", step)))
+}
+
 // refreshBasis re-estimates the principal basis at the current parameters
 // (public data only: no privacy cost). Budgets and noise stay fixed, so the
 // accountant's event does not change.
 func (s *state) refreshBasis(step int) error {
 	sub := s.sub
-	rows, chunk := s.publicRows()
-	sizes, _ := clip.NestedBlockSizes(s.cfg.SubspaceRanks)
-	basis, err := clip.PrincipalBasisFrom(rows, sub.publicN, s.model.NumParams(), chunk, sizes, s.cfg.PowerIters, sub.rootSeed.Child(fmt.Sprintf("basis-%d", step)))
+	basis, err := s.estimateBasis(step)
 	if err != nil {
 		return fmt.Errorf("subspace refresh at step %d: %w", step, err)
 	}
