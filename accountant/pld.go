@@ -350,10 +350,12 @@ func PLDPoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOptio
 }
 
 // CalibrateSigmaPLDGrids is PLDPoissonSigma for any mechanism: fine(σ) is
-// its PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval (never
-// smaller), rdp(σ) its RDP ε (never smaller). The search runs on the coarse
-// grid from the RDP σ down, and a few fine-grid bisection steps close the
-// gap; the result is certified on the fine grid.
+// its PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval (as a
+// rule not smaller), rdp(σ) its RDP ε (never smaller). The search runs on
+// the coarse grid from the RDP σ down, and a few fine-grid bisection steps
+// close the gap; the result is certified on the fine grid (when the coarse
+// grid's σ is not, the search reruns on the fine grid), or else is the RDP
+// σ, certified by RDP.
 func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
 	c, err := newCalibration(opts)
 	if err != nil {
@@ -367,6 +369,14 @@ func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, erro
 	eHi, err := fine(hi)
 	if err != nil {
 		return 0, err
+	}
+	if eHi > target {
+		// The coarse grid's ε is not always the larger: where the
+		// privacy loss is huge (σ ≪ 1) the grids truncate its range
+		// differently, and the coarse one can certify what the fine one
+		// does not (seen at δ ≥ q, where the true ε is 0). Search on the
+		// fine grid alone then.
+		return CalibrateSigmaPLD(fine, rdp, target, WithTolerance(c.tol))
 	}
 	lo := hi * (1 - 0.02)
 	for target-eHi > c.tol && hi-lo > 1e-9*hi {

@@ -270,3 +270,29 @@ func TestPLDCalibration(t *testing.T) {
 		t.Fatalf("PLD σ %v not below RDP σ %v (%v)", s, r, err)
 	}
 }
+
+// CalibrateSigmaPLDGrids certifies its σ on the fine grid even where the
+// coarse grid's ε is the smaller (as the real grids' are at δ ≥ q, σ ≈ 0.08):
+// here the coarse account certifies σ ≥ 0.05, the fine one only σ ≥ 0.2.
+func TestCalibrateSigmaPLDGridsCertifiesOnFineGrid(t *testing.T) {
+	fine := func(s float64) (float64, error) {
+		if s < 0.1 {
+			return 5, nil
+		}
+		return 0.1 / s, nil
+	}
+	coarse := func(s float64) (float64, error) {
+		if s < 0.05 {
+			return 5, nil
+		}
+		return min(0.1/s, 0.3), nil
+	}
+	rdp := func(s float64) (float64, error) { return 1 / s, nil }
+	s, err := CalibrateSigmaPLDGrids(fine, coarse, rdp, 0.5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e, _ := fine(s); e > 0.5 || s > 0.2*1.01 {
+		t.Fatalf("σ = %v: fine ε %v, want ≤ 0.5 at σ ≈ 0.2", s, e)
+	}
+}

@@ -100,7 +100,32 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 		return badInput("--accountant must be rdp or pld, got %q", *acct)
 	}
 	if got.Epsilon < (1-*tol)**eps {
-		return badInput("target epsilon %s is not reachable to the relative tolerance %s: the %s accountant gives epsilon = %s at sigma = %s and more above it", fmtFloat(*eps), fmtFloat(*tol), got.Accountant, fmtFloat(got.Epsilon), fmtFloat(sigma))
+		// The search brackets the target to float resolution, so ε(σ)
+		// crosses it in a jump here (RDP's ε is clipped at 0; PLD's drops
+		// to 0 once δ covers the whole loss), or every σ meets it.
+		below := sigma * (1 - 1e-6)
+		var b accountant.Bound
+		if *acct == "pld" {
+			b, err = accountant.PLDPoissonEpsilon(*q, below, *steps, *delta)
+		} else {
+			var rdpOpts []accountant.RDPOption
+			if *signed {
+				rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
+			}
+			b, err = accountant.PoissonEpsilon(*q, below, *steps, *delta, rdpOpts...)
+		}
+		tv := ""
+		if got.Epsilon == 0 {
+			tv = " (epsilon = 0: delta covers the whole privacy loss there, the mechanism's total-variation bound)"
+		}
+		switch {
+		case err == nil && b.Epsilon > *eps:
+			fmt.Fprintf(stderr, "warning: no sigma gives epsilon within the relative tolerance %s of the target: the %s accountant's epsilon jumps from %s to %s at sigma = %s%s; the sigma printed is the smallest that meets the target\n",
+				fmtFloat(*tol), got.Accountant, fmtFloat(b.Epsilon), fmtFloat(got.Epsilon), fmtFloat(sigma), tv)
+		default:
+			fmt.Fprintf(stderr, "warning: the %s accountant gives epsilon = %s at sigma = %s, below the target by more than the relative tolerance %s, and the search found no sigma above the target near it%s\n",
+				got.Accountant, fmtFloat(got.Epsilon), fmtFloat(sigma), fmtFloat(*tol), tv)
+		}
 	}
 	if orders := accountant.DefaultOrders(); *acct == "rdp" && got.Order > 0 && (got.Order <= orders[0] || got.Order >= orders[len(orders)-1]) {
 		fmt.Fprintf(stderr, "warning: the best RDP order %s is at the edge of the order grid [%s, %s]; epsilon may be loose (a wider grid could give less noise)\n", fmtFloat(got.Order), fmtFloat(orders[0]), fmtFloat(orders[len(orders)-1]))

@@ -14,7 +14,9 @@ func TestCalibrateFromEpochsAndLimits(t *testing.T) {
 		// q = 256/60000, steps = ceil(10·60000/256) = 2344.
 		{[]string{"--epsilon", "3", "--delta", "1e-5", "--n", "60000", "--batch", "256", "--epochs", "10"}, 0, "q = 0.004266666667, 2344 steps", ""},
 		{[]string{"--epsilon", "3", "--delta", "5e-3", "--n", "500", "--batch", "50", "--epochs", "1"}, 0, "10 steps", "delta = 0.005 >= 1/n = 0.002"},
-		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 2, "", "not reachable"},
+		// ε(σ) jumps from 0.0035 to 0 (the total-variation bound): the
+		// smallest σ meeting the target, with a warning naming the jump.
+		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 0, "sigma = 31618.2", "jumps from 0.0035"},
 		{[]string{"--epsilon", "0.01", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 0, "epsilon = 0.00999", "edge of the order grid"},
 		{[]string{"--epsilon", "3", "--delta", "1e-5", "--n", "100", "--batch", "200", "--epochs", "1"}, 2, "", "--batch <= --n"},
 	} {
