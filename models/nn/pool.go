@@ -10,6 +10,9 @@ type MaxPool2d[T Float] struct {
 	arg       []int32 // per output, index of the maximum within the sample
 	y, dx     []T
 	x         []T // input (forward) or output gradient (backward) of the pass
+	in0       []T // the forward's input, for an argmax Backward must rebuild
+	n         int
+	noArg     bool // the forward did not record arg (inference)
 	fwd, bwd  rangeFunc
 }
 
@@ -38,8 +41,15 @@ func (l *MaxPool2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	return out, nil
 }
 
-func (l *MaxPool2d[T]) Forward(x []T, n int, _ bool) []T {
-	l.x = x
+// Forward pools x. Outside training (train false: evaluation, prediction)
+// a 2×2 stride-1 float32 pool takes maxima eight at a time without
+// recording the argmax; a Backward after such a pass rebuilds it first.
+func (l *MaxPool2d[T]) Forward(x []T, n int, train bool) []T {
+	l.x, l.in0, l.n = x, x, n
+	l.noArg = !train && l.K == 2 && l.Stride == 1 && maxPool2S1Vec != nil
+	if _, ok := any(x).([]float32); !ok {
+		l.noArg = false
+	}
 	parallelFor(n, maxWorkers, n*l.out.Size()*l.K*l.K, l.fwd)
 	l.x = nil
 	return l.y[:n*l.out.Size()]
@@ -52,6 +62,10 @@ func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		xi := x[i*isz : (i+1)*isz]
 		yi, ai := l.y[i*osz:(i+1)*osz], l.arg[i*osz:(i+1)*osz]
+		if l.noArg {
+			maxPool2S1(any(xi).([]float32), any(yi).([]float32), l.in.C, H, W, OH, OW)
+			continue
+		}
 		if l.K == 2 {
 			l.forward2(xi, yi, ai)
 			continue
@@ -137,9 +151,30 @@ func maxPool2Row32(row []float32, w, s int, yo []float32, ao []int32, r0 int32) 
 	}
 }
 
+// maxPool2S1 is 2×2 stride-1 pooling of one float32 sample without argmax,
+// vector rows and a scalar tail.
+func maxPool2S1(xi, yi []float32, C, H, W, OH, OW int) {
+	for c := range C {
+		for oh := range OH {
+			r0 := xi[(c*H+oh)*W : (c*H+oh+1)*W]
+			r1 := xi[(c*H+oh+1)*W : (c*H+oh+2)*W]
+			yo := yi[(c*OH+oh)*OW : (c*OH+oh+1)*OW]
+			for j := maxPool2S1Vec(yo, r0, r1); j < len(yo); j++ {
+				yo[j] = max(r0[j], r0[j+1], r1[j], r1[j+1])
+			}
+		}
+	}
+}
+
 func (l *MaxPool2d[T]) Backward(dy []T, n int, needDx bool) []T {
 	if !needDx {
 		return nil
+	}
+	if l.noArg {
+		// The forward ran without the argmax (SetTraining(false) and
+		// then a gradient): record it now from the same input.
+		l.noArg, l.x = false, l.in0
+		parallelFor(l.n, maxWorkers, l.n*l.out.Size()*l.K*l.K, l.fwd)
 	}
 	l.x = dy
 	parallelFor(n, maxWorkers, n*l.in.Size(), l.bwd)
