@@ -110,14 +110,16 @@ func tinyGemm(transA, transB bool, m, n, k int, alpha float32, a []float32, lda 
 // transpose both while packing. A dot kernel asked for any other product is
 // ignored.
 //
-// Otherwise plan picks the packed kernel and orientation that waste the
-// fewest multiply-adds on padding whole mr×nr tiles. Thin products gain
-// most: n = 10 (a 784→10 layer) fills a third of a 32-wide tile, while Cᵀ
-// has 10 rows in 12; C = 16 rows (16 filters) is better served by 6×16 tiles
-// than 12×32 ones. Computing Cᵀ costs a transposed write-back of each tile,
-// so it must save a fifth of the work more. Otherwise the earlier kernel
-// wins unless another saves a tenth: 1024 rows fit 6-row tiles with 2 rows
-// of padding and 12-row tiles with 8, which is not worth leaving AVX-512.
+// Otherwise plan picks the packed kernel and orientation that take the
+// least time over whole mr×nr tiles, padding included: padded
+// multiply-adds divided by the kernel's rate. Thin products gain most:
+// n = 10 (a 784→10 layer) fills a third of a 32-wide tile, while Cᵀ has 10
+// rows in 12. C = 16 rows (16 filters) pads 12×32 tiles to 24 rows and 6×16
+// ones to 18, but the AVX-512 kernel runs twice as fast and still wins (it
+// did not when plan counted padding alone: ResNet's 16-filter convolutions
+// ran at half speed on the AVX2 kernel). Computing Cᵀ costs a transposed
+// write-back of each tile, so it must save a fifth of the work more.
+// Otherwise the earlier kernel wins unless another saves a tenth.
 func plan(kern *kernel, transA, transB bool, m, n, k int) (*kernel, bool) {
 	nt := !transA && transB
 	if kern != nil && kern.dot != nil {
@@ -134,15 +136,17 @@ func plan(kern *kernel, transA, transB bool, m, n, k int) (*kernel, bool) {
 		cands = []*kernel{kern}
 	}
 	var best *kernel
-	bestT, bestCost := false, 0
+	bestT, bestCost := false, 0.0
 	for _, kn := range cands {
 		for _, t := range []bool{false, true} {
-			cost := padded(kn, m, n) * 5
+			cost := float64(padded(kn, m, n)) * 5
 			if t {
-				cost = padded(kn, n, m) * 6
+				cost = float64(padded(kn, n, m)) * 6
 			}
-			// Measured differences between the kernels are within noise
-			// here, so an alternative must save a tenth of the work.
+			if kn.rate > 0 {
+				cost /= kn.rate
+			}
+			// An alternative must save a tenth of the time.
 			if best == nil || cost*10 < bestCost*9 {
 				best, bestT, bestCost = kn, t, cost
 			}

@@ -373,6 +373,23 @@ func TestPlan(t *testing.T) {
 			t.Errorf("plan(%d, %d) = %s, transposed %v; want %s, %v", tc.m, tc.n, kern.name, trans, tc.kern.name, tc.trans)
 		}
 	}
+	// A kernel twice as fast wins shapes it pads up to twice as much.
+	k12.rate = 2
+	for _, tc := range []struct {
+		m, n  int
+		kern  *kernel
+		trans bool
+	}{
+		{16, 1024, k12, false}, // ResNet's 16 filters: 24·1024/2 vs 18·1024
+		{16, 169, k12, false},  // 24·192/2 vs 18·176
+		{4, 16, k6, false},     // 12·32/2 vs 6·16
+		{256, 10, k12, true},   // Cᵀ still, as at equal rates
+	} {
+		kern, trans := plan(nil, false, false, tc.m, tc.n, 100)
+		if kern != tc.kern || trans != tc.trans {
+			t.Errorf("rates 2 and 1: plan(%d, %d) = %s, transposed %v; want %s, %v", tc.m, tc.n, kern.name, trans, tc.kern.name, tc.trans)
+		}
+	}
 }
 
 // Concurrent products share the worker pool and the packing-buffer pools;

@@ -13,6 +13,10 @@ type kernel struct {
 	// of B are what one kernel call reads. mc and nc bound a tile of C: the
 	// packed mc×kc block of A and kc×nc block of B together stay in L2.
 	kc, mc, nc int
+	// rate is the kernel's multiply-add throughput relative to the AVX2
+	// kernel's on the same padded work (0 counts as 1): plan weighs padding
+	// by it, so a faster kernel wins shapes it pads more.
+	rate float64
 	// fn computes the product of an mr×k strip of A and a k×nr strip of B
 	// into the row-major mr×nr block at c (row stride ldc): mode 0 stores
 	// it without reading C, mode 1 adds it to C, mode 2 adds it to beta·C.
