@@ -37,7 +37,7 @@ run() {
     --out "$OUT/$name" --resume >> "$OUT/$name/train.log" 2>&1 || rc=$?
   echo "$((SECONDS - start)) s this invocation" >> "$OUT/$name/wall_seconds.txt"
   [ $rc -eq 0 ] || { echo "run $name stopped (exit $rc): see $OUT/$name/train.log" >&2; return 1; }
-  echo "done $name: $(grep '^result' "$OUT/$name/train.log")"
+  echo "done $name: $(grep '^result' "$OUT/$name/train.log" | tail -1)"
 }
 # pool runs each line "NAME METHOD STEPS LR SEED" of stdin, JOBS at a time.
 pool() {
