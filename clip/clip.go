@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/dptrain/dptrain/internal/vec"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/sampler"
 )
@@ -96,22 +97,7 @@ func l2Scale(ss, c float64) float32 {
 // sums, combined in a fixed order): the norm every clipper here uses. A
 // model whose PerSampleNormsSq uses this routine per group reproduces the
 // materialised clipped sum bit for bit.
-func SumSquares(g []float32) float64 {
-	var s0, s1, s2, s3 float64
-	n := len(g) &^ 3
-	for j := 0; j < n; j += 4 {
-		v := g[j : j+4 : j+4]
-		a, b, c, d := float64(v[0]), float64(v[1]), float64(v[2]), float64(v[3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
-	}
-	for _, v := range g[n:] {
-		s0 += float64(v) * float64(v)
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+func SumSquares(g []float32) float64 { return vec.SumSquares(g) }
 
 // groupsOrWhole returns groups, or one group covering [0, d) when nil, after
 // checking that they tile [0, d) in order.

@@ -422,20 +422,3 @@ func keptAny(layers []Layer[float64]) bool {
 	}
 	return false
 }
-
-// sumSq's four partial sums against a plain float64 loop, at every length
-// remainder: equal up to the rounding of 1000 float64 adds (1e-13 relative).
-func TestSumSq(t *testing.T) {
-	s := rng.NewSeeded(5)
-	for _, n := range []int{0, 1, 3, 4, 5, 7, 8, 1000, 1003} {
-		x := make([]float32, n)
-		want := 0.0
-		for i := range x {
-			x[i] = float32(s.NormFloat64())
-			want += float64(x[i]) * float64(x[i])
-		}
-		if got := sumSq(x); math.Abs(got-want) > 1e-13*max(want, 1) {
-			t.Errorf("n=%d: sumSq %v, want %v", n, got, want)
-		}
-	}
-}

@@ -1,6 +1,10 @@
 package nn
 
-import "math"
+import (
+	"math"
+
+	"github.com/dptrain/dptrain/internal/vec"
+)
 
 // Float is the element type of the engine: float32 (fast path) or float64
 // (exact tests).
@@ -22,26 +26,10 @@ func (s Shape) Size() int { return s.C * s.H * s.W }
 
 func (s Shape) valid() bool { return s.C > 0 && s.H > 0 && s.W > 0 }
 
-// sumSq returns Σ x² accumulated in float64.
-func sumSq[T Float](x []T) float64 {
-	// Four partial sums: one float64 chain waits on the adder's latency
-	// at every element, and this sum runs over every per-sample gradient.
-	var s0, s1, s2, s3 float64
-	n := len(x) &^ 3
-	for i := 0; i < n; i += 4 {
-		q := x[i : i+4 : i+4]
-		a, b, c, d := float64(q[0]), float64(q[1]), float64(q[2]), float64(q[3])
-		s0 += a * a
-		s1 += b * b
-		s2 += c * c
-		s3 += d * d
-	}
-	for _, v := range x[n:] {
-		f := float64(v)
-		s0 += f * f
-	}
-	return (s0 + s1) + (s2 + s3)
-}
+// sumSq returns Σ x² accumulated in float64, in the order clip.SumSquares
+// uses (internal/vec), so a norm from the gradient cache equals the norm of
+// the materialised gradient bit for bit.
+func sumSq[T Float](x []T) float64 { return vec.SumSquares(x) }
 
 // sum returns Σ x accumulated in float64.
 func sum[T Float](x []T) float64 {
