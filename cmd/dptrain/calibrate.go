@@ -75,6 +75,10 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 		got   accountant.Bound
 		err   error
 	)
+	var rdpOpts []accountant.RDPOption
+	if *signed {
+		rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
+	}
 	switch *acct {
 	case "pld":
 		if *signed {
@@ -84,10 +88,6 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	case "rdp":
-		var rdpOpts []accountant.RDPOption
-		if *signed {
-			rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
-		}
 		sigma, err = accountant.PoissonSigma(*eps, *delta, *q, *steps,
 			accountant.WithTolerance(absTol), accountant.WithRDPOptions(rdpOpts...))
 		if err != nil {
@@ -108,10 +108,6 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 		if *acct == "pld" {
 			b, err = accountant.PLDPoissonEpsilon(*q, below, *steps, *delta)
 		} else {
-			var rdpOpts []accountant.RDPOption
-			if *signed {
-				rdpOpts = append(rdpOpts, accountant.WithSeries(accountant.SignedSeries))
-			}
 			b, err = accountant.PoissonEpsilon(*q, below, *steps, *delta, rdpOpts...)
 		}
 		tv := ""

@@ -95,15 +95,17 @@ func (l *MaxPool2d[T]) forwardRange(_, lo, hi int) {
 // argmax (first of ties) are those of the general loop.
 func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 	H, W, OH, OW, s := l.in.H, l.in.W, l.out.H, l.out.W, l.Stride
+	x32, is32 := any(xi).([]float32)
+	y32, _ := any(yi).([]float32)
 	for c := range l.in.C {
 		for oh := range OH {
 			r0 := c*H*W + oh*s*W
-			row := xi[r0 : r0+W+W]
 			o := (c*OH + oh) * OW
-			if r32, ok := any(row).([]float32); ok {
-				maxPool2Row32(r32, W, s, any(yi[o:o+OW]).([]float32), ai[o:o+OW], int32(r0))
+			if is32 {
+				maxPool2Row32(x32[r0:r0+W+W], W, s, y32[o:o+OW], ai[o:o+OW], int32(r0))
 				continue
 			}
+			row := xi[r0 : r0+W+W]
 			yo, ao := yi[o:o+OW], ai[o:o+OW]
 			for ow := range yo {
 				j := ow * s
