@@ -61,7 +61,8 @@ type Conv2d[T Float] struct {
 	batchSum     bool // non-private mode: Backward sums the gradient, no cache
 	summed       int  // samples whose block sums Backward left in partial; −1 none
 	sumPermuted  bool // those block sums are in the flip layout
-	ucache       []T  // U_i of the chunk's training forward, for sampleGrad (nil: over UCacheLimit)
+	ucache       []T  // U_i of the chunk's training forward, for sampleGrad (nil until keepU)
+	ucacheLen    int  // its size, MaxBatch·Cin·K²·P_out, or 0 over UCacheLimit
 	keepU        bool // Backward takes weight gradients from U_i: training forwards keep it
 	uKept        bool // ucache holds the current x's U_i
 
@@ -145,9 +146,9 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 		ws.g = make([]T, l.Cout*l.ckk)
 		ws.xp = make([]T, l.fwd.padSize())
 	}
-	l.ucache, l.keepU, l.uKept = nil, false, false
+	l.ucache, l.ucacheLen, l.keepU, l.uKept = nil, 0, false, false
 	if maxBatch*l.ckk*l.p <= UCacheLimit {
-		l.ucache = make([]T, maxBatch*l.ckk*l.p)
+		l.ucacheLen = maxBatch * l.ckk * l.p
 	}
 	l.cache, l.cached = nil, -1
 	if maxBatch*l.NumParams() <= CacheLimit {
@@ -189,7 +190,7 @@ func (l *Conv2d[T]) perSample() int { return l.Cout * l.ckk * l.p }
 
 func (l *Conv2d[T]) Forward(x []T, n int, train bool) []T {
 	l.x, l.cached = x[:n*l.in.Size()], -1
-	l.uKept = train && l.keepU && l.ucache != nil
+	l.uKept = train && l.keepU
 	parallelFor(n, len(l.ws), n*l.perSample(), l.fwdFn)
 	return l.out[:n*l.outShape.Size()]
 }
@@ -218,8 +219,12 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 	l.dz, l.cached, l.needDx, l.summed = dy[:n*l.outShape.Size()], -1, needDx, -1
 	// Off the flip path, weight gradients are built from U_i: keep it
-	// from the next training forward on.
-	l.keepU = !(l.flip && needDx)
+	// from the next training forward on (allocated then, so that layers
+	// on the flip path never hold it).
+	l.keepU = !(l.flip && needDx) && l.ucacheLen > 0
+	if l.keepU && l.ucache == nil {
+		l.ucache = make([]T, l.ucacheLen)
+	}
 	if !needDx && l.cache == nil && !l.batchSum {
 		return nil
 	}
