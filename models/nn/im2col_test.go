@@ -22,7 +22,7 @@ func TestIm2colCol2im(t *testing.T) {
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			g := newGeom(c.C, c.H, c.W, c.K, c.S, c.P)
-			xp := make([]float64, g.padSize())
+			xp, dxp := make([]float64, g.padSize()), make([]float64, g.padSize())
 			p := g.OH * g.OW
 			x := make([]float64, c.C*c.H*c.W)
 			for i := range x {
@@ -33,6 +33,12 @@ func TestIm2colCol2im(t *testing.T) {
 			for i := range u {
 				u[i] = 99 // must be overwritten
 			}
+			// A first call on other data: xp is reused, as a worker's is.
+			other := make([]float64, len(x))
+			for i := range other {
+				other[i] = s.NormFloat64()
+			}
+			im2col(&g, other, make([]float64, len(u)), ld, xp)
 			im2col(&g, x, u, ld, xp)
 			du := make([]float64, len(u))
 			want := make([]float64, len(x))
@@ -61,7 +67,7 @@ func TestIm2colCol2im(t *testing.T) {
 			for i := range dx {
 				dx[i] = 7 // must be overwritten
 			}
-			col2im(&g, du, ld, dx, xp)
+			col2im(&g, du, ld, dx, dxp)
 			for i := range dx {
 				if d := dx[i] - want[i]; d > 1e-12 || d < -1e-12 {
 					t.Fatalf("col2im[%d] = %g, want %g", i, dx[i], want[i])
