@@ -8,12 +8,13 @@
 //   - PerLayer: L2 clipping of each parameter group k to C_k, with a budget
 //     split Σ C_k² = C² so the whole vector's L2 sensitivity stays C.
 //   - LInf: clamp every coordinate to [−c∞, c∞].
-//   - L2LInf: hybrid L2 then L∞ clipping, c∞ = c2/√d0 (paper 003 §3.2).
-//   - Subspace: hybrid subspace clipping (paper 003 §3.3–3.6): coefficients
-//     in orthonormal principal blocks plus the residual as one block in
-//     natural coordinates (DESIGN decision 2); each block clipped in L2, then
-//     clamped in L∞. Bases come from PUBLIC per-sample gradients
-//     (PrincipalBasis, randomized subspace iteration).
+//   - L2LInf: hybrid L2 then L∞ clipping, c∞ = c2/√d0
+//     (docs/twice-sampling.md#hybrid-clipping).
+//   - Subspace: hybrid subspace clipping
+//     (docs/twice-sampling.md#subspace-clipping): coefficients in orthonormal
+//     principal blocks plus the residual as one block in natural coordinates;
+//     each block clipped in L2, then clamped in L∞. Bases come from PUBLIC
+//     per-sample gradients (PrincipalBasis, randomized subspace iteration).
 //
 // Noise: Gaussian adds isotropic noise (std = multiplier × L2 sensitivity)
 // or per-block anisotropic noise with given per-block variances (paper 003
@@ -27,9 +28,10 @@
 // clipped sum of the materialised path.
 //
 // Twice sampling: masks (sampler.Mask) are applied to the CLIPPED released
-// vector, per specs/003 §3.1/§3.6 (clip, then sample coordinates); clipping
-// after masking would make each coordinate's contribution depend on the
-// other coordinates' masks, which the Theorem 5.2 analysis does not cover.
+// vector, per docs/twice-sampling.md#twice-poisson-sampling (clip, then sample
+// coordinates); clipping after masking would make each coordinate's
+// contribution depend on the other coordinates' masks, which the Theorem 5.2
+// analysis does not cover.
 //
 // Hot paths (ClipSum, Scales, Gaussian.Add) do not allocate. Clippers keep
 // scratch buffers and are not safe for concurrent use.

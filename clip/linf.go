@@ -122,9 +122,9 @@ func addRow(sum, row []float32, m *sampler.Mask) {
 	}
 }
 
-// L2LInf is hybrid clipping (paper 003 §2.5, §3.2): L2 clip to c2, then clamp
-// every coordinate to c∞ = c2/√d0. Both bounds hold afterwards (the clamp
-// only shrinks the norm).
+// L2LInf is hybrid clipping (docs/twice-sampling.md#hybrid-clipping): L2 clip
+// to c2, then clamp every coordinate to c∞ = c2/√d0. Both bounds hold
+// afterwards (the clamp only shrinks the norm).
 type L2LInf struct {
 	c2, cinf, d0 float64
 	d            int

@@ -4,11 +4,11 @@ import "math"
 
 // OuterClip rescales a clipped sum so that the mean it stands for,
 // sum/expectedBatch, has L2 norm at most c: the "outer-clip" step of
-// specs/002 §6 A3, which keeps the hidden-state bounded-update assumption
-// (‖update‖ ≤ ηC) when the mean is taken over the EXPECTED batch size.
-// Apply it before the noise. Projection onto a ball is 1-Lipschitz, so the
-// per-example sensitivity of the sum is unchanged. It reports whether the
-// sum was scaled.
+// docs/hidden-state.md#the-outer-clip, which keeps the hidden-state
+// bounded-update assumption (‖update‖ ≤ ηC) when the mean is taken over the
+// EXPECTED batch size. Apply it before the noise. Projection onto a ball is
+// 1-Lipschitz, so the per-example sensitivity of the sum is unchanged. It
+// reports whether the sum was scaled.
 func OuterClip(sum []float32, expectedBatch, c float64) bool {
 	if !(expectedBatch > 0) || !(c > 0) {
 		panic("clip: OuterClip needs a positive expected batch and clip norm")

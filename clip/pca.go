@@ -11,8 +11,8 @@ import (
 )
 
 // NestedBlockSizes turns cumulative subspace ranks (paper 003's "{250, 500,
-// 1000, 1500}", read as nested per DESIGN decision 2) into block sizes
-// (250, 250, 500, 500).
+// 1000, 1500}", read as nested) into block sizes (250, 250,
+// 500, 500): docs/twice-sampling.md#subspace-clipping.
 func NestedBlockSizes(cumulative []int) ([]int, error) {
 	out := make([]int, len(cumulative))
 	prev := 0
@@ -189,7 +189,7 @@ func axpy(alpha float64, x, y []float64) {
 // AllocateBudgets splits a global L2 budget c over the blocks of basis
 // (principal blocks, then the residual) in proportion to the mean norm of
 // the PUBLIC gradients projected into each: c_j = c·m̄_j/√Σ_l m̄_l², so
-// Σ_j c_j² = c² (specs/003 §3.5 reconstruction).
+// Σ_j c_j² = c² (our reading; docs/twice-sampling.md#subspace-clipping).
 func AllocateBudgets(public []float32, k int, b *Basis, c float64) ([]float64, error) {
 	if k < 1 || len(public) != k*b.d {
 		return nil, fmt.Errorf("clip: public gradients: %d values for %d×%d", len(public), k, b.d)

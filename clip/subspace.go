@@ -14,10 +14,10 @@ import (
 
 // Basis is a set of mutually orthogonal principal blocks U_1..U_{m−1} of
 // R^d, each stored as an r_j × d matrix with orthonormal rows (U_jᵀ). The
-// rest of R^d is the residual, kept in natural coordinates (DESIGN
-// decision 2): a vector is released as its coefficients in each block
-// followed by its residual g − Σ_j U_j U_jᵀ g, K + d numbers in all
-// (K = Σ r_j).
+// rest of R^d is the residual, kept in natural coordinates
+// (docs/twice-sampling.md#subspace-clipping): a vector is released as its
+// coefficients in each block followed by its residual g − Σ_j U_j U_jᵀ g, K +
+// d numbers in all (K = Σ r_j).
 type Basis struct {
 	d      int
 	blocks []*mat.Dense
@@ -116,12 +116,12 @@ func (b *Basis) decodeInto(out, coef, res []float64) {
 	}
 }
 
-// Subspace is hybrid subspace clipping (paper 003 §3.3–3.6, Algorithm 3 with
-// DESIGN decision 2): each principal block's coefficients are clipped to L2
-// norm c2_j and then clamped to c∞_j = c2_j/√d0_j; the residual (natural
-// coordinates) likewise with the last entries. The released vector, summed
-// and noised, is [coefficients | residual] (length K + d); Decode maps a
-// noisy sum back to parameter space.
+// Subspace is hybrid subspace clipping (paper 003's Algorithm 3, with
+// the residual as one block; docs/twice-sampling.md#subspace-clipping): each
+// principal block's coefficients are clipped to L2 norm c2_j and then clamped
+// to c∞_j = c2_j/√d0_j; the residual (natural coordinates) likewise with the
+// last entries. The released vector, summed and noised, is [coefficients |
+// residual] (length K + d); Decode maps a noisy sum back to parameter space.
 type Subspace struct {
 	basis        *Basis
 	c2, cinf, d0 []float64 // per block; the last is the residual
@@ -140,8 +140,9 @@ type Subspace struct {
 // subspaceChunk × d float32s.
 const subspaceChunk = 16
 
-// DefaultD0 is DESIGN decision 2's default: no extra L∞ bound on the m−1
-// principal blocks (d0 = 0) and d0 = 100 on the residual.
+// DefaultD0 is the default of docs/twice-sampling.md#subspace-clipping: no
+// extra L∞ bound on the m−1 principal blocks (d0 = 0) and d0 = 100 on the
+// residual.
 func DefaultD0(principalBlocks int) []float64 {
 	d0 := make([]float64, principalBlocks+1)
 	d0[principalBlocks] = 100
@@ -196,7 +197,8 @@ func (s *Subspace) OutDim() int { return s.basis.k + s.basis.d }
 func (s *Subspace) Basis() *Basis { return s.basis }
 
 // Sensitivity: one block per principal subspace (r_j, c2_j, c∞_j) and the
-// residual (d, c2_m, c∞_m), i.e. r_m = d as DESIGN decision 2 states.
+// residual (d, c2_m, c∞_m), i.e. r_m = d
+// (docs/twice-sampling.md#subspace-clipping).
 // L2 = √Σ_j min(c2_j, √r_j·c∞_j)².
 func (s *Subspace) Sensitivity() Sensitivity {
 	bl := make([]Block, len(s.sizes))

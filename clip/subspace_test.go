@@ -351,14 +351,14 @@ func TestAllocateBudgets(t *testing.T) {
 	}
 }
 
-// TestSubspaceClippingBias measures the clipping bias DESIGN decision 2 asks
-// about (specs/003 §8 Q4): relative bias ‖E[decode(clip(g))] − E[g]‖/‖E[g]‖
-// over per-sample gradients with a dominant low-rank part, for flat L2 at the
-// global budget c and for hybrid subspace clipping (basis and per-block
-// budgets from separate public gradients of the same distribution) with the
-// default d0 (no L∞ bound on principal blocks, 100 on the residual) and with
-// d0 = 100 in every block. Clamping the dense, high-energy principal
-// coefficients must cost more bias than the default.
+// TestSubspaceClippingBias measures the clipping bias that subspace clipping
+// causes (docs/twice-sampling.md#subspace-clipping): relative bias
+// ‖E[decode(clip(g))] − E[g]‖/‖E[g]‖ over per-sample gradients with a dominant
+// low-rank part, for flat L2 at the global budget c and for hybrid subspace
+// clipping (basis and per-block budgets from separate public gradients of the
+// same distribution) with the default d0 (no L∞ bound on principal blocks, 100
+// on the residual) and with d0 = 100 in every block. Clamping the dense,
+// high-energy principal coefficients must cost more bias than the default.
 func TestSubspaceClippingBias(t *testing.T) {
 	const d, r, b, k = 400, 8, 256, 200
 	s := rng.NewSeeded(21)

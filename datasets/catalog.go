@@ -135,7 +135,7 @@ func Names() []string {
 	return n
 }
 
-// Lookup returns the spec of a known dataset by name or alias
+// Lookup returns the Spec of a known dataset by name or alias
 // (case-insensitive).
 func Lookup(name string) (*Spec, error) {
 	n := strings.ToLower(strings.TrimSpace(name))

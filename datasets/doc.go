@@ -22,8 +22,8 @@
 //
 // Synthetic generators ([GaussianMixture], [DPSGDFCounterexample],
 // [LogisticSynthetic], [SeparableBall], [LowRankClassification],
-// [MissingTabular]) follow the definitions in the specs and are seeded
-// through internal/rng.
+// [MissingTabular]) follow the definitions in the method pages of docs/ and
+// are seeded through internal/rng.
 //
 // The package does not batch, shuffle or sample (package sampler does), and
 // it does not augment images.

@@ -27,7 +27,7 @@ const EnvFetchURL = "DPTRAIN_FETCH_URL"
 type FetchOptions struct {
 	// Dir is the destination root; files go to Dir/NAME.
 	Dir string
-	// BaseURL replaces the spec's mirrors; when empty, $DPTRAIN_FETCH_URL,
+	// BaseURL replaces the Spec's mirrors; when empty, $DPTRAIN_FETCH_URL,
 	// and when that is empty too, the canonical mirrors in order.
 	BaseURL string
 	// Client is the HTTP client; nil means http.DefaultClient.

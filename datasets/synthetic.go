@@ -52,10 +52,11 @@ func (g GaussianMixture) Generate() (*Dataset, error) {
 }
 
 // DPSGDFCounterexample returns the 2-D hinge-loss dataset of
-// specs/001-dpsgdf.md, Theorem 3: n/2 copies of (μ, 1) with label +1 and n/2
-// copies of (μ, −1) with label −1 (the spec's D′). With flipped, the same points
-// with the labels exchanged (the spec's D′′). n must be even and positive.
-// Examples alternate between the two points. No randomness is involved.
+// paper 001, Theorem 3 (docs/dpsgdf.md#limits): n/2 copies of (μ, 1) with
+// label +1 and n/2 copies of (μ, −1) with label −1 (the paper's D′). With
+// flipped, the same points with the labels exchanged (the paper's D′′). n must
+// be even and positive. Examples alternate between the two points. No
+// randomness is involved.
 func DPSGDFCounterexample(n int, mu float64, flipped bool) (*Dataset, error) {
 	if n <= 0 || n%2 != 0 {
 		return nil, fmt.Errorf("dpsgdf counterexample: n=%d must be even and positive", n)
@@ -78,9 +79,9 @@ func DPSGDFCounterexample(n int, mu float64, flipped bool) (*Dataset, error) {
 }
 
 // LogisticSynthetic is the synthetic logistic-regression data of
-// specs/004-pdp-report.md §6.1–6.3 (Figs 2–5): θ ~ N(0, I_D), x uniform in
-// the unit ball of R^D. The paper's label model "Pr[Y=1] = sigmoid(xᵀθ)+E"
-// is garbled; the spec's two reconstructions are offered:
+// paper 004, Figs 2–5 (docs/per-instance.md#paper-experiments): θ ~ N(0, I_D),
+// x uniform in the unit ball of R^D. The paper's label model "Pr[Y=1] =
+// sigmoid(xᵀθ)+E" is garbled; two reconstructions are offered:
 //   - Bernoulli false: y = 1 iff sigmoid(xᵀθ) + E > 1/2, E ~ N(0, NoiseStd²)
 //     (NoiseStd = 0 gives y = 1 iff xᵀθ > 0);
 //   - Bernoulli true: y ~ Bernoulli(sigmoid(xᵀθ)).
@@ -143,10 +144,11 @@ func uniformBall(s *rng.Stream, x []float64) {
 	}
 }
 
-// SeparableBall is the data of specs/004-pdp-report.md Fig 1: N points
+// SeparableBall is the data of paper 004, Fig 1
+// (docs/per-instance.md#paper-experiments): N points
 // uniform in the unit ball of R^D, keeping only those with |x_0| ≥ Margin/2,
 // labelled 1 iff x_0 > 0, so the classes are linearly separable with a gap
-// of Margin (the spec's Fig 1 uses N=1000, D=2, Margin=0.4).
+// of Margin (the reproduction of Fig 1 uses N=1000, D=2, Margin=0.4).
 type SeparableBall struct {
 	N, D   int
 	Margin float64
@@ -178,15 +180,15 @@ func (b SeparableBall) Generate() (*Dataset, error) {
 }
 
 // LowRankClassification reconstructs the synthetic data of
-// specs/000-srdp-preprocessing.md §6.2 (Figure 3, after sklearn's
+// paper 000, Figure 3 (docs/srdp.md#paper-figures; after sklearn's
 // make_classification): two classes whose Rank informative features are
 // N(0, I) around a class vertex of the hypercube {±ClassSep}^Rank (the two
 // vertices are distinct random vertices), mixed into D dimensions by a
 // random Rank×D Gaussian matrix, plus isotropic N(0, Noise²) noise so the
 // tail eigenvalues are small but positive, then all rows divided by the
 // largest row norm so that ‖x‖ ≤ 1 (a global scale keeps the low-rank
-// structure). The spec's defaults: N=1000, D=6000, Rank=50, ClassSep=1,
-// Noise=0.01.
+// structure). The reproduction's defaults: N=1000, D=6000, Rank=50,
+// ClassSep=1, Noise=0.01.
 type LowRankClassification struct {
 	N, D, Rank      int
 	ClassSep, Noise float64
@@ -260,14 +262,14 @@ func (c LowRankClassification) Generate() (*Dataset, error) {
 }
 
 // MissingTabular is tabular data with missing values for the imputation
-// experiments of specs/000-srdp-preprocessing.md (§3.2, Table 3): N records
+// experiments of paper 000 (docs/srdp.md#imputation): N records
 // of D correlated features in the unit ball, of which exactly
-// MissingRecords records (the spec's p, chosen uniformly) miss at least one
-// entry. In such a record each entry is missing with probability
-// MissingRate, and one uniformly chosen entry is always missing. Features
-// are x = A z + 0.1·ε with z ~ N(0, I_r), r = max(1, D/2), A a fixed random
-// D×r matrix, then all rows divided by the largest row norm (‖x‖ ≤ 1). The
-// label is 1 iff wᵀx > 0 for a random w, computed on the complete record.
+// MissingRecords records (the p of docs/srdp.md#imputation, chosen uniformly)
+// miss at least one entry. In such a record each entry is missing with
+// probability MissingRate, and one uniformly chosen entry is always missing.
+// Features are x = A z + 0.1·ε with z ~ N(0, I_r), r = max(1, D/2), A a fixed
+// random D×r matrix, then all rows divided by the largest row norm (‖x‖ ≤ 1).
+// The label is 1 iff wᵀx > 0 for a random w, computed on the complete record.
 type MissingTabular struct {
 	N, D           int
 	MissingRecords int

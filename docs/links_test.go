@@ -159,7 +159,7 @@ func TestBadGoRefs(t *testing.T) {
 		{"// (docs/srdp.md, docs/accountants.md#relations)", 0},
 		{"// docs/hidden-state.md#no-such-section", 1},
 		{"// docs/no-such-page.md and docs/twice-sampling.md#closed-form-rdp", 1},
-		{"// specs/002 §6 A3", 0},
+		{"// paper 002's A3, no link", 0},
 	} {
 		if got := badGoRefs(a, c.text); len(got) != c.bad {
 			t.Errorf("badGoRefs(%q) = %q, want %d problems", c.text, got, c.bad)

@@ -23,7 +23,8 @@ func benchModel(b *testing.B, name string, batch int) (*Net, Batch) {
 		m, err = NewResNet20GN(10, o)
 	case "resnet8":
 		// ResNetGNNet with one block per stage: the ResNet-8 (GroupNorm,
-		// 32×32×3) of DESIGN.md's Opacus row, for a like-for-like ratio.
+		// 32×32×3) of the Opacus row in
+		// docs/architecture.md#measured-speed, for a like-for-like ratio.
 		var net *nn.Network[float32]
 		if net, err = ResNetGNNet[float32](CIFAR, [3]int{1, 1, 1}, 10, batch); err == nil {
 			initNet(net, o.Seed)
@@ -38,9 +39,9 @@ func benchModel(b *testing.B, name string, batch int) (*Net, Batch) {
 
 // benchDPStep times one DP-SGD step on a batch: forward, backward,
 // per-sample gradient norms, flat clipping to C = 1, and the scaled sum
-// (noise and the optimizer update are O(D) and excluded, as in DESIGN.md's
-// table). B/op and allocs/op are the steady state: one untimed step runs
-// first.
+// (noise and the optimizer update are O(D) and excluded, as in the table of
+// docs/architecture.md#measured-speed). B/op and allocs/op are the steady
+// state: one untimed step runs first.
 func benchDPStep(b *testing.B, name string, batch int) float64 {
 	m, x := benchModel(b, name, batch)
 	ch := NewChunker(m)
@@ -121,7 +122,8 @@ func BenchmarkNonDPStepResNet20(b *testing.B) {
 	backends(b, func(b *testing.B) { benchNonDPStep(b, "resnet20", 64) })
 }
 
-// BenchmarkDPStepResNet8 is the ResNet-8-GN of DESIGN.md's Opacus row
+// BenchmarkDPStepResNet8 is the ResNet-8-GN of the Opacus row in
+// docs/architecture.md#measured-speed
 // (ResNet-20 has about 3.3× its convolution multiply-adds: 41M against
 // 12.5M per sample).
 func BenchmarkDPStepResNet8(b *testing.B) {

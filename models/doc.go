@@ -11,7 +11,7 @@
 //	NewMLP(in, widths, out, activation, opts)
 //	NewMNISTCNN(opts)                        the Opacus / Tramèr–Boneh MNIST CNN (26,010 parameters)
 //	NewResNet20GN(classes, opts)             CIFAR ResNet-20 with GroupNorm (272,474 parameters)
-//	NewResNet22(classes, opts)               the specs/003 ResNet22 reconstruction (291,034 parameters)
+//	NewResNet22(classes, opts)               the paper 003 ResNet22 reconstruction (291,034 parameters)
 //
 // The generic builders (LogisticRegressionNet, MLPNet, MNISTCNNNet,
 // ResNetGNNet, ...) return the same architectures as nn.Network[T] for any

@@ -215,11 +215,11 @@ func NewResNet20GN(classes int, o Options) (*Net, error) {
 	return newNet(fmt.Sprintf("resnet20gn%s(%d)", wsSuffix(o.weightStd), classes), net, true), nil
 }
 
-// NewResNet22 returns the ResNet22 of specs/003 §6.2 for 3×32×32 inputs.
-// [DERIVED] The paper gives only the name and d = 291,898; this is the
-// spec's reconstruction, ResNetGNNet with blocks {3,4,3} (2·10 block
-// convolutions + stem + FC = 22 weight layers), 291,034 parameters for 10
-// classes, 0.3% below the paper's count.
+// NewResNet22 returns the ResNet22 of paper 003 for 3×32×32 inputs
+// (docs/twice-sampling.md#paper-tables). The paper gives only the name and d =
+// 291,898; this is our reconstruction, ResNetGNNet with blocks {3,4,3} (2·10
+// block convolutions + stem + FC = 22 weight layers), 291,034 parameters for
+// 10 classes, 0.3% below the paper's count.
 func NewResNet22(classes int, o Options) (*Net, error) {
 	net, err := ResNetGNNetWith[float32](CIFAR, [3]int{3, 4, 3}, classes, o.maxBatch(64), ResNetOptions{WeightStd: o.weightStd})
 	if err != nil {

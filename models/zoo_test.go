@@ -36,7 +36,8 @@ func TestParamCounts(t *testing.T) {
 		{"resnet20gn", mk(NewResNet20GN(10, Options{})), 464 + 14016 + 51648 + 205696 + 650, nil},
 		// conv 64·243·9 + 64, conv 64·64·9 + 64, fc 64·4·4·10 + 10 (T&B's [64, M, 64]).
 		{"scatcnn", mk(NewScatterCNN(nn.Shape{C: 243, H: 8, W: 8}, 10, Options{})), 187210, []int{140032, 36928, 10250}},
-		// specs/003 §6.2: 291,034 with affine GN (stage 2 has one more 18,560 block).
+		// docs/twice-sampling.md#paper-tables: 291,034 with affine GN (stage 2
+		// has one more 18,560 block).
 		{"resnet22", mk(NewResNet22(10, Options{})), 291034, nil},
 	}
 	for _, tc := range tests {

@@ -10,8 +10,9 @@
 // the data. Everything here acts on the noisy gradient (EMA: on the
 // iterates) only, so it is post-processing and costs no privacy;
 // hidden-state accounting, however, requires plain SGD with projection
-// that releases its last iterate, not an average (specs/002 §6, A2 and
-// A5), and the trainer must enforce that.
+// that releases its last iterate, not an average
+// (docs/hidden-state.md#conditions, A2 and A5), and the trainer must enforce
+// that.
 //
 // The package does not clip, add noise or account for privacy.
 package optim

@@ -40,8 +40,9 @@ type SGDConfig struct {
 	Nesterov bool
 	// WeightDecay adds wd·w to the gradient (coupled L2 regularisation).
 	WeightDecay float64
-	// Shrink is λ of the regularized hidden-state variant (specs/002 eq.
-	// (17)): w ← (1−λ)w − η·g, independent of η. λ ∈ [0,1).
+	// Shrink is λ of the regularized hidden-state variant
+	// (docs/hidden-state.md#regularised-variant): w ← (1−λ)w − η·g,
+	// independent of η. λ ∈ [0,1).
 	Shrink float64
 	// Project, when set, is applied after every step.
 	Project Projector

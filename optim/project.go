@@ -6,7 +6,8 @@ import (
 )
 
 // Projector maps parameters into a fixed convex set W after every step
-// (hidden-state accounting, specs/002 A2). Diameter is W's Euclidean
+// (hidden-state accounting,
+// docs/hidden-state.md#a2-projection-every-step). Diameter is W's Euclidean
 // diameter D, which the hidden-state accountant needs.
 type Projector interface {
 	// Project moves w into W in place and reports whether it moved.

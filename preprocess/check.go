@@ -20,9 +20,10 @@ var ErrOutsideCollection = errors.New("preprocess: data outside the declared col
 // for PCA, and that every record lies in the unit ball.
 //
 // Check reads the private data and its outcome is NOT differentially
-// private (specs/000 §8 Q2): refusing to run on failure leaks one bit. Use it
-// as a diagnostic, or make the test private (propose-test-release) before
-// acting on it; the guarantee stays conditional on the declared collection.
+// private (docs/srdp.md#declared-collection): refusing to run on failure leaks
+// one bit. Use it as a diagnostic, or make the test private
+// (propose-test-release) before acting on it; the guarantee stays conditional
+// on the declared collection.
 func Check(step Step, X *mat.Dense, b Bounds) error {
 	n, d := X.Dims()
 	fail := func(format string, args ...any) error {
@@ -138,9 +139,10 @@ func countMissingRows(X *mat.Dense) (rows, perRow int) {
 	return rows, perRow
 }
 
-// ConcentrationStats are specs/001 Table 2's measures of how concentrated
-// the features are: the diameter max‖x_i − x_j‖, and the largest and mean
-// distance to the mean. They read the private data (diagnostics only).
+// ConcentrationStats are the paper's Table 2 measures
+// (docs/dpsgdf.md#feature-concentration) of how concentrated the features are:
+// the diameter max‖x_i − x_j‖, and the largest and mean distance to the mean.
+// They read the private data (diagnostics only).
 type ConcentrationStats struct {
 	Diam, MaxDist, MeanDist float64
 }

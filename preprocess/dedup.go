@@ -8,8 +8,9 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Cluster is a good η-cluster (specs/000 §3.1): the records within η of a
-// center record that has no record at distance in (η, 3η].
+// Cluster is a good η-cluster (docs/srdp.md#deduplication-and-quantisation):
+// the records within η of a center record that has no record at distance in
+// (η, 3η].
 type Cluster struct {
 	Center  int   // smallest-index good center with this member set
 	Members []int // ascending, includes Center

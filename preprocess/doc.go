@@ -1,7 +1,7 @@
 // Package preprocess holds the feature preprocessing that runs before DP
 // training, in two families with different privacy stories.
 //
-// Non-private, data-dependent steps (specs/000, Hu et al. ICML 2024):
+// Non-private, data-dependent steps (docs/srdp.md, Hu et al. ICML 2024):
 // deduplication and quantization (threshold η), imputation (mean, median,
 // trimmed mean, linear regression), standard and min-max scaling, and PCA
 // (dimension and rank reduction). They are fitted on the private training
@@ -18,7 +18,8 @@
 // e.g. the test set). A Pipeline chains steps and reports one Sensitivity for
 // the accountant; because the paper has no rule for chains, a pipeline with
 // more than one data-dependent step is refused unless the user declares the
-// chain's sensitivity (specs/000 §8 Q1). Fitted pipelines serialise to JSON.
+// chain's sensitivity (docs/srdp.md#chains). Fitted pipelines serialise to
+// JSON.
 //
 // Where the paper's sensitivities are not safe, the default is a derived
 // safe bound and the paper's value is an option (PaperBound), each pinned by
@@ -29,7 +30,7 @@
 // bound in the paper) and replace-one regression imputation use derived
 // bounds; PCA keeps the conservative min{δ^k, δ^1}.
 //
-// Private feature centering, DPSGD-F (specs/001, Sun, Suresh, Menon):
+// Private feature centering, DPSGD-F (docs/dpsgdf.md, Sun, Suresh, Menon):
 // Algorithm 3 (the experiments' variant, the default: normalise features to
 // C_F, Gaussian mean with budget ε_F, centre) and Algorithm 2 (the theory
 // variant: adaptive private mean, private quantile τ by noisy binary search,

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Variant selects the DPSGD-F algorithm (DESIGN.md decision 3).
+// Variant selects the DPSGD-F algorithm (docs/dpsgdf.md#two-variants).
 type Variant int
 
 const (
@@ -35,8 +35,9 @@ func (v Variant) String() string {
 }
 
 // DPSGDF configures the private feature preprocessing of DPSGD-F
-// (specs/001). Neighbouring relation: add/remove-one with public n, as in the
-// paper; under replace-one every sensitivity doubles (specs/001 §8 Q3).
+// (docs/dpsgdf.md). Neighbouring relation: add/remove-one with public n, as in
+// the paper; under replace-one every sensitivity doubles
+// (docs/dpsgdf.md#neighbouring-relation).
 type DPSGDF struct {
 	Variant Variant
 	// Practical: EpsF is the mean's budget ε_F at Delta (analytic Gaussian,
@@ -104,7 +105,8 @@ func (c DPSGDF) Fit(X *mat.Dense, s *rng.Stream) (*FeatureResult, error) {
 		k := 100 / c.Epsilon * math.Log(float64(n))
 		if float64(n) <= k {
 			// Alg. 2 aims τ at the (100/ε)·ln n-th largest distance; with fewer
-			// records it would clip every feature vector (specs/001 §2.2.2).
+			// records it would clip every feature vector
+			// (docs/dpsgdf.md#theory-variant).
 			return nil, fmt.Errorf("dpsgdf: theory variant needs n > (100/ε)·ln n = %.0f records, got %d", k, n)
 		}
 		am := AdaptiveMean{R: c.R, Rho: b.Rho}
@@ -153,7 +155,8 @@ func Alg1Noise(n, T int, C, eps, delta float64) (sigma float64, batch int) {
 
 // GaussianMean is Algorithm 3 step 1: μ̂ = (Σ_i x_i + N(0, σ_F²·C_F²·I))/n on
 // features of norm ≤ C_F, with σ_F the analytic-Gaussian multiplier for
-// (ε_F, δ) (sensitivity C_F of the sum under add/remove; specs/001 §8 Q2).
+// (ε_F, δ) (sensitivity C_F of the sum under add/remove;
+// docs/dpsgdf.md#gaussian-mean).
 type GaussianMean struct {
 	EpsF, Delta, CF float64
 }
@@ -227,11 +230,12 @@ func gaussDelta(eps, sigma float64) float64 {
 func normCDF(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
 
 // AdaptiveMean is the implementable substitute for Algorithm 2's PrivMean
-// (specs/001 §2.2.1, after Huang, Liang, Yi 2021, without the optional
-// random rotation): coordinate-wise noisy-binary-search medians give a coarse
-// centre c, a noisy binary search gives a radius r around it, and the mean of
-// the points clipped to the ball B(c, r) gets Gaussian noise. Everything is
-// Gaussian noise, ρ-zCDP in total (half on the searches, half on the sum).
+// (docs/dpsgdf.md#theory-variant, after Huang, Liang, Yi 2021, without the
+// optional random rotation): coordinate-wise noisy-binary-search medians give
+// a coarse centre c, a noisy binary search gives a radius r around it, and the
+// mean of the points clipped to the ball B(c, r) gets Gaussian noise.
+// Everything is Gaussian noise, ρ-zCDP in total (half on the searches, half on
+// the sum).
 type AdaptiveMean struct {
 	R    float64 // public bound on ‖x‖
 	Rho  float64 // zCDP budget
@@ -328,10 +332,10 @@ func noisyBinarySearch(lo, hi float64, steps int, left func(t float64) bool) flo
 }
 
 // PrivQuantile is Algorithm 2's private quantile τ of the distances
-// ‖x_i − μ̂‖ (specs/001 §2.2.2, implemented as a noisy binary search over
-// [0, 2R] rather than an exponential mechanism): the search aims at the
-// threshold with K points above it, using S = ⌈log2(2n²)⌉ Gaussian counts at
-// ρ/S each (ρ-zCDP in total), and returns τ = hi + R/n².
+// ‖x_i − μ̂‖ (docs/dpsgdf.md#theory-variant, implemented as a noisy binary
+// search over [0, 2R] rather than an exponential mechanism): the search aims
+// at the threshold with K points above it, using S = ⌈log2(2n²)⌉ Gaussian
+// counts at ρ/S each (ρ-zCDP in total), and returns τ = hi + R/n².
 type PrivQuantile struct {
 	R, Rho float64
 	K      float64 // target number of points above τ, (100/ε)·ln n in Alg. 2
@@ -431,8 +435,8 @@ func (c *Centering) centre(X *mat.Dense) *mat.Dense {
 // Practical: w has d entries and bias is the learnt bias b'; b = b' − μ̂·w.
 // Theory: w has d+1 entries (the last multiplies τ) and bias is 0 (no bias
 // term); b = w_{d+1}·τ − μ̂·w_{1..d} (Lemma 5; the paper's printed
-// "θ”[d+1]τ − μ̂" misses the ·w, specs/001 §8 Q1). For a multiclass model
-// call it once per class.
+// "θ”[d+1]τ − μ̂" misses the ·w, docs/dpsgdf.md#reverting-the-model). For a
+// multiclass model call it once per class.
 func (c *Centering) Revert(w []float64, bias float64) ([]float64, float64) {
 	d := len(c.Mu)
 	if len(w) != c.OutDim(d) {

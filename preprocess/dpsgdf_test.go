@@ -12,7 +12,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// specs/001 test 1: analytic Gaussian σ at δ = 1e-5 (rel tol 1e-5).
+// docs/dpsgdf.md#test-vectors, test 1: analytic Gaussian σ at δ = 1e-5 (rel
+// tol 1e-5).
 func TestAnalyticGaussianSigma(t *testing.T) {
 	for _, c := range []struct{ eps, want float64 }{
 		{1, 3.730632}, {0.2, 16.304133}, {0.1, 30.749566}, {0.05, 57.770695}, {0.02, 131.796978},
@@ -35,7 +36,8 @@ func TestAnalyticGaussianSigma(t *testing.T) {
 	}
 }
 
-// specs/001 §2.1, §2.2, §2.2.1 and test 13: the budget split and Alg. 1 noise.
+// docs/dpsgdf.md#theory-variant, and test 13 of docs/dpsgdf.md#test-vectors:
+// the budget split and Alg. 1 noise.
 func TestTheoryBudgetAndAlg1Noise(t *testing.T) {
 	near := func(got, want, tol float64) bool { return math.Abs(got-want) <= tol*math.Abs(want) }
 	for _, c := range []struct{ eps, rho, zeps float64 }{{1, 0.00161821, 0.28733}, {2, 0.00647285, 0.57790}} {
@@ -64,7 +66,8 @@ func TestTheoryBudgetAndAlg1Noise(t *testing.T) {
 	}
 }
 
-// specs/001 §5 and test 13, through the accountant: each private statistic
+// Test 13 of docs/dpsgdf.md#test-vectors, through the accountant
+// (docs/dpsgdf.md#accounting): each private statistic
 // of the theory variant reports events that are exactly ρ-zCDP (Σ 1/(2σ²) =
 // ρ) and that the RDP accountant converts to at most the phase budget ε/3 at
 // δ/3, so the three phases compose to (ε, δ) by basic composition.
@@ -123,9 +126,9 @@ func TestTheoryEventsFitTheBudgetSplit(t *testing.T) {
 	}
 }
 
-// specs/001 test 4: Lemma 5 — the reverted model on the original features
-// equals the learnt model on the centred features, and the bias formula is
-// the corrected one (b = θ_{d+1}·τ − μ̂·w).
+// docs/dpsgdf.md#test-vectors, test 4: Lemma 5 — the reverted model on the
+// original features equals the learnt model on the centred features, and the
+// bias formula is the corrected one (b = θ_{d+1}·τ − μ̂·w).
 func TestCenteringRevert(t *testing.T) {
 	s := rng.NewSeeded(11)
 	const n, d = 50, 5
@@ -175,7 +178,8 @@ func TestCenteringRevert(t *testing.T) {
 	}
 }
 
-// specs/001 test 5, Lemma 7: clipping rescales rows, so the span is unchanged.
+// docs/dpsgdf.md#test-vectors, test 5, Lemma 7: clipping rescales rows, so the
+// span is unchanged.
 func TestLemma7RankAfterClip(t *testing.T) {
 	s := rng.NewSeeded(12)
 	const n, d, r = 40, 10, 3
@@ -203,8 +207,8 @@ func TestLemma7RankAfterClip(t *testing.T) {
 	}
 }
 
-// specs/001 test 10: with no noise the centred features have mean 0; with
-// noise the std of μ̂−μ per coordinate is σ_F·C_F/n.
+// docs/dpsgdf.md#test-vectors, test 10: with no noise the centred features
+// have mean 0; with noise the std of μ̂−μ per coordinate is σ_F·C_F/n.
 func TestGaussianMeanCentring(t *testing.T) {
 	s := rng.NewSeeded(13)
 	const n, d = 1000, 5
@@ -263,10 +267,10 @@ func counterexample(n int, mu float64, flip bool) (*mat.Dense, []float64) {
 	return X, y
 }
 
-// alg1 is specs/001 Algorithm 1 for a linear model without bias and hinge
-// loss: batches of B drawn with replacement, per-sample gradients clipped
-// to C, N(0, σ²I) added once to the mean, w_0 = 0, output the average of
-// w_1..w_T.
+// alg1 is the paper's Algorithm 1 (docs/dpsgdf.md#the-papers-dp-sgd) for a
+// linear model without bias and hinge loss: batches of B drawn with
+// replacement, per-sample gradients clipped to C, N(0, σ²I) added once to the
+// mean, w_0 = 0, output the average of w_1..w_T.
 //
 // On Theorem 3's datasets (two distinct labelled records, each repeated in
 // one half of the rows, n even) it draws the batch's composition instead of
@@ -413,17 +417,19 @@ func hingeLoss(X *mat.Dense, y, w []float64, b float64) float64 {
 	return L / float64(n)
 }
 
-// thm3Bound is specs/001's closed form Pr(θ̄(2) ≤ 0) ≥ Φ(−nε/(max{C,√(μ²+1)}·K_T)).
+// thm3Bound is the paper's closed form (docs/dpsgdf.md#limits) Pr(θ̄(2) ≤ 0) ≥
+// Φ(−nε/(max{C,√(μ²+1)}·K_T)).
 func thm3Bound(n int, mu, eps, delta, C float64, T int) float64 {
 	KT := math.Sqrt(16 * float64(2*T+1) * math.Log(1/delta) / (3 * float64(T+1)))
 	return normCDF(-float64(n) * eps / (math.Max(C, math.Sqrt(mu*mu+1)) * KT))
 }
 
-// specs/001 test 7: on Theorem 3's dataset plain DP-SGD ends with w(2) ≤ 0
-// (the wrong sign: excess hinge loss ≥ 1) about half the time, whatever its
-// clip norm, step size and length. Run counts are the spec's: M = 4000 for
-// Setting A's named cells, M = 2000 for Setting B, M = 400 for every cell of
-// Setting A's grid C × η × T (-short divides them by 4).
+// docs/dpsgdf.md#test-vectors, test 7: on Theorem 3's dataset plain DP-SGD
+// ends with w(2) ≤ 0 (the wrong sign: excess hinge loss ≥ 1) about half the
+// time, whatever its clip norm, step size and length. Run counts are the
+// reference simulation's: M = 4000 for Setting A's named cells, M = 2000 for
+// Setting B, M = 400 for every cell of Setting A's grid C × η × T (-short
+// divides them by 4).
 func TestDPSGDCounterexampleFails(t *testing.T) {
 	const eps, delta = 1.0, 1e-5
 	type tc struct {
@@ -433,7 +439,7 @@ func TestDPSGDCounterexampleFails(t *testing.T) {
 		eta      float64
 		T        int
 		flip     bool
-		bound    float64 // the spec's value of the closed form
+		bound    float64 // the reference value of the closed form
 		saturate bool    // n < μ/ε: expect ≈ 1/2
 		runs     int
 		allBad   bool // Setting B: every run's excess hinge loss ≥ 1
@@ -465,7 +471,7 @@ func TestDPSGDCounterexampleFails(t *testing.T) {
 		sigma, B := Alg1Noise(c.n, c.T, c.C, eps, delta)
 		bound := thm3Bound(c.n, c.mu, eps, delta, c.C, c.T)
 		if c.bound != 0 && math.Abs(bound-c.bound) > 1e-4 {
-			t.Errorf("%s: closed-form bound %.4f, spec %.4f", c.name, bound, c.bound)
+			t.Errorf("%s: closed-form bound %.4f, reference %.4f", c.name, bound, c.bound)
 		}
 		wrong, small, excess := 0, 0, 0.0
 		rs := s.Child(c.name)
@@ -493,14 +499,15 @@ func TestDPSGDCounterexampleFails(t *testing.T) {
 			t.Errorf("%s: mean excess %.3g below Pr(wrong sign) %.3f (Lemma 2)", c.name, excess/float64(M), frac)
 		}
 		if c.allBad && small > 0 {
-			t.Errorf("%s: %d of %d runs have excess hinge loss < 1 (spec: none)", c.name, small, M)
+			t.Errorf("%s: %d of %d runs have excess hinge loss < 1 (reference: none)", c.name, small, M)
 		}
 	}
 }
 
-// specs/001 test 8: on Setting B (n = 1e4, μ = 1e6, so n < μ/ε), DPSGD-F's
-// theory variant succeeds where plain DP-SGD fails half the time: ≥ 95% of
-// 300 runs (alternating D' and D”) have excess hinge loss < 0.05.
+// docs/dpsgdf.md#test-vectors, test 8: on Setting B (n = 1e4, μ = 1e6, so n <
+// μ/ε), DPSGD-F's theory variant succeeds where plain DP-SGD fails half the
+// time: ≥ 95% of 300 runs (alternating D' and D”) have excess hinge loss <
+// 0.05.
 func TestDPSGDFSolvesCounterexample(t *testing.T) {
 	const n, mu, eps, delta, T, eta = 10000, 1e6, 1.0, 1e-5, 100, 1.0
 	runs := 300
@@ -543,7 +550,7 @@ func TestDPSGDFSolvesCounterexample(t *testing.T) {
 	}
 	sort.Float64s(taus)
 	sort.Float64s(muErr)
-	t.Logf("median τ = %.3f (spec 1.016), median ‖μ̂−μ‖ = %.4f (spec 0.0051), failures D'=%d/%d D''=%d/%d",
+	t.Logf("median τ = %.3f (reference 1.016), median ‖μ̂−μ‖ = %.4f (reference 0.0051), failures D'=%d/%d D''=%d/%d",
 		taus[len(taus)/2], muErr[len(muErr)/2], bad[0], total[0], bad[1], total[1])
 	for k := range bad {
 		if float64(bad[k]) > 0.05*float64(total[k]) {
@@ -567,11 +574,12 @@ func TestDPSGDFSolvesCounterexample(t *testing.T) {
 	}
 }
 
-// specs/001 test 8, oracle-centre variant: steps 2–6 of Algorithm 2 alone
-// (private quantile, augment, clip to √2τ, Alg. 1 at (ε/3, δ/3), revert) from
-// a centre off by ‖v‖ = 2 = diam(D) (v = 0 included), on Setting B with
-// η ∈ {0.1, 1}, T = 100. The spec measured a mean excess hinge loss ≤ 0.002
-// (max 0.0144) per cell; the test asserts mean ≤ 0.005 and max < 0.05.
+// docs/dpsgdf.md#test-vectors, test 8, oracle-centre variant: steps 2–6 of
+// Algorithm 2 alone (private quantile, augment, clip to √2τ, Alg. 1 at (ε/3,
+// δ/3), revert) from a centre off by ‖v‖ = 2 = diam(D) (v = 0 included), on
+// Setting B with η ∈ {0.1, 1}, T = 100. The reference simulation measured a
+// mean excess hinge loss ≤ 0.002 (max 0.0144) per cell; the test asserts mean
+// ≤ 0.005 and max < 0.05.
 func TestDPSGDFOracleCentre(t *testing.T) {
 	const n, mu, eps, delta, T = 10000, 1e6, 1.0, 1e-5, 100
 	runs := 24
@@ -609,19 +617,19 @@ func TestDPSGDFOracleCentre(t *testing.T) {
 			mean := sum / float64(runs)
 			t.Logf("v=%v η=%v: mean excess hinge loss %.4f over %d runs", v, eta, mean, runs)
 			if mean > 0.005 {
-				t.Errorf("v=%v η=%v: mean excess %.4f > 0.005 (spec ≤ 0.002)", v, eta, mean)
+				t.Errorf("v=%v η=%v: mean excess %.4f > 0.005 (reference ≤ 0.002)", v, eta, mean)
 			}
 		}
 	}
-	t.Logf("max excess %.4f (spec 0.0144)", worst)
+	t.Logf("max excess %.4f (reference 0.0144)", worst)
 	if worst >= 0.05 {
 		t.Errorf("a run has excess hinge loss %.4f ≥ 0.05", worst)
 	}
 }
 
-// specs/001 test 8, failure-mode regression: with the margin formula the
-// radius search never lets AdaptiveMean go astray (with m = 4σ_bs, 1 of 2000
-// runs returned ‖μ̂−μ‖ ≈ 250).
+// docs/dpsgdf.md#test-vectors, test 8, failure-mode regression: with the
+// margin formula the radius search never lets AdaptiveMean go astray (with m =
+// 4σ_bs, 1 of 2000 runs returned ‖μ̂−μ‖ ≈ 250).
 func TestAdaptiveMeanMargin(t *testing.T) {
 	const n, mu = 10000, 1e6
 	runs := 2000
@@ -660,10 +668,10 @@ func TestAdaptiveMeanMargin(t *testing.T) {
 	}
 }
 
-// poissonDPSGD is the experiments' DP-SGD [specs/001 §2.3, ours]: Poisson
-// sampling at rate q, per-sample hinge gradients of (w, b) clipped to C,
-// N(0, σ²C²) added to the sum, divided by the expected batch q·n, plain SGD;
-// returns the last iterate (w, b).
+// poissonDPSGD is the experiments' DP-SGD [docs/dpsgdf.md#the-papers-dp-sgd,
+// ours]: Poisson sampling at rate q, per-sample hinge gradients of (w, b)
+// clipped to C, N(0, σ²C²) added to the sum, divided by the expected batch
+// q·n, plain SGD; returns the last iterate (w, b).
 func poissonDPSGD(s *rng.Stream, X *mat.Dense, y []float64, q, C, sigma, eta float64, T int) ([]float64, float64) {
 	n, d := X.Dims()
 	w := make([]float64, d+1) // last entry is the bias
@@ -701,11 +709,12 @@ func poissonDPSGD(s *rng.Stream, X *mat.Dense, y []float64, q, C, sigma, eta flo
 	return w[:d], w[d]
 }
 
-// specs/001 test 9: Algorithm 3 does NOT fix the counterexample when
-// n < μ/ε (its Gaussian mean is off by ≈ σ_F·C_F/n per coordinate, far more
-// than the data's diameter); it is only not worse than plain DP-SGD in excess
-// hinge loss. Setting B, q = 0.4096, T = 195, C_G = 1, ε_F = 0.05, C_F = 1000,
-// η = 1, the spec's RDP noise multipliers 23.23 (DP-SGD) and 23.29 (DPSGD-F*).
+// docs/dpsgdf.md#test-vectors, test 9: Algorithm 3 does NOT fix the
+// counterexample when n < μ/ε (its Gaussian mean is off by ≈ σ_F·C_F/n per
+// coordinate, far more than the data's diameter); it is only not worse than
+// plain DP-SGD in excess hinge loss. Setting B, q = 0.4096, T = 195, C_G = 1,
+// ε_F = 0.05, C_F = 1000, η = 1, the reference RDP noise multipliers 23.23
+// (DP-SGD) and 23.29 (DPSGD-F*).
 func TestPracticalVariantDoesNotFixCounterexample(t *testing.T) {
 	const n, mu, q, T, CF, eta = 10000, 1e6, 0.4096, 195, 1000.0, 1.0
 	runs := 4
@@ -733,7 +742,7 @@ func TestPracticalVariantDoesNotFixCounterexample(t *testing.T) {
 		}
 		accF += float64(correct) / float64(n) / float64(runs)
 	}
-	t.Logf("excess hinge loss: DP-SGD %.3g, DPSGD-F* %.3g (spec 119.4 vs 1.21); DPSGD-F* accuracy %.3f (spec 0.500)", lossPlain, lossF, accF)
+	t.Logf("excess hinge loss: DP-SGD %.3g, DPSGD-F* %.3g (reference 119.4 vs 1.21); DPSGD-F* accuracy %.3f (reference 0.500)", lossPlain, lossF, accF)
 	if !(lossF < lossPlain) {
 		t.Errorf("DPSGD-F* excess loss %.3g not below DP-SGD's %.3g", lossF, lossPlain)
 	}

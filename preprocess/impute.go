@@ -11,7 +11,7 @@ import (
 // ImputeMethod selects the per-feature statistic that fills missing entries.
 type ImputeMethod int
 
-// Imputation statistics (specs/000 §3.2, Table 3).
+// Imputation statistics (docs/srdp.md#imputation).
 const (
 	ImputeMean ImputeMethod = iota
 	ImputeMedian
@@ -32,11 +32,11 @@ func (m ImputeMethod) String() string {
 
 // Impute fills missing entries (NaN) of feature j with a statistic of the
 // observed values of feature j, then projects the imputed records back onto
-// the unit ball (nonexpansive, so Δ_2 is unchanged; specs/000 §8 Q10).
+// the unit ball (nonexpansive, so Δ_2 is unchanged; docs/srdp.md#imputation).
 // Complete records are never changed, so Δ_∞ = p, the declared largest number
 // of records with a missing entry (Proposition 16).
 //
-// Δ_2 (specs/000 Table 3):
+// Δ_2 (docs/srdp.md#imputation):
 //   - mean: √(4 + 2·b)/(n − p) with b = min(2k, d), k the declared missing
 //     entries per record [DERIVED]. Corollary 4's 2/(n − p) (PaperBound) assumes
 //     the replaced records miss the same features; when they do not, a

@@ -8,10 +8,10 @@ import (
 )
 
 // Normalize rescales every record to L2 norm C: x ← x·C/‖x‖ (DPSGD-F's
-// feature normalisation, specs/001 App. C). A zero record stays zero, which
-// keeps every norm ≤ C. It is record-local: no privacy cost, but it is not
-// Lipschitz (near 0), so it cannot follow a data-dependent step in an
-// accounted pipeline.
+// feature normalisation, docs/dpsgdf.md#gaussian-mean). A zero record stays
+// zero, which keeps every norm ≤ C. It is record-local: no privacy cost, but
+// it is not Lipschitz (near 0), so it cannot follow a data-dependent step in
+// an accounted pipeline.
 type Normalize struct {
 	C float64 `json:"c"`
 }
@@ -138,7 +138,8 @@ func norm(v []float64) float64 {
 	return math.Sqrt(s)
 }
 
-// clipTo scales v in place to norm at most c (Clip(v, c) of specs/001).
+// clipTo scales v in place to norm at most c (Clip(v, c) of
+// docs/dpsgdf.md#theory-variant).
 func clipTo(v []float64, c float64) {
 	if nr := norm(v); nr > c {
 		f := c / nr

@@ -11,7 +11,7 @@ import (
 )
 
 // PCA projects onto the top-K principal directions of the training data.
-// Covariance convention (specs/000 §8 Q5): the centred covariance with 1/n;
+// Covariance convention (docs/srdp.md#pca): the centred covariance with 1/n;
 // the projection is applied to the raw records, without re-centering, as in
 // the paper. Rank reduction outputs A_k·A_kᵀ·x ∈ ℝ^d; dimension reduction
 // (Dim) outputs A_kᵀ·x ∈ ℝ^k, with each eigenvector's sign fixed so that its

@@ -11,13 +11,14 @@ import (
 
 // Pipeline chains steps: each is fitted on the previous step's output.
 //
-// Accounting rule (specs/000 §8 Q1, conservative): the paper's sensitivities
-// hold for ONE data-dependent step fitted on Hamming neighbours; after it, the
-// intermediate datasets differ in up to Δ_∞+1 records and no bound for the
-// next fit is proved. So Sensitivity accepts at most one data-dependent step,
-// with any number of record-local steps around it (those after it scale Δ_2
-// by their Lipschitz constant). A longer chain needs Declared, the user's own
-// sensitivity for the whole chain; otherwise Sensitivity returns ErrChain.
+// Accounting rule (docs/srdp.md#chains, conservative): the paper's
+// sensitivities hold for ONE data-dependent step fitted on Hamming neighbours;
+// after it, the intermediate datasets differ in up to Δ_∞+1 records and no
+// bound for the next fit is proved. So Sensitivity accepts at most one
+// data-dependent step, with any number of record-local steps around it (those
+// after it scale Δ_2 by their Lipschitz constant). A longer chain needs
+// Declared, the user's own sensitivity for the whole chain; otherwise
+// Sensitivity returns ErrChain.
 type Pipeline struct {
 	Steps    []Step
 	Declared *Sensitivity

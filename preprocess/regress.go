@@ -14,10 +14,10 @@ import (
 // whose predictors are missing the target falls back to the training mean of
 // the target. Imputed records are projected back onto the unit ball.
 //
-// Sensitivity (specs/000 Table 3): Δ_∞ = p and Δ_2 = 2·(λ_max²/((λ_max+1)·
-// λ_min²) + 1/λ_min), the paper's add-one bound doubled for replace-one
-// [DERIVED]; λ_min, λ_max bound the eigenvalues of X_rᵀX_r (unnormalised)
-// over the collection, including the n−1 common records alone.
+// Sensitivity (docs/srdp.md#imputation): Δ_∞ = p and Δ_2 =
+// 2·(λ_max²/((λ_max+1)· λ_min²) + 1/λ_min), the paper's add-one bound doubled
+// for replace-one [DERIVED]; λ_min, λ_max bound the eigenvalues of X_rᵀX_r
+// (unnormalised) over the collection, including the n−1 common records alone.
 type RegressionImpute struct {
 	Target     int
 	Predictors []int

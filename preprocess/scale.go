@@ -9,10 +9,11 @@ import (
 
 // StandardScaler maps feature j to (x_j − μ_j)/σ_j with the training mean
 // and population standard deviation (1/n). Δ_∞ = n (every record moves) and
-// Δ_2 = 4/(σ_min³·n) + 2/(n·σ_min) [DERIVED, specs/000 §3.3: a coordinate's
-// variance can change by up to 4/n, not the 2/n Proposition 6 uses]. With
-// PaperBound, Proposition 6's 2/(σ_min³·n) + 2/(n·σ_min) is reported instead.
-// The output is not inside the unit ball; downstream mechanisms must clip.
+// Δ_2 = 4/(σ_min³·n) + 2/(n·σ_min) [our bound, docs/srdp.md#scaling: a
+// coordinate's variance can change by up to 4/n, not the 2/n Proposition 6
+// uses]. With PaperBound, Proposition 6's 2/(σ_min³·n) + 2/(n·σ_min) is
+// reported instead. The output is not inside the unit ball; downstream
+// mechanisms must clip.
 type StandardScaler struct {
 	PaperBound bool
 }

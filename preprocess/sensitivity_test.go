@@ -206,9 +206,10 @@ func TestBruteForceClusterSteps(t *testing.T) {
 	}
 }
 
-// TestDedupPathology is specs/000 §5.1: points pairwise more than η apart but
-// all within η of x; adding x makes dedup remove all of them, so Δ_∞ grows
-// with n and only the declared b_max (= n+1 here) bounds it.
+// TestDedupPathology is the dedup pathology of
+// docs/srdp.md#deduplication-and-quantisation: points pairwise more than η
+// apart but all within η of x; adding x makes dedup remove all of them, so Δ_∞
+// grows with n and only the declared b_max (= n+1 here) bounds it.
 func TestDedupPathology(t *testing.T) {
 	const eta, m = 0.1, 6
 	var rows [][]float64
@@ -364,9 +365,10 @@ func TestBruteForceImputation(t *testing.T) {
 	}
 }
 
-// TestMeanImputationPaperBoundCounterexample pins specs/000 §8 Q9: when the
-// replaced records miss different features, a feature's observed count
-// changes and Corollary 4's 2/(n−p) is exceeded; the default bound holds.
+// TestMeanImputationPaperBoundCounterexample pins docs/srdp.md#imputation:
+// when the replaced records miss different features, a feature's observed
+// count changes and Corollary 4's 2/(n−p) is exceeded; the default bound
+// holds.
 func TestMeanImputationPaperBoundCounterexample(t *testing.T) {
 	const n = 10
 	var rows [][]float64
@@ -443,8 +445,8 @@ func TestBruteForceScaling(t *testing.T) {
 	}
 }
 
-// TestStandardScalingErratum reproduces specs/000 §3.3's examples: the
-// variance moves by 3.96/n (not ≤ 2/n), and the 1-D example's observed Δ2.
+// TestStandardScalingErratum reproduces the examples of docs/srdp.md#scaling:
+// the variance moves by 3.96/n (not ≤ 2/n), and the 1-D example's observed Δ2.
 func TestStandardScalingErratum(t *testing.T) {
 	common := make([][]float64, 99)
 	for i := range common {
@@ -475,7 +477,7 @@ func TestStandardScalingErratum(t *testing.T) {
 	_, r2, _ := StandardScaler{}.FitTransform(S2, nil)
 	l2, _ := measure(r1, r2, 99)
 	if math.Abs(l2-0.625) > 5e-4 {
-		t.Errorf("observed Δ2 = %.6f, spec says 0.625", l2)
+		t.Errorf("observed Δ2 = %.6f, reference 0.625", l2)
 	}
 	b := Bounds{N: 100, D: 1, SigmaMin: 0.1}
 	paper, _ := StandardScaler{PaperBound: true}.Sensitivity(b)
@@ -526,12 +528,12 @@ func TestBruteForcePCA(t *testing.T) {
 				}
 				return b
 			}})
-			t.Logf("%s: worst measured/declared Δ2 = %.3f (spec: ≈0.05, the bound is ≈20× loose)", step.Name(), r)
+			t.Logf("%s: worst measured/declared Δ2 = %.3f (reference: ≈0.05, the bound is ≈20× loose)", step.Name(), r)
 		})
 	}
 }
 
-// TestSensitivityVectors checks specs/000 TV1.
+// TestSensitivityVectors checks TV1 of docs/srdp.md#test-vectors.
 func TestSensitivityVectors(t *testing.T) {
 	rel := func(got, want float64) bool { return math.Abs(got-want) <= 1e-9*math.Abs(want) }
 	cases := []struct {

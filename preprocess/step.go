@@ -11,14 +11,14 @@ import (
 )
 
 // Sensitivity is what the accountant's Smooth-RDP track needs from a
-// preprocessing (specs/000 Def 4): L2 is Δ_2, the largest change of any
-// common record's output, and LInf is Δ_∞, the number of common records
+// preprocessing (docs/srdp.md#sensitivities): L2 is Δ_2, the largest change of
+// any common record's output, and LInf is Δ_∞, the number of common records
 // whose output can change, when one training record is replaced.
 type Sensitivity struct {
 	L2   float64 `json:"l2"`
 	LInf float64 `json:"linf"`
 	// Removes is true when the step can output ∅ (a removed record); an ∅
-	// on one side only counts as distance 1 (specs/000 footnote 2).
+	// on one side only counts as distance 1 (docs/srdp.md#sensitivities).
 	Removes bool `json:"removes,omitempty"`
 	// Formula names the bound used, for reports.
 	Formula string `json:"formula"`
@@ -69,7 +69,7 @@ type Bounds struct {
 var ErrNotAccounted = errors.New("preprocess: sensitivity not accounted")
 
 // ErrChain is returned when a pipeline has more than one data-dependent step
-// and no declared chain sensitivity (specs/000 §8 Q1).
+// and no declared chain sensitivity (docs/srdp.md#chains).
 var ErrChain = errors.New("preprocess: chained data-dependent steps need a declared sensitivity")
 
 func notAccounted(step, format string, args ...any) error {
@@ -78,7 +78,7 @@ func notAccounted(step, format string, args ...any) error {
 
 // Result is a transformed training set: the rows and which records were
 // removed (∅). Removed rows keep their place (zero-contribution placeholders,
-// specs/000 §8 Q7) and their values are not meaningful.
+// docs/srdp.md#removed-records) and their values are not meaningful.
 type Result struct {
 	X       *mat.Dense
 	Removed []bool // nil when nothing was removed
@@ -173,8 +173,8 @@ func projectBall(v []float64) {
 // data, with these sensitivities for the accountant's Smooth-RDP track. mu is
 // accountant.Preprocessed.Mu (0 = unknown: the 2C cap per moved record). For
 // steps that remove records mu is raised to 1: an ∅ record at ∅-distance 1
-// moves its clipped contribution by up to C (μ_eff = max(μ, C), specs/000
-// §7.2(3)).
+// moves its clipped contribution by up to C (μ_eff = max(μ, C),
+// docs/srdp.md#removed-records).
 func (s Sensitivity) Preprocessed(ev accountant.Event, mu float64) accountant.Preprocessed {
 	if s.Removes && mu > 0 && mu < 1 {
 		mu = 1

@@ -12,7 +12,8 @@ import (
 // step, Poisson(q1) over the n examples, then for every selected example an
 // independent Bernoulli(q2) mask over the dim released coordinates. Masks
 // are fresh per example and per coordinate; they are applied to the
-// example's CLIPPED vector (clip first, then mask: specs/003 §3.6).
+// example's CLIPPED vector (clip first, then mask:
+// docs/twice-sampling.md#twice-poisson-sampling).
 //
 // Twice sampling is not Poisson sampling at rate q1·q2 and must not be
 // accounted as such; Params returns what the twice-sampling accountant
@@ -80,8 +81,9 @@ func (t *Twice) ExpectedBatch() float64 { return t.q1 * float64(t.n) }
 
 // ExpectedCoordBatch is n·q1·q2, the expected number of examples that
 // contribute to any one coordinate: the divisor that makes the released
-// sum an unbiased mean-gradient estimate (specs/003 §3.2). Use it, not
-// ExpectedBatch, as the optimizer's expected batch size.
+// sum an unbiased mean-gradient estimate
+// (docs/twice-sampling.md#twice-poisson-sampling). Use it, not ExpectedBatch,
+// as the optimizer's expected batch size.
 func (t *Twice) ExpectedCoordBatch() float64 { return t.q1 * t.q2 * float64(t.n) }
 
 // geomBelow is the rate under which masks are drawn by geometric skips

@@ -11,7 +11,8 @@ import (
 
 // benchDPStep measures one DP-SGD step through the Gorgonia backend in
 // float32: forward, backward, per-sample norms, flat clipping to 1, and the
-// clipped sum. Compare with DESIGN.md's table (Gorgonia graph + probes).
+// clipped sum. Compare with the table (Gorgonia graph + probes) in
+// docs/architecture.md#measured-speed.
 func benchDPStep(b *testing.B, spec graph.Spec, classes, batch int) {
 	m, err := graph.NewModel(spec, batch, 1)
 	if err != nil {

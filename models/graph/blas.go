@@ -2,7 +2,8 @@ package graph
 
 import (
 	// Gorgonia's tensor package refuses to start on Go ≥ 1.21 without this
-	// acknowledgement; pinned in go.mod (see DESIGN.md).
+	// acknowledgement; pinned in go.mod (see
+	// docs/architecture.md#gorgonia-pitfalls).
 	_ "go4.org/unsafe/assume-no-moving-gc"
 
 	"gonum.org/v1/gonum/blas"

@@ -52,7 +52,8 @@ func wire(b *graph.Builder, x *G.Node, l nn.Layer[float64], k *int) *G.Node {
 	case *nn.Flatten[float64]:
 		return b.Flatten(x)
 	case *nn.Dropout[float64]:
-		// Gorgonia's dropout is broken (DESIGN.md): multiply by a mask node
+		// Gorgonia's dropout is broken
+		// (docs/architecture.md#gorgonia-pitfalls): multiply by a mask node
 		// whose value the test sets per example to the engine's mask.
 		m := tensor.New(tensor.WithShape(x.Shape()...), tensor.Of(tensor.Float64))
 		dropoutMasks[l] = m

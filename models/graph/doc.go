@@ -21,9 +21,10 @@
 // The flat parameter vector uses the PyTorch layouts (Linear weight out×in,
 // Conv2d weight outC×inC×kH×kW, each followed by its bias); one group per layer.
 //
-// Gorgonia v0.9.18 has silent bugs (see DESIGN.md). This package avoids them:
-// values are read with gorgonia.Read only, log-softmax and the logistic loss
-// are built from max-subtracted primitives, GroupNorm and average pooling are
+// Gorgonia v0.9.18 has silent bugs (see
+// docs/architecture.md#gorgonia-pitfalls). This package avoids them: values
+// are read with gorgonia.Read only, log-softmax and the logistic loss are
+// built from max-subtracted primitives, GroupNorm and average pooling are
 // built from primitives (not the broken ops), and there is no dropout.
 // Gorgonia's Reshape aliases its input without the compiler knowing, so an
 // in-place elementwise op after it corrupts the input (and its backward pass);
