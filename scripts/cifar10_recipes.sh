@@ -5,8 +5,8 @@
 #   scat-cnn-60-ema: the same with an EMA of the iterates (d = 0.99; evaluation and model.bin use it)
 #   resnet20-ws-ema: ResNet-20-GN with weight standardisation and EMA, ε = 8, 650 steps of
 #                    expected batch 1024 (≈ 100 min on one core of the 2-core machine)
-# Needs the imported CIFAR-10 (see scripts/results/cifar10_import.md):
-#   mkdir -p /tmp/cifarjpeg && tar xzf ../shared/data/cifar10-jpeg/cifar10-jpeg.tar.gz -C /tmp/cifarjpeg
+# Needs CIFAR-10 imported once from an image-folder copy (/tmp/cifarjpeg/{train,test}/<class>/*.jpg,
+# 32×32; the committed runs used a JPEG re-encoding, see scripts/results/cifar10_import.md):
 #   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to ../cifar10
 # Usage: scripts/cifar10_recipes.sh [scat-cnn-60|resnet20-ws-ema]...   (default: both, one after the other;
 # the committed results ran them side by side, one core each: GOMAXPROCS=1 scripts/cifar10_recipes.sh NAME &)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Paper 001 (DPSGD-F): Table 2's feature-concentration statistics — diameter,
 # max and mean distance to the mean of unit-normalised MNIST / Fashion-MNIST
-# images (specs/001 §4). No training. The diameter is exact (a disjoint-support
+# images (docs/dpsgdf.md#feature-concentration). No training. The diameter is exact (a disjoint-support
 # certificate for √2, else a triangle-inequality-pruned blocked Gram).
 # Data: --data DIR, $DPTRAIN_DATA or /usr/share/datasets (Debian's
 # dataset-fashion-mnist); MNIST is reported as missing when absent.

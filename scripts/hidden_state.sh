@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Paper 002 (hidden-state DP-SGD, Asoodeh & Diaz): Figures 1–3 from the
 # accountant alone (no training), hidden-state bound beside RDP composition
-# of the same DP-SGD, plus the spec's TV7 crossover (specs/002 §5).
+# of the same DP-SGD, plus the TV7 crossover (docs/hidden-state.md#paper-figures,
+# TV7 of docs/hidden-state.md#test-vectors).
 # Writes CSV, PNG/SVG plots and hidden_state.md into scripts/results/hidden_state/.
 # Usage: scripts/hidden_state.sh [--quick] [--out DIR]
 # Runtime: full ≈ 5 s, --quick ≈ 1 s (after the first build).

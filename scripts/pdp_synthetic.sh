@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Paper 004 (per-instance privacy reports) synthetic logistic-regression
-# experiments (spec specs/004-pdp-report.md §6.1, App. B.1):
+# experiments (docs/per-instance.md#paper-experiments):
 #   - sweep over n at d=50 (Fig 4) and over d at n=1000 (Figs 3, 5), 5 seeds,
 #     worst/median exact ex-post pDP vs. the data-independent, data-dependent
 #     and adaptive report bounds: CSV + PNG + markdown table;

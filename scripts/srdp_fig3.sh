@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Paper 000 (smooth RDP for non-private preprocessing): Figure 3 and Table 4
-# (specs/000 §6.2, §7.4 fig3/table4). Private logistic regression on a
+# (docs/srdp.md#paper-figures). Private logistic regression on a
 # make_classification-like approximately-rank-50 dataset (n = 1000,
 # d = 6000): (a) non-private PCA to k = 50 + DP-SGD calibrated by the SRDP
 # account (Theorem 2), (b) DP-SGD on the raw data (RDP), (c) DP-PCA (Gaussian

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Paper 000 (smooth RDP for non-private preprocessing): Figure 2 (Theorem 2 vs
 # group privacy for quantization, mean imputation and PCA) and every Table 2
-# cell, from the accountant alone (specs/000 §4.3, §6.1, TV10). Figure 3 and
+# cell, from the accountant alone (docs/srdp.md#paper-figures, TV10 of
+# docs/srdp.md#test-vectors). Figure 3 and
 # Table 4 need DP training and are not reproduced here.
 # Writes CSV, PNG/SVG plots and srdp_figures.md into scripts/results/srdp_figures/.
 # Usage: scripts/srdp_figures.sh [--quick] [--out DIR]

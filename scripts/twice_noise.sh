@@ -2,7 +2,7 @@
 # Paper 003 (twice sampling, hybrid clipping): Table 1's noise-variance ratios,
 # every cell, from the accountant alone (no training), beside the paper's
 # brackets with the swapped ε=4 cells explained; plus the Section 6 hybrid
-# example (Theorem 4.6, "5.5×") and its twice-sampled version (specs/003 §6.6, §7.5).
+# example (Theorem 4.6, "5.5×") and its twice-sampled version (docs/twice-sampling.md#paper-tables).
 # Writes CSV, PNG/SVG plot and twice_noise.md into scripts/results/twice_noise/.
 # Usage: scripts/twice_noise.sh [--quick] [--out DIR]
 # Runtime: full ≈ 10 s (adds the Balle et al. conversion column and the
