@@ -1,0 +1,202 @@
+package lattice
+
+import (
+	"math"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dptrain/dptrain/internal/rng"
+)
+
+// The two Bernoulli building blocks hit their exact probabilities:
+// 10⁶ trials each, within 5 binomial standard errors.
+func TestBernoulliBlocks(t *testing.T) {
+	const n = 1_000_000
+	r := rng.NewSeeded(1)
+	e := newExactNormal()
+	cases := []struct {
+		name string
+		k    int
+		x    uint64 // first digit word of x, when fixed
+		want float64
+		draw func() bool
+	}{
+		{name: "halfExp", want: math.Exp(-0.5), draw: func() bool { return e.halfExp(r) }},
+	}
+	for _, c := range []struct {
+		k int
+		x uint64
+	}{{0, 1 << 63}, {1, 3 << 62}, {3, 1 << 60}, {7, math.MaxUint64}} {
+		x := (float64(c.x) + 0.5) * 0x1p-64 // the u-rand is x's first word plus random lower digits
+		c := c
+		cases = append(cases, struct {
+			name string
+			k    int
+			x    uint64
+			want float64
+			draw func() bool
+		}{name: "bern", k: c.k, x: c.x, want: math.Exp(-x * (2*float64(c.k) + x) / (2*float64(c.k) + 2)), draw: func() bool {
+			e.x.reset()
+			e.x.w = append(e.x.w, c.x)
+			return e.bern(c.k, r)
+		}})
+	}
+	for _, c := range cases {
+		hits := 0
+		for range n {
+			if c.draw() {
+				hits++
+			}
+		}
+		got := float64(hits) / n
+		se := math.Sqrt(c.want * (1 - c.want) / n)
+		if math.Abs(got-c.want) > 5*se {
+			t.Errorf("%s k=%d x=%#x: frequency %.5f, want %.5f ± %.5f", c.name, c.k, c.x, got, c.want, 5*se)
+		}
+	}
+}
+
+// round's 128-bit fast path and its big-integer fallback agree, and both
+// equal floor(s·(k+x)+½) computed in exact rationals, for digit words that
+// put s·(k+x) near and far from a rounding boundary.
+func TestRoundExact(t *testing.T) {
+	src := rand.New(rand.NewPCG(1, 2))
+	r := rng.NewSeeded(2)
+	e := newExactNormal()
+	for _, s := range []float64{0x1p-10, 0.5, 1, 3.7, 1e3, 1e6, 0x1p40, 1.3 * 0x1p45, 0x1p52} {
+		sc := newScale(s)
+		for trial := 0; trial < 2000; trial++ {
+			k := src.IntN(6)
+			w0, w1 := src.Uint64(), src.Uint64()
+			if trial%2 == 1 { // put x just below a half-integer boundary of s·(k+x)
+				m := math.Floor(s*float64(k)) + float64(src.IntN(int(math.Min(s, 1000))+1)) + 0.5
+				xf := (m - s*float64(k)) / s
+				if xf <= 0 || xf >= 1 {
+					continue
+				}
+				w0 = uint64(math.Ldexp(xf, 64))
+			}
+			e.x.reset()
+			e.x.w = append(e.x.w, w0, w1)
+			fast := e.round(sc, k, r)
+			e.x.w = e.x.w[:2]
+			slow := e.roundBig(sc, k, r)
+			// Exact value with the two known words; it decides whenever
+			// the lower digits cannot move the result.
+			x := new(big.Rat).SetFrac(new(big.Int).Or(new(big.Int).Lsh(new(big.Int).SetUint64(w0), 64), new(big.Int).SetUint64(w1)), new(big.Int).Lsh(big.NewInt(1), 128))
+			v := new(big.Rat).Add(x, new(big.Rat).SetInt64(int64(k)))
+			v.Mul(v, new(big.Rat).SetFloat64(s))
+			v.Add(v, big.NewRat(1, 2))
+			want := new(big.Int).Quo(v.Num(), v.Denom())
+			if fast != slow || (len(e.x.w) == 2 && want.Int64() != slow) {
+				t.Fatalf("s=%v k=%d x=%#x:%#x: fast %d, big %d, exact %v", s, k, w0, w1, fast, slow, want)
+			}
+		}
+	}
+}
+
+// pmf is P(round(Z) = m), Z ~ N(0, s²).
+func pmf(m, s float64) float64 { return cdf((m+0.5)/s) - cdf((m-0.5)/s) }
+
+func cdf(x float64) float64 { return 0.5 * math.Erfc(-x/math.Sqrt2) }
+
+// chiSquare returns Pearson's statistic of counts against probabilities
+// (which sum to 1) and its p-value.
+func chiSquare(counts []int, probs []float64) (stat, p float64) {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	for i, c := range counts {
+		e := probs[i] * float64(n)
+		stat += (float64(c) - e) * (float64(c) - e) / e
+	}
+	return stat, 1 - distuv.ChiSquared{K: float64(len(counts) - 1)}.CDF(stat)
+}
+
+// bins cut the integers into intervals [edges[i], edges[i+1]) (with −∞ and
+// +∞ at the ends) and returns each interval's probability under round(Z).
+func binProbs(edges []int64, s float64) []float64 {
+	p := make([]float64, len(edges)+1)
+	lo := 0.0
+	for i := range p {
+		hi := 1.0
+		if i < len(edges) {
+			hi = cdf((float64(edges[i]) - 0.5) / s)
+		}
+		p[i] = hi - lo
+		lo = hi
+	}
+	return p
+}
+
+func binOf(edges []int64, m int64) int {
+	i := 0
+	for i < len(edges) && m >= edges[i] {
+		i++
+	}
+	return i
+}
+
+// The sampled round(Z) matches the exact PMF of the rounded Gaussian:
+// Pearson's χ² at fixed seeds over 4·10⁵ draws, rejecting at p < 10⁻⁶.
+// Small scales test every integer with mass ≥ 10⁻⁴ (tails merged); large
+// scales test 40 equiprobable bins and, separately, the residue mod 4 (the
+// low bits, which a float sampler gets wrong first). Each case also runs a
+// wrong sampler through the same test and asserts it is rejected: σ off by
+// 1.5%, or only even values (σ/2 rounded, doubled) for the residue test —
+// the power the test is claimed to have at this n.
+func TestRoundedGaussianDistribution(t *testing.T) {
+	const n = 400_000
+	for i, s := range []float64{0.5, 1, 3.7, 1e3, 1e6, 0x1p40} {
+		var edges []int64
+		if s < 10 {
+			for m := -int64(10 * s); m <= int64(10*s)+1; m++ {
+				if pmf(float64(m-1), s) >= 1e-4 && pmf(float64(m), s) >= 1e-4 {
+					edges = append(edges, m)
+				}
+			}
+		} else {
+			for j := 1; j < 40; j++ {
+				edges = append(edges, int64(math.Round(s*distuv.UnitNormal.Quantile(float64(j)/40))))
+			}
+		}
+		probs := binProbs(edges, s)
+		mod4 := []float64{0.25, 0.25, 0.25, 0.25}
+		draw := func(sampler func() int64) (pBins, pMod float64) {
+			counts, res := make([]int, len(probs)), make([]int, 4)
+			for range n {
+				m := sampler()
+				counts[binOf(edges, m)]++
+				res[m&3]++
+			}
+			_, pBins = chiSquare(counts, probs)
+			_, pMod = chiSquare(res, mod4)
+			return
+		}
+		r := rng.NewSeeded(uint64(100 + i))
+		e := newExactNormal()
+		sc := newScale(s)
+		pBins, pMod := draw(func() int64 { return e.sample(sc, r) })
+		if pBins < 1e-6 {
+			t.Errorf("s=%v: χ² over %d bins rejects the exact sampler, p = %.2g", s, len(probs), pBins)
+		}
+		if s >= 1e3 && pMod < 1e-6 {
+			t.Errorf("s=%v: residues mod 4 reject the exact sampler, p = %.2g", s, pMod)
+		}
+		wrong := newScale(s * 1.015)
+		if p, _ := draw(func() int64 { return e.sample(wrong, r) }); p >= 1e-6 {
+			t.Errorf("s=%v: σ·1.015 not rejected (p = %.2g): the test has no power", s, p)
+		}
+		if s >= 1e3 {
+			half := newScale(s / 2)
+			if _, p := draw(func() int64 { return 2 * e.sample(half, r) }); p >= 1e-6 {
+				t.Errorf("s=%v: even-only sampler not rejected mod 4 (p = %.2g)", s, p)
+			}
+		}
+		t.Logf("s=%v: %d bins p = %.3f, mod 4 p = %.3f", s, len(probs), pBins, pMod)
+	}
+}
