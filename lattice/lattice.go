@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/bits"
 
 	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/internal/vec"
@@ -225,12 +226,25 @@ func (n *Noise) Add(sum []float32, r *rng.Stream) error {
 	return nil
 }
 
-// bigSumSquares is Σ q_j² exactly, for tests and callers that check a bound.
+// bigSumSquares is Σ q_j² exactly, for tests and callers that check a bound:
+// 128-bit partial sums (each q_j² < 2¹²⁶) carried into a big.Int.
 func bigSumSquares(q []int64) *big.Int {
 	s, t := new(big.Int), new(big.Int)
+	var hi, lo uint64
 	for _, v := range q {
-		t.SetInt64(v)
-		s.Add(s, t.Mul(t, t))
+		a := uint64(v)
+		if v < 0 {
+			a = uint64(-v)
+		}
+		h, l := bits.Mul64(a, a)
+		var c uint64
+		lo, c = bits.Add64(lo, l, 0)
+		hi, c = bits.Add64(hi, h, c)
+		if c != 0 {
+			s.Add(s, t.Lsh(big.NewInt(1), 128))
+		}
 	}
-	return s
+	t.SetUint64(hi)
+	t.Lsh(t, 64)
+	return s.Add(s, t.Or(t, new(big.Int).SetUint64(lo)))
 }
