@@ -9,26 +9,52 @@ import (
 )
 
 // urand is a uniform deviate in (0, 1) whose binary digits are drawn only
-// when a comparison needs them, 64 at a time (Karney's "u-rand"): w[0] holds
-// bits 1–64 after the binary point, w[1] bits 65–128, and so on.
-type urand struct{ w []uint64 }
+// when a comparison needs them, 64 at a time (Karney's "u-rand"): digit 0
+// holds bits 1–64 after the binary point, digit 1 bits 65–128, and so on.
+// The first digits live in the struct, so that the common case (one digit
+// decides) is a few instructions and no slice. (Drawing 16 or 8 bits at a
+// time from a bit pool uses fewer ChaCha8 words but measured slower.)
+type urand struct {
+	n    int
+	d    [2]uint64
+	more []uint64
+}
 
-func (u *urand) reset() { u.w = u.w[:0] }
+func (u *urand) reset() { u.n = 0; u.more = u.more[:0] }
 
-// word returns the i-th 64-bit digit, drawing digits up to it from r.
-func (u *urand) word(i int, r *rng.Stream) uint64 {
-	for len(u.w) <= i {
-		u.w = append(u.w, r.Uint64())
+// first returns digit 0, drawing it if needed.
+func (u *urand) first(r *rng.Stream) uint64 {
+	if u.n == 0 {
+		u.d[0], u.n = r.Uint64(), 1
 	}
-	return u.w[i]
+	return u.d[0]
+}
+
+// digit returns digit i, drawing digits up to it.
+func (u *urand) digit(i int, r *rng.Stream) uint64 {
+	for u.n <= i {
+		if u.n < len(u.d) {
+			u.d[u.n] = r.Uint64()
+		} else {
+			u.more = append(u.more, r.Uint64())
+		}
+		u.n++
+	}
+	if i < len(u.d) {
+		return u.d[i]
+	}
+	return u.more[i-len(u.d)]
 }
 
 // less reports a < b for two independent u-rands, drawing digits until they
-// differ (equality has probability zero; the loop ends with probability 1
-// and after one word except with probability 2⁻⁶⁴).
+// differ (equality has probability zero; the first digit decides except
+// with probability 2⁻⁶⁴).
 func less(a, b *urand, r *rng.Stream) bool {
-	for i := 0; ; i++ {
-		if x, y := a.word(i, r), b.word(i, r); x != y {
+	if x, y := a.first(r), b.first(r); x != y {
+		return x < y
+	}
+	for i := 1; ; i++ {
+		if x, y := a.digit(i, r), b.digit(i, r); x != y {
 			return x < y
 		}
 	}
@@ -39,36 +65,30 @@ func less(a, b *urand, r *rng.Stream) bool {
 // is decided from as many digits of x as it needs. The scratch u-rands are
 // reused so that a draw allocates nothing after the first.
 type exactNormal struct {
-	x, z, p, w urand
-	big        [4]big.Int // rare path: rounding undecided after 64 digits
+	x, w, u1, u2 urand
+	big          [4]big.Int // rare path: rounding undecided after 64 digits
 }
 
-func newExactNormal() *exactNormal {
-	e := &exactNormal{}
-	for _, u := range []*urand{&e.x, &e.z, &e.p, &e.w} {
-		u.w = make([]uint64, 0, 4)
-	}
-	return e
-}
+func newExactNormal() *exactNormal { return &exactNormal{} }
 
 // halfExp returns true with probability exp(−1/2) (von Neumann): with the
 // longest run ½ > z₁ > z₂ > … > z_n of fresh u-rands, P(n ≥ j) = 2⁻ʲ/j!,
 // so P(n even) = Σ_j (−½)ʲ/j! = exp(−½).
 func (e *exactNormal) halfExp(r *rng.Stream) bool {
-	n := 0
+	z := &e.u1
+	z.reset()
+	if z.first(r)>>63 != 0 { // z₁ ≥ ½
+		return true
+	}
+	n, p := 1, &e.u2
 	for {
-		e.z.reset()
-		if n == 0 {
-			if e.z.word(0, r)>>63 != 0 { // z ≥ ½
-				break
-			}
-		} else if !less(&e.z, &e.p, r) {
-			break
+		p, z = z, p
+		z.reset()
+		if !less(z, p, r) {
+			return n%2 == 0
 		}
 		n++
-		e.p, e.z = e.z, e.p
 	}
-	return n%2 == 0
 }
 
 // bern returns true with probability exp(−x(2k+x)/(2k+2)) for the current
@@ -78,15 +98,11 @@ func (e *exactNormal) halfExp(r *rng.Stream) bool {
 // or f = 2k and a fresh u-rand w < x). Then P(n steps succeed) = xⁿ/n!·cⁿ =
 // pⁿ/n!, and P(the first failure comes after an even number) = exp(−p).
 func (e *exactNormal) bern(k int, r *rng.Stream) bool {
-	n := 0
 	m := uint64(2*k + 2)
+	n, z, p := 0, &e.u1, &e.x
 	for {
-		e.z.reset()
-		bound := &e.x
-		if n > 0 {
-			bound = &e.p
-		}
-		if !less(&e.z, bound, r) {
+		z.reset()
+		if !less(z, p, r) {
 			break
 		}
 		f := r.Uint64N(m)
@@ -100,7 +116,10 @@ func (e *exactNormal) bern(k int, r *rng.Stream) bool {
 			}
 		}
 		n++
-		e.p, e.z = e.z, e.p
+		if n == 1 {
+			p = &e.u2
+		}
+		p, z = z, p
 	}
 	return n%2 == 0
 }
@@ -162,7 +181,7 @@ func (e *exactNormal) sample(sc scale, r *rng.Stream) int64 {
 func (e *exactNormal) round(sc scale, k int, r *rng.Stream) int64 {
 	sh := 64 - sc.e // in [54, 127) for s in [2⁻¹⁰, 2⁵²] (New checks)
 	if k < 1<<8 && sh > 0 && sh < 127 {
-		x := e.x.word(0, r)
+		x := e.x.first(r)
 		hi, lo := bits.Mul64(sc.a, x)
 		hi += sc.a * uint64(k) // a·k·2⁶⁴: a < 2⁵³, k < 2⁸, no overflow
 		ph, pl := pow2(sh - 1)
@@ -183,7 +202,7 @@ func (e *exactNormal) roundBig(sc scale, k int, r *rng.Stream) int64 {
 		lo.SetInt64(int64(k))
 		for i := 0; i < n; i++ {
 			lo.Lsh(lo, 64)
-			lo.Or(lo, t.SetUint64(e.x.word(i, r)))
+			lo.Or(lo, t.SetUint64(e.x.digit(i, r)))
 		}
 		lo.Mul(lo, a)
 		sh := 64*n - sc.e

@@ -39,8 +39,7 @@ func TestBernoulliBlocks(t *testing.T) {
 			want float64
 			draw func() bool
 		}{name: "bern", k: c.k, x: c.x, want: math.Exp(-x * (2*float64(c.k) + x) / (2*float64(c.k) + 2)), draw: func() bool {
-			e.x.reset()
-			e.x.w = append(e.x.w, c.x)
+			e.x.set(c.x)
 			return e.bern(c.k, r)
 		}})
 	}
@@ -79,10 +78,9 @@ func TestRoundExact(t *testing.T) {
 				}
 				w0 = uint64(math.Ldexp(xf, 64))
 			}
-			e.x.reset()
-			e.x.w = append(e.x.w, w0, w1)
+			e.x.set(w0, w1)
 			fast := e.round(sc, k, r)
-			e.x.w = e.x.w[:2]
+			e.x.n = 2
 			slow := e.roundBig(sc, k, r)
 			// Exact value with the two known words; it decides whenever
 			// the lower digits cannot move the result.
@@ -91,10 +89,23 @@ func TestRoundExact(t *testing.T) {
 			v.Mul(v, new(big.Rat).SetFloat64(s))
 			v.Add(v, big.NewRat(1, 2))
 			want := new(big.Int).Quo(v.Num(), v.Denom())
-			if fast != slow || (len(e.x.w) == 2 && want.Int64() != slow) {
+			if fast != slow || (e.x.n == 2 && want.Int64() != slow) {
 				t.Fatalf("s=%v k=%d x=%#x:%#x: fast %d, big %d, exact %v", s, k, w0, w1, fast, slow, want)
 			}
 		}
+	}
+}
+
+// set makes u the u-rand with the given leading digits.
+func (u *urand) set(ws ...uint64) {
+	u.reset()
+	for _, w := range ws {
+		if u.n < len(u.d) {
+			u.d[u.n] = w
+		} else {
+			u.more = append(u.more, w)
+		}
+		u.n++
 	}
 }
 
