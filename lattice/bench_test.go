@@ -9,9 +9,11 @@ import (
 	"github.com/dptrain/dptrain/models"
 )
 
-// perCoord reports the time per coordinate of one b.N loop over d.
-func perCoord(b *testing.B, d int) {
+// perCoord reports the wall and CPU time per coordinate of one b.N loop
+// over d, given the CPU seconds at the loop's start.
+func perCoord(b *testing.B, d int, cpu0 float64) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(d), "ns/coord")
+	b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N)/float64(d), "cpu-ns/coord")
 }
 
 // BenchmarkNoise compares one noise draw over d coordinates: today's
@@ -27,10 +29,12 @@ func BenchmarkNoise(b *testing.B) {
 			}
 			sum, r := make([]float32, d), rng.NewSeeded(1)
 			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				g.Add(sum, r)
 			}
-			perCoord(b, d)
+			perCoord(b, d, cpu0)
 		})
 		b.Run(fmt.Sprintf("d=%d/lattice", d), func(b *testing.B) {
 			nz, err := New(1, 1, d, DefaultK)
@@ -39,13 +43,15 @@ func BenchmarkNoise(b *testing.B) {
 			}
 			acc, out, r := make([]int64, d), make([]float32, d), rng.NewSeeded(1)
 			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				clear(acc)
 				if err := nz.Release(acc, out, r); err != nil {
 					b.Fatal(err)
 				}
 			}
-			perCoord(b, d)
+			perCoord(b, d, cpu0)
 		})
 	}
 }
@@ -63,10 +69,12 @@ func BenchmarkQuantize(b *testing.B) {
 				b.Fatal(err)
 			}
 			sum := make([]float32, d)
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				l.ClipSum(x, 1, nil, sum)
 			}
-			perCoord(b, d)
+			perCoord(b, d, cpu0)
 		})
 		b.Run(fmt.Sprintf("d=%d/lattice", d), func(b *testing.B) {
 			nz, err := New(1, 1, d, DefaultK)
@@ -74,10 +82,12 @@ func BenchmarkQuantize(b *testing.B) {
 				b.Fatal(err)
 			}
 			acc := make([]int64, d)
+			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				nz.Quantize(x, acc)
 			}
-			perCoord(b, d)
+			perCoord(b, d, cpu0)
 		})
 	}
 }
@@ -133,9 +143,11 @@ func BenchmarkStep(b *testing.B) {
 			}
 			step()
 			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				step()
 			}
+			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(d), "params")
 		})
 		b.Run(tc.name+"/lattice", func(b *testing.B) {
@@ -162,9 +174,11 @@ func BenchmarkStep(b *testing.B) {
 			}
 			step()
 			b.ResetTimer()
+			cpu0 := cpuSeconds()
 			for range b.N {
 				step()
 			}
+			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(d), "params")
 		})
 	}
