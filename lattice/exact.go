@@ -179,7 +179,7 @@ func (e *exactNormal) sample(sc scale, r *rng.Stream) int64 {
 // L >> (64n−e) equals (L + a − 1) >> (64n−e). (The symmetric sign makes the
 // tie rule irrelevant: ties have probability zero.)
 func (e *exactNormal) round(sc scale, k int, r *rng.Stream) int64 {
-	sh := 64 - sc.e // in [54, 127) for s in [2⁻¹⁰, 2⁵²] (New checks)
+	sh := 64 - sc.e // in [64, 126] for s in [2⁻¹⁰, 2⁵²] (New checks)
 	if k < 1<<8 && sh > 0 && sh < 127 {
 		x := e.x.first(r)
 		hi, lo := bits.Mul64(sc.a, x)
