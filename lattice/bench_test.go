@@ -9,6 +9,15 @@ import (
 	"github.com/dptrain/dptrain/models"
 )
 
+// adder is the noise's signature in the trainer today: the lattice Noise
+// and clip.Gaussian can stand for each other.
+type adder interface {
+	Add(sum []float32, r *rng.Stream)
+	Len() int
+}
+
+var _, _ adder = (*Noise)(nil), (*clip.Gaussian)(nil)
+
 // perCoord reports the wall and CPU time per coordinate of one b.N loop
 // over d, given the CPU seconds at the loop's start.
 func perCoord(b *testing.B, d int, cpu0 float64) {

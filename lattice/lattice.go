@@ -201,12 +201,13 @@ func (n *Noise) ToFloat(acc []int64, out []float32) {
 	}
 }
 
-// Add has the signature of clip.Gaussian.Add for a sum held in float32: it
-// rounds sum to the nearest lattice point, adds round(Z) and writes γ times
-// the result back. Only a sum that Quantize built (then ToFloat) is an exact
-// lattice point with sensitivity C; for any other float sum the privacy
-// argument of docs/secure-noise.md does not apply.
-func (n *Noise) Add(sum []float32, r *rng.Stream) error {
+// Add has the signature of clip.Gaussian.Add, so that either noise can
+// stand where a float32 sum is noised: it rounds each coordinate of sum to
+// the nearest lattice point (clamped to ±2⁶² steps; NaN to 0), adds
+// round(Z) and writes γ times the result back. Only a sum that is already
+// a lattice point (Quantize, then ToFloat) carries the privacy argument of
+// docs/secure-noise.md; Release is the path that keeps the sum exact.
+func (n *Noise) Add(sum []float32, r *rng.Stream) {
 	if len(sum) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(sum)))
 	}
@@ -216,14 +217,18 @@ func (n *Noise) Add(sum []float32, r *rng.Stream) error {
 		sc := n.scale[j]
 		for i := off; i < off+size; i++ {
 			q := math.Round(float64(sum[i]) * inv)
-			if math.Abs(q) >= 0x1p62 || math.IsNaN(q) {
-				return fmt.Errorf("lattice: coordinate %d of the sum (%v) is off the int64 lattice", i, sum[i])
+			switch {
+			case q != q:
+				q = 0
+			case q > 0x1p62:
+				q = 0x1p62
+			case q < -0x1p62:
+				q = -0x1p62
 			}
 			sum[i] = float32(n.gamma * float64(int64(q)+n.exact.sample(sc, r)))
 		}
 		off += size
 	}
-	return nil
 }
 
 // bigSumSquares is Σ q_j² exactly, for tests and callers that check a bound:

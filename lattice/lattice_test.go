@@ -338,9 +338,7 @@ func TestReleaseSharedNoise(t *testing.T) {
 	}
 	sum := make([]float32, d)
 	nz.ToFloat(s, sum)
-	if err := nz.Add(sum, rng.NewSeeded(6)); err != nil {
-		t.Fatal(err)
-	}
+	nz.Add(sum, rng.NewSeeded(6))
 	if !slices.Equal(out, sum) {
 		t.Fatal("Add on a lattice point differs from Release")
 	}
