@@ -10,7 +10,9 @@ import (
 // FuzzQuantizeNormBound feeds arbitrary float32 vectors (any bit patterns:
 // NaN, ±Inf, subnormals, float32 max) and lattice exponents to Quantize and
 // checks the exact bound Σq² ≤ 2²ᵏ, that no coordinate grows or flips sign,
-// and that a non-finite input adds nothing.
+// and that a non-finite input adds nothing; and feeds them to Truncate,
+// which must equal trunc(x/γ) in exact rationals or refuse a vector out of
+// its range.
 func FuzzQuantizeNormBound(f *testing.F) {
 	enc := func(k uint8, xs ...float32) []byte {
 		b := []byte{k}
@@ -49,6 +51,24 @@ func FuzzQuantizeNormBound(f *testing.F) {
 			}
 			if q != 0 && (math.Signbit(v) != (q < 0) || math.Abs(float64(q))*nz.Gamma() > math.Abs(v)*(1+1e-15)) {
 				t.Fatalf("k=%d: coordinate %d: %v became %d steps", k, j, v, q)
+			}
+		}
+		tr := make([]int64, len(x))
+		if nz.Truncate(x, tr) {
+			g := new(big.Rat).SetFloat64(nz.Gamma())
+			for j, v := range x {
+				r := new(big.Rat).Quo(new(big.Rat).SetFloat64(float64(v)), g)
+				if want := new(big.Int).Quo(r.Num(), r.Denom()); !want.IsInt64() || want.Int64() != tr[j] {
+					t.Fatalf("k=%d: Truncate(%v) = %d, want %v", k, v, tr[j], want)
+				}
+			}
+		} else if finite && len(x) > 0 {
+			var m float64
+			for _, v := range x {
+				m = math.Max(m, math.Abs(float64(v)))
+			}
+			if m/nz.Gamma() < 0x1p52 {
+				t.Fatalf("k=%d: Truncate refused %v, max |x|/γ = %v", k, x, m/nz.Gamma())
 			}
 		}
 		if !finite {

@@ -133,6 +133,54 @@ func (n *Noise) Quantize(example []float32, acc []int64) Outcome {
 	return out
 }
 
+// Truncate adds to acc the lattice point q of an already clipped vector x
+// (in units of γ): q_j = trunc(x_j/γ), the exact truncation toward zero of
+// the exact quotient, so |q_j|·γ ≤ |x_j| and every L2 or L∞ bound of x in
+// natural coordinates holds for γq. It is the step for clippers that bound
+// blocks themselves (per-layer, hybrid L∞, subspace residual): each L2
+// clip needs only its own float margin, and a clip in a rotated basis uses
+// RotatedBound. It returns false, adding nothing, if some |x_j| reaches
+// about 2⁵³·γ (a clipped vector has |x_j| ≤ C = 2ᵏγ) or is not finite.
+func (n *Noise) Truncate(x []float32, acc []int64) bool {
+	if len(x) != len(acc) {
+		panic(fmt.Sprintf("lattice: vector has %d coordinates, accumulator %d", len(x), len(acc)))
+	}
+	var m float32
+	for _, v := range x {
+		m = max(m, abs32(v))
+	}
+	inv := math.Ldexp(1, n.k) / n.c
+	if !(float64(m)*inv < 0x1p53-2) { // q ± 1 stays exact; also catches NaN and Inf
+		return false
+	}
+	g := n.gamma
+	for j, v := range x {
+		a := math.Abs(float64(v))
+		q := math.Trunc(a * inv) // within one of trunc(a/γ): a·inv has relative error ≤ 2u
+		// Exact corrections: FMA rounds q·γ − a once, so its sign is exact.
+		if math.FMA(q, g, -a) > 0 {
+			q--
+		} else if math.FMA(q+1, g, -a) <= 0 {
+			q++
+		}
+		if v < 0 {
+			q = -q
+		}
+		acc[j] += int64(q)
+	}
+	return true
+}
+
+func abs32(v float32) float32 {
+	if v < 0 || v != v {
+		if v != v {
+			return float32(math.Inf(1))
+		}
+		return -v
+	}
+	return v
+}
+
 // RotatedBound returns the clip norm a clipper must use when it bounds norms
 // in a rotated basis (subspace clipping) of a block of d coordinates whose
 // bound is c and whose vector is then truncated onto the lattice in natural

@@ -434,3 +434,57 @@ func TestRotatedBound(t *testing.T) {
 		}
 	}
 }
+
+// Truncate is the exact truncation toward zero of x/γ, checked in big
+// rationals for lattices whose γ is not a power of two (C = 0.1, 3.7) and
+// coordinates next to lattice points, and it refuses non-finite or
+// out-of-range vectors without touching the sum.
+func TestTruncateExact(t *testing.T) {
+	src := rand.New(rand.NewPCG(11, 12))
+	for _, c := range []float64{1, 0.1, 3.7} {
+		for _, k := range []int{8, DefaultK, 52} {
+			nz, err := New(c, 1, 1, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := new(big.Rat).SetFloat64(nz.Gamma())
+			x := make([]float32, 2000)
+			for i := range x {
+				switch i % 3 {
+				case 0: // a lattice point, or one float32 step off it
+					q := float64(src.Int64N(1 << min(k, 24)))
+					y := float32(q * nz.Gamma())
+					x[i] = []float32{y, math.Nextafter32(y, 0), math.Nextafter32(y, 10)}[src.IntN(3)]
+				case 1:
+					x[i] = float32(src.Float64() * c)
+				default:
+					x[i] = float32(src.Float64() * c * math.Pow(2, float64(-src.IntN(60))))
+				}
+				if src.IntN(2) == 0 {
+					x[i] = -x[i]
+				}
+			}
+			acc := make([]int64, len(x))
+			if !nz.Truncate(x, acc) {
+				t.Fatalf("C=%v k=%d: refused a finite vector", c, k)
+			}
+			for i, v := range x {
+				r := new(big.Rat).Quo(new(big.Rat).SetFloat64(float64(v)), g)
+				want := new(big.Int).Quo(r.Num(), r.Denom()) // truncates toward zero
+				if want.Int64() != acc[i] {
+					t.Fatalf("C=%v k=%d: trunc(%v/γ) = %v, got %d", c, k, v, want, acc[i])
+				}
+			}
+		}
+	}
+	nz, err := New(1, 1, 1, DefaultK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range [][]float32{{1, float32(math.NaN())}, {float32(math.Inf(-1))}, {0x1p22, 0}} {
+		acc := []int64{5, 7}[:len(x)]
+		if nz.Truncate(x, acc) || acc[0] != 5 {
+			t.Errorf("Truncate(%v) accepted or changed the sum: %v", x, acc)
+		}
+	}
+}
