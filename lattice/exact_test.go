@@ -177,6 +177,21 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 		}
 		probs := binProbs(edges, s)
 		mod4 := []float64{0.25, 0.25, 0.25, 0.25}
+		// Stated power against σ·1.015: the noncentrality
+		// λ = n·Σ(p₁−p₀)²/p₀ and Patnaik's approximation of the
+		// noncentral χ² give P(reject at p < 10⁻⁶).
+		alt := binProbs(edges, s*1.015)
+		var lambda float64
+		for j, p0 := range probs {
+			lambda += n * (alt[j] - p0) * (alt[j] - p0) / p0
+		}
+		df := float64(len(probs) - 1)
+		crit := distuv.ChiSquared{K: df}.Quantile(1 - 1e-6)
+		c, h := (df+2*lambda)/(df+lambda), (df+lambda)*(df+lambda)/(df+2*lambda)
+		power := 1 - distuv.ChiSquared{K: h}.CDF(crit/c)
+		if power < 0.99 {
+			t.Errorf("s=%v: power against σ·1.015 is %.3f (λ = %.1f)", s, power, lambda)
+		}
 		draw := func(sampler func() int64) (pBins, pMod float64) {
 			counts, res := make([]int, len(probs)), make([]int, 4)
 			for range n {
@@ -208,6 +223,6 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 				t.Errorf("s=%v: even-only sampler not rejected mod 4 (p = %.2g)", s, p)
 			}
 		}
-		t.Logf("s=%v: %d bins p = %.3f, mod 4 p = %.3f", s, len(probs), pBins, pMod)
+		t.Logf("s=%v: %d bins p = %.3f, mod 4 p = %.3f; power against σ·1.015 %.4f (λ = %.0f)", s, len(probs), pBins, pMod, power, lambda)
 	}
 }
