@@ -71,23 +71,48 @@ type exactNormal struct {
 
 func newExactNormal() *exactNormal { return &exactNormal{} }
 
-// halfExp returns true with probability exp(−1/2) (von Neumann): with the
-// longest run ½ > z₁ > z₂ > … > z_n of fresh u-rands, P(n ≥ j) = 2⁻ʲ/j!,
-// so P(n even) = Σ_j (−½)ʲ/j! = exp(−½).
+// halfExp returns true with probability exp(−1/2), exactly: it compares a
+// uniform U with c = exp(−1/2) digit by digit. The first 64-bit digit of c
+// is computed once; further digits, needed only when U's first digit
+// equals c's (probability 2⁻⁶⁴), come from expDigits.
 func (e *exactNormal) halfExp(r *rng.Stream) bool {
-	z := &e.u1
-	z.reset()
-	if z.first(r)>>63 != 0 { // z₁ ≥ ½
-		return true
+	if u := r.Uint64(); u != halfExpWord {
+		return u < halfExpWord
 	}
-	n, p := 1, &e.u2
-	for {
-		p, z = z, p
-		z.reset()
-		if !less(z, p, r) {
-			return n%2 == 0
+	for n := 2; ; n++ {
+		if u, c := r.Uint64(), expDigits(n); u != c {
+			return u < c
 		}
-		n++
+	}
+}
+
+// halfExpWord is floor(exp(−1/2)·2⁶⁴).
+var halfExpWord = expDigits(1)
+
+// expDigits returns the n-th 64-bit digit after the binary point of
+// exp(−1/2), from the alternating series Σ_j (−½)ʲ/j! in exact rationals:
+// consecutive partial sums bracket the value, and the series is summed
+// until both ends of the bracket have the same first 64n bits (the value is
+// irrational, so this ends).
+func expDigits(n int) uint64 {
+	scale := new(big.Int).Lsh(big.NewInt(1), uint(64*n))
+	sum, term := big.NewRat(1, 1), big.NewRat(1, 1)
+	prev := new(big.Rat)
+	lo, hi := new(big.Int), new(big.Int)
+	for j := int64(1); ; j++ {
+		term.Mul(term, big.NewRat(-1, 2*j))
+		prev.Set(sum)
+		sum.Add(sum, term)
+		a, b := prev, sum
+		if a.Cmp(b) > 0 {
+			a, b = b, a
+		}
+		lo.Quo(new(big.Int).Mul(a.Num(), scale), a.Denom())
+		hi.Quo(new(big.Int).Mul(b.Num(), scale), b.Denom())
+		if j > 2 && lo.Cmp(hi) == 0 {
+			mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
+			return lo.And(lo, mask).Uint64()
+		}
 	}
 }
 

@@ -226,3 +226,29 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 		t.Logf("s=%v: %d bins p = %.3f, mod 4 p = %.3f; power against σ·1.015 %.4f (λ = %.0f)", s, len(probs), pBins, pMod, power, lambda)
 	}
 }
+
+// expDigits gives the binary digits of exp(−1/2): the first agrees with
+// float64 (53 bits), and the first three, joined, agree with exp(−1/2)
+// computed in big.Float at 256 bits by an independent series (the Taylor
+// series of exp(x) at x = −1/2 summed in floats, error far below 2⁻¹⁹²).
+func TestExpDigits(t *testing.T) {
+	if got, want := float64(halfExpWord)*0x1p-64, math.Exp(-0.5); math.Abs(got-want) > 1e-16 {
+		t.Fatalf("first digit %v, exp(−½) = %v", got, want)
+	}
+	const prec = 256
+	sum, term := new(big.Float).SetPrec(prec).SetInt64(1), new(big.Float).SetPrec(prec).SetInt64(1)
+	for j := int64(1); j < 80; j++ {
+		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(-2*j))
+		sum.Add(sum, term)
+	}
+	sum.SetMantExp(sum, 192)
+	want, _ := sum.Int(nil)
+	got := new(big.Int)
+	for n := 1; n <= 3; n++ {
+		got.Lsh(got, 64)
+		got.Or(got, new(big.Int).SetUint64(expDigits(n)))
+	}
+	if got.Cmp(want) != 0 {
+		t.Fatalf("digits %x, want %x", got, want)
+	}
+}
