@@ -71,47 +71,107 @@ type exactNormal struct {
 
 func newExactNormal() *exactNormal { return &exactNormal{} }
 
-// halfExp returns true with probability exp(−1/2), exactly: it compares a
-// uniform U with c = exp(−1/2) digit by digit. The first 64-bit digit of c
-// is computed once; further digits, needed only when U's first digit
-// equals c's (probability 2⁻⁶⁴), come from expDigits.
-func (e *exactNormal) halfExp(r *rng.Stream) bool {
-	if u := r.Uint64(); u != halfExpWord {
-		return u < halfExpWord
-	}
-	for n := 2; ; n++ {
-		if u, c := r.Uint64(), expDigits(n); u != c {
-			return u < c
+// sampleK returns k ≥ 0 with probability exp(−k²/2)/Θ, Θ = Σ_j exp(−j²/2),
+// exactly: the first j with U < F(j) for a uniform u-rand U and the CDF F,
+// compared digit by digit (kDigit): the first digit decides except with
+// probability about 2⁻⁶⁴ per comparison. It replaces steps 1–2 of Karney's
+// algorithm N (a geometric k, then acceptance with probability
+// exp(−k(k−1)/2)), which give the same distribution with several Bernoulli
+// trials of probability exp(−½) each.
+func (e *exactNormal) sampleK(r *rng.Stream) int {
+	u := &e.w
+	u.reset()
+	for j := 0; ; j++ {
+		f := kWord[min(j, len(kWord)-1)]
+		if j >= len(kWord) {
+			f = kDigit(j, 1) // probability below exp(−128)
+		}
+		if u0 := u.first(r); u0 != f {
+			if u0 < f {
+				return j
+			}
+			continue
+		}
+		for n := 2; ; n++ { // U and F(j) agree so far: compare further digits
+			if a, b := u.digit(n-1, r), kDigit(j, n); a != b {
+				if a < b {
+					return j
+				}
+				break
+			}
 		}
 	}
 }
 
-// halfExpWord is floor(exp(−1/2)·2⁶⁴).
-var halfExpWord = expDigits(1)
+// kWord[j] is the first 64-bit digit of F(j), kDigit(j, 1), written out
+// because kDigit takes about 0.1 s (TestKDigits checks every entry).
+var kWord = [...]uint64{
+	0x92025b19482ce72b, 0xea91798547a0ef93, 0xfe5415c6e9da4bae, 0xfff3523319908c11,
+	0xffffdc31b8ef5942, 0xffffffdaa2d72344, 0xfffffffff1a20da4, 0xfffffffffffdf76c,
+	0xffffffffffffffe4, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff,
+	0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff, 0xffffffffffffffff,
+}
 
-// expDigits returns the n-th 64-bit digit after the binary point of
-// exp(−1/2), from the alternating series Σ_j (−½)ʲ/j! in exact rationals:
-// consecutive partial sums bracket the value, and the series is summed
-// until both ends of the bracket have the same first 64n bits (the value is
-// irrational, so this ends).
-func expDigits(n int) uint64 {
+// kDigit returns the n-th 64-bit digit (n ≥ 1) after the binary point of
+// F(j) = Σ_{i≤j} c^(i²) / Σ_{i≥0} c^(i²), c = exp(−1/2), in exact
+// rationals: c ∈ [cL, cH] from the alternating series, so
+// A = Σ_{i≤j} c^(i²) ∈ [A_L, A_H] and B = Σ_{i>j} c^(i²) ∈ [B_L, B_H]
+// (terms up to J, and for B_H the tail bound c^((J+1)²)/(1 − c^(2J+3))),
+// and F = A/(A+B) ∈ [A_L/(A_L+B_H), A_H/(A_H+B_L)]. The precision grows
+// until both ends agree on the first 64n bits.
+func kDigit(j, n int) uint64 {
 	scale := new(big.Int).Lsh(big.NewInt(1), uint(64*n))
+	for prec := 64*n + 32; ; prec += 64 {
+		cL, cH := expHalfBracket(prec)
+		J := j + 2
+		for float64((J+1)*(J+1))/2*math.Log2E < float64(prec+8) {
+			J++
+		}
+		aL, aH, bL, bH := new(big.Rat), new(big.Rat), new(big.Rat), new(big.Rat)
+		for i := 0; i <= J; i++ {
+			l, h := ratPow(cL, i*i), ratPow(cH, i*i)
+			if i <= j {
+				aL.Add(aL, l)
+				aH.Add(aH, h)
+			} else {
+				bL.Add(bL, l)
+				bH.Add(bH, h)
+			}
+		}
+		tail := ratPow(cH, (J+1)*(J+1))
+		tail.Quo(tail, new(big.Rat).Sub(big.NewRat(1, 1), ratPow(cH, 2*J+3)))
+		bH.Add(bH, tail)
+		fL := new(big.Rat).Quo(aL, new(big.Rat).Add(aL, bH))
+		fH := new(big.Rat).Quo(aH, new(big.Rat).Add(aH, bL))
+		lo := new(big.Int).Quo(new(big.Int).Mul(fL.Num(), scale), fL.Denom())
+		hi := new(big.Int).Quo(new(big.Int).Mul(fH.Num(), scale), fH.Denom())
+		if lo.Cmp(hi) == 0 {
+			return new(big.Int).And(lo, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))).Uint64()
+		}
+	}
+}
+
+// ratPow returns x^e for e ≥ 0.
+func ratPow(x *big.Rat, e int) *big.Rat {
+	ee := big.NewInt(int64(e))
+	return new(big.Rat).SetFrac(new(big.Int).Exp(x.Num(), ee, nil), new(big.Int).Exp(x.Denom(), ee, nil))
+}
+
+// expHalfBracket returns rationals cL ≤ exp(−1/2) ≤ cH with cH − cL ≤
+// 2^−prec: consecutive partial sums of the alternating series
+// Σ_j (−½)ʲ/j!, whose terms decrease in magnitude.
+func expHalfBracket(prec int) (*big.Rat, *big.Rat) {
+	eps := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), uint(prec)))
 	sum, term := big.NewRat(1, 1), big.NewRat(1, 1)
-	prev := new(big.Rat)
-	lo, hi := new(big.Int), new(big.Int)
 	for j := int64(1); ; j++ {
 		term.Mul(term, big.NewRat(-1, 2*j))
-		prev.Set(sum)
+		prev := new(big.Rat).Set(sum)
 		sum.Add(sum, term)
-		a, b := prev, sum
-		if a.Cmp(b) > 0 {
-			a, b = b, a
-		}
-		lo.Quo(new(big.Int).Mul(a.Num(), scale), a.Denom())
-		hi.Quo(new(big.Int).Mul(b.Num(), scale), b.Denom())
-		if j > 2 && lo.Cmp(hi) == 0 {
-			mask := new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 64), big.NewInt(1))
-			return lo.And(lo, mask).Uint64()
+		if new(big.Rat).Abs(term).Cmp(eps) <= 0 {
+			if prev.Cmp(sum) > 0 {
+				return sum, prev
+			}
+			return prev, sum
 		}
 	}
 }
@@ -162,26 +222,16 @@ func newScale(s float64) scale {
 
 // sample returns round(s·N) for N ~ N(0, 1), exactly.
 //
-// Karney (2016), algorithm N: (1) k ≥ 0 with probability ∝ exp(−k/2)
-// (count successes of halfExp); (2) accept with probability
-// exp(−k(k−1)/2) (k(k−1) more successes), else restart; (3) x uniform in
-// (0, 1); (4) accept with probability exp(−x(2k+x)/2), as k+1 successes of
-// bern, else restart; (5) a random sign. Steps 1–2 give k with probability
-// ∝ exp(−k²/2) and step 4 multiplies by exp(−x(2k+x)/2), so k+x has density
-// ∝ exp(−(k+x)²/2) on [0, ∞): the half-normal.
+// Karney (2016), algorithm N, with its steps 1–2 replaced by sampleK:
+// (1) k ≥ 0 with probability ∝ exp(−k²/2); (2) x uniform in (0, 1);
+// (3) accept with probability exp(−x(2k+x)/2), as k+1 successes of bern,
+// else restart from (1); (4) a random sign. Step 3 multiplies the weight of
+// k by exp(−x(2k+x)/2), so k+x has density ∝ exp(−(k+x)²/2) on [0, ∞): the
+// half-normal.
 func (e *exactNormal) sample(sc scale, r *rng.Stream) int64 {
 	for {
-		k := 0
-		for e.halfExp(r) {
-			k++
-		}
+		k := e.sampleK(r)
 		ok := true
-		for j := 0; ok && j < k*(k-1); j++ {
-			ok = e.halfExp(r)
-		}
-		if !ok {
-			continue
-		}
 		e.x.reset()
 		for j := 0; ok && j <= k; j++ {
 			ok = e.bern(k, r)

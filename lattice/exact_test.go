@@ -23,9 +23,7 @@ func TestBernoulliBlocks(t *testing.T) {
 		x    uint64 // first digit word of x, when fixed
 		want float64
 		draw func() bool
-	}{
-		{name: "halfExp", want: math.Exp(-0.5), draw: func() bool { return e.halfExp(r) }},
-	}
+	}{}
 	for _, c := range []struct {
 		k int
 		x uint64
@@ -227,28 +225,79 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 	}
 }
 
-// expDigits gives the binary digits of exp(−1/2): the first agrees with
-// float64 (53 bits), and the first three, joined, agree with exp(−1/2)
-// computed in big.Float at 256 bits by an independent series (the Taylor
-// series of exp(x) at x = −1/2 summed in floats, error far below 2⁻¹⁹²).
-func TestExpDigits(t *testing.T) {
-	if got, want := float64(halfExpWord)*0x1p-64, math.Exp(-0.5); math.Abs(got-want) > 1e-16 {
-		t.Fatalf("first digit %v, exp(−½) = %v", got, want)
+// theta returns the probabilities P(k) = exp(−k²/2)/Θ for k < 60 and the
+// CDF values F(j), computed in big.Float at 400 bits independently of
+// kDigit (exp by its Taylor series at x = −1/2, powers by multiplication).
+func theta() (p, f []*big.Float) {
+	const prec = 400
+	nf := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	c, term := nf().SetInt64(1), nf().SetInt64(1)
+	for j := int64(1); j < 120; j++ {
+		term.Quo(term, nf().SetInt64(-2*j))
+		c.Add(c, term)
 	}
-	const prec = 256
-	sum, term := new(big.Float).SetPrec(prec).SetInt64(1), new(big.Float).SetPrec(prec).SetInt64(1)
-	for j := int64(1); j < 80; j++ {
-		term.Quo(term, new(big.Float).SetPrec(prec).SetInt64(-2*j))
-		sum.Add(sum, term)
+	w := make([]*big.Float, 60)
+	total := nf()
+	for k := range w {
+		w[k] = nf().SetInt64(1)
+		for range k * k {
+			w[k].Mul(w[k], c)
+		}
+		total.Add(total, w[k])
 	}
-	sum.SetMantExp(sum, 192)
-	want, _ := sum.Int(nil)
-	got := new(big.Int)
-	for n := 1; n <= 3; n++ {
-		got.Lsh(got, 64)
-		got.Or(got, new(big.Int).SetUint64(expDigits(n)))
+	acc := nf()
+	for k := range w {
+		p = append(p, nf().Quo(w[k], total))
+		acc.Add(acc, p[k])
+		f = append(f, nf().Set(acc))
 	}
-	if got.Cmp(want) != 0 {
-		t.Fatalf("digits %x, want %x", got, want)
+	return p, f
+}
+
+// kDigit gives the binary digits of the CDF F(j) of P(k) ∝ exp(−k²/2): the
+// first two, joined, equal floor(F(j)·2¹²⁸) from theta for j = 0 … 3, and
+// the first equals kWord[j] for every entry of the table.
+func TestKDigits(t *testing.T) {
+	_, f := theta()
+	for j := range kWord {
+		want, _ := nfMant(f[j], 128).Int(nil)
+		want.And(want, new(big.Int).Sub(new(big.Int).Lsh(big.NewInt(1), 128), big.NewInt(1)))
+		if hi := new(big.Int).Rsh(want, 64).Uint64(); kWord[j] != hi || (j < len(kWord)-1 && kDigit(j, 1) != hi) {
+			t.Fatalf("F(%d): kWord %x, want %x", j, kWord[j], hi)
+		}
+		if j < 4 {
+			if lo := new(big.Int).And(want, new(big.Int).SetUint64(math.MaxUint64)).Uint64(); kDigit(j, 2) != lo {
+				t.Fatalf("F(%d): second digit %x, want %x", j, kDigit(j, 2), lo)
+			}
+		}
+	}
+}
+
+func nfMant(x *big.Float, shift int) *big.Float {
+	return new(big.Float).SetPrec(x.Prec()).SetMantExp(x, shift)
+}
+
+// sampleK hits P(k) = exp(−k²/2)/Θ: 10⁶ draws, each of k = 0 … 3 and the
+// tail k ≥ 4 within 5 binomial standard errors.
+func TestSampleK(t *testing.T) {
+	const n = 1_000_000
+	p, _ := theta()
+	r := rng.NewSeeded(3)
+	e := newExactNormal()
+	counts := make([]int, 5)
+	for range n {
+		counts[min(e.sampleK(r), 4)]++
+	}
+	tail := 1.0
+	for k, c := range counts {
+		want := tail
+		if k < 4 {
+			want, _ = p[k].Float64()
+			tail -= want
+		}
+		se := math.Sqrt(want * (1 - want) / n)
+		if got := float64(c) / n; math.Abs(got-want) > 5*se {
+			t.Errorf("P(k = %d%s) = %.6f, want %.6f ± %.6f", k, map[bool]string{true: "+"}[k == 4], got, want, 5*se)
+		}
 	}
 }
