@@ -118,7 +118,8 @@ var kWord = [...]uint64{
 // A = Σ_{i≤j} c^(i²) ∈ [A_L, A_H] and B = Σ_{i>j} c^(i²) ∈ [B_L, B_H]
 // (terms up to J, and for B_H the tail bound c^((J+1)²)/(1 − c^(2J+3))),
 // and F = A/(A+B) ∈ [A_L/(A_L+B_H), A_H/(A_H+B_L)]. The precision grows
-// until both ends agree on the first 64n bits.
+// until both ends agree on the first 64n bits (which ends unless F(j) is a
+// dyadic rational; sampleK needs this with probability about 2⁻⁶⁴).
 func kDigit(j, n int) uint64 {
 	scale := new(big.Int).Lsh(big.NewInt(1), uint(64*n))
 	for prec := 64*n + 32; ; prec += 64 {
