@@ -87,21 +87,22 @@ func DefaultFeatureCache() string {
 	return filepath.Join(base, "dptrain", "features")
 }
 
-// loadNamed loads the dataset called name (cfg supplies the data directory
-// and the synthetic generator's seed).
-func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
+// loadNamed loads the dataset called name, a Config.Dataset or a
+// Config.PublicData (cfg supplies the data directory and the synthetic
+// generator's seed).
+func loadNamed[N ~string](name N, cfg *Config) (*datasets.Loaded, string, error) {
 	var (
 		l   *datasets.Loaded
 		src string
 		err error
 	)
-	switch name {
-	case "csv", "folder":
+	switch Dataset(name) {
+	case DatasetCSV, DatasetFolder:
 		l, src, err = loadUserData(cfg)
-	case "embedded":
+	case DatasetEmbedded:
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"
-	case "synthetic":
+	case DatasetSynthetic:
 		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
 		var all *datasets.Dataset
 		all, err = g.Generate()
@@ -112,7 +113,7 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
 	default:
 		var s datasets.Source
-		l, s, err = datasets.Load(name, datasets.Options{Dir: cfg.DataDir})
+		l, s, err = datasets.Load(string(name), datasets.Options{Dir: cfg.DataDir})
 		src = s.String()
 	}
 	if err != nil {

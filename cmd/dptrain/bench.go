@@ -29,8 +29,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	g := benchmarks.DefaultGrid()
 	c := &g.Base
 	fs := newFlagSet("bench", stdout)
-	fs.StringVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
-	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
+	fs.TextVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
+	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "training steps per cell")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson, twice) or fixed (shuffle) batch size")

@@ -44,7 +44,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	cfg := trainer.Default()
-	fs.StringVar(&cfg.Dataset, "dataset", "embedded", "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
+	fs.TextVar(&cfg.Dataset, "dataset", trainer.DatasetEmbedded, "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (for fashion-mnist, mnist, cifar10, folder)")
 	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
 	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
