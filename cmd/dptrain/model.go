@@ -62,7 +62,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Dataset == "csv" {
+	if cfg.Dataset == trainer.DatasetCSV {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
 			cfg.TrainFile = cfg.TestFile
