@@ -13,14 +13,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "audit",
-		summary: "empirical lower bound on ε from a run's release: --canaries M [train flags]; audit bound --canaries --guesses --correct --delta",
-		run:     runAudit,
-	})
-}
-
 // exitError carries a specific exit status (audit: 3 when the lower bound
 // contradicts the accounted ε).
 type exitError struct {

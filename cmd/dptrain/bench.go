@@ -15,14 +15,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "bench",
-		summary: "table of clip variants × samplers: samples/s, peak memory, noise variance, ε, test accuracy",
-		run:     runBench,
-	})
-}
-
 // runBench trains the chosen model once per clip × sampler cell and prints
 // the table (or JSON); --out also writes bench.csv and bench.md.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {

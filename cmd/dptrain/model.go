@@ -21,12 +21,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{name: "eval", summary: "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test] [--plot FILE.png]", run: runEval})
-	register(&command{name: "predict", summary: "class probabilities as CSV: --model FILE --input FILE.csv [--out FILE.csv]", run: runPredict})
-	register(&command{name: "export", summary: "a model's weights for PyTorch/NumPy/JAX: --model FILE --format safetensors|npy --out PATH", run: runExport})
-}
-
 // loadModelFlag rebuilds the zoo model saved at path; a mismatch or a
 // corrupt or foreign file is bad input.
 func loadModelFlag(path string) (*models.Net, error) {

@@ -16,14 +16,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "train",
-		summary: "train a model with DP-SGD (no flags: the MNIST CNN on the embedded Fashion-MNIST subset, ε = 3)",
-		run:     runTrain,
-	})
-}
-
 // intList is a comma-separated list of ints flag (MLP widths).
 type intList struct{ v *[]int }
 
