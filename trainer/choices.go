@@ -282,10 +282,10 @@ func (k AuditKind) String() string { return string(k) }
 // MarshalText returns the value as written in configs.
 func (k AuditKind) MarshalText() ([]byte, error) { return []byte(k), nil }
 
-// UnmarshalText accepts one of the AuditKind constants, or "" (unset:
-// refused by Validate only in an audit run).
+// UnmarshalText accepts one of the AuditKind constants. (The field is
+// omitted from JSON when unset.)
 func (k *AuditKind) UnmarshalText(text []byte) error {
-	return unmarshalChoice(k, "audit_kind", text, append([]AuditKind{""}, auditKindValues...))
+	return unmarshalChoice(k, "audit_kind", text, auditKindValues)
 }
 
 // Distributed names how a run spreads over processes (Config.Distributed).

@@ -148,7 +148,7 @@ func TestChoiceErrors(t *testing.T) {
 		{`{"preprocess":"whiten"}`, "preprocess", "whiten", []string{"", "pca", "standardize"}},
 		{`{"dpsgdf_variant":"exact"}`, "dpsgdf_variant", "exact", []string{"", "practical", "theory"}},
 		{`{"accountant":"gdp"}`, "accountant", "gdp", []string{"", "rdp", "pld"}},
-		{`{"audit_kind":"label"}`, "audit_kind", "label", []string{"", "gradient", "input"}},
+		{`{"audit_kind":"label"}`, "audit_kind", "label", []string{"gradient", "input"}},
 		{`{"distributed":"nccl"}`, "distributed", "nccl", []string{"", "mpi"}},
 	}
 	for _, tc := range tests {
