@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/dptrain/dptrain/trainer"
@@ -55,14 +54,20 @@ func lookupCommand(name string) *command {
 	return nil
 }
 
-// unknownCommand is the error for a command name not in the table, with
-// the nearest name as a suggestion.
-func unknownCommand(name string) error {
+// nearestCommand returns the command name closest to name (at most two
+// edits), or "".
+func nearestCommand(name string) string {
 	var names []string
 	for _, c := range commandTable() {
 		names = append(names, c.name)
 	}
-	if near := closest(name, names); near != "" {
+	return closest(name, names)
+}
+
+// unknownCommand is the error for a command name not in the table, with
+// the nearest name as a suggestion.
+func unknownCommand(name string) error {
+	if near := nearestCommand(name); near != "" {
 		return badInput("unknown command %q (did you mean %s?)", name, near)
 	}
 	return badInput("unknown command %q", name)
@@ -152,9 +157,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	c := lookupCommand(name)
 	if c == nil {
-		err := unknownCommand(name)
-		fmt.Fprintf(stderr, "dptrain: %v\n", err)
-		if !strings.Contains(err.Error(), "did you mean") {
+		fmt.Fprintf(stderr, "dptrain: %v\n", unknownCommand(name))
+		if nearestCommand(name) == "" {
 			usage(stderr)
 		}
 		return 2
