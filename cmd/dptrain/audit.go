@@ -45,6 +45,15 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	conf := fs.Float64("confidence", 0.95, "confidence of the lower bound")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	jsonOut := fs.Bool("json", false, "print the audit as one JSON object")
+	fs.Usage = func() {
+		groupedUsage(fs, `usage: dptrain audit [--canaries M] [--kind gradient|input] [train flags]
+       dptrain audit bound --canaries M --guesses G --correct C --delta D
+
+Trains the run with M canaries, each included with probability ½, and
+prints the empirical lower bound on ε that the release supports next to
+the accounted ε (exit 3 when the lower bound exceeds it).
+`, []string{"canaries", "kind", "confidence"})
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
