@@ -44,7 +44,7 @@ func GuessCounts(m int) []int {
 // Run trains cfg with m canaries of kind ("gradient") and audits the
 // release at the given confidence. cfg.OutDir must be set: the audit reads
 // the run's release/ (scores) and private/ (the inclusion bits).
-func Run(ctx context.Context, cfg trainer.Config, opts trainer.Options, m int, kind string, confidence float64) (*Result, *trainer.Summary, error) {
+func Run(ctx context.Context, cfg trainer.Config, opts trainer.Options, m int, kind trainer.AuditKind, confidence float64) (*Result, *trainer.Summary, error) {
 	if cfg.OutDir == "" {
 		return nil, nil, fmt.Errorf("audit: an output directory is needed")
 	}

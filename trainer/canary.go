@@ -60,7 +60,7 @@ type canaryTruth struct {
 
 // canaryDim is the canary block's length (0 outside audit runs).
 func (s *state) canaryDim() int {
-	if s.cfg.AuditKind == "gradient" {
+	if s.cfg.AuditKind == AuditGradient {
 		return s.cfg.AuditCanaries
 	}
 	return 0
@@ -68,7 +68,7 @@ func (s *state) canaryDim() int {
 
 func (s *state) setupCanaries(root *rng.Stream) error {
 	m := s.cfg.AuditCanaries
-	if m <= 0 || s.cfg.AuditKind != "gradient" {
+	if m <= 0 || s.cfg.AuditKind != AuditGradient {
 		return nil
 	}
 	bits := root.Child("canary-bits")
@@ -202,7 +202,7 @@ type inputCanaries struct {
 
 func (s *state) setupInputCanaries(root *rng.Stream) error {
 	m := s.cfg.AuditCanaries
-	if m <= 0 || s.cfg.AuditKind != "input" {
+	if m <= 0 || s.cfg.AuditKind != AuditInput {
 		return nil
 	}
 	train, test := s.data.train, s.data.test

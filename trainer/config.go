@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 	"strings"
 )
 
@@ -18,10 +17,10 @@ import (
 // config-file keys and match the CLI flags.
 type Config struct {
 	// Data.
-	Dataset    string `json:"dataset"`     // "embedded" (Fashion-MNIST subset), "fashion-mnist", "mnist", "cifar10", "synthetic"
-	DataDir    string `json:"data_dir"`    // explicit data directory (else $DPTRAIN_DATA, Debian's, embedded)
-	TrainLimit int    `json:"train_limit"` // use only the first N training examples (0 = all)
-	TestLimit  int    `json:"test_limit"`  // use only the first N test examples (0 = all)
+	Dataset    Dataset `json:"dataset"`     // "embedded" (Fashion-MNIST subset), "fashion-mnist", "mnist", "cifar10", "synthetic"
+	DataDir    string  `json:"data_dir"`    // explicit data directory (else $DPTRAIN_DATA, Debian's, embedded)
+	TrainLimit int     `json:"train_limit"` // use only the first N training examples (0 = all)
+	TestLimit  int     `json:"test_limit"`  // use only the first N test examples (0 = all)
 
 	// Dataset "csv": the training and test tables and their label column
 	// (header name or 0-based index; "" = the last column).
@@ -29,19 +28,19 @@ type Config struct {
 	TestFile    string `json:"test,omitempty"`
 	LabelColumn string `json:"label_column,omitempty"`
 
-	Features string `json:"features"` // "" (raw) or "scatternet"
+	Features FeatureMap `json:"features"` // "" (raw) or "scatternet"
 	// ScatterNet normalisation: "group" (per example, no privacy cost),
 	// "private" (per-channel statistics by the Gaussian mechanism, composed
 	// into the run's account) or "none".
-	FeatureNorm      string  `json:"feature_norm"`
-	FeatureGroups    int     `json:"feature_groups"`     // "group": number of channel groups (27 divides 243)
-	FeatureNormSigma float64 `json:"feature_norm_sigma"` // "private": noise multiplier of the statistics
-	FeatureNormClip  float64 `json:"feature_norm_clip"`  // "private": L2 clip of each example's statistics
-	FeatureCache     string  `json:"feature_cache"`      // directory for cached features ("" = user cache dir)
+	FeatureNorm      FeatureNorm `json:"feature_norm"`
+	FeatureGroups    int         `json:"feature_groups"`     // "group": number of channel groups (27 divides 243)
+	FeatureNormSigma float64     `json:"feature_norm_sigma"` // "private": noise multiplier of the statistics
+	FeatureNormClip  float64     `json:"feature_norm_clip"`  // "private": L2 clip of each example's statistics
+	FeatureCache     string      `json:"feature_cache"`      // directory for cached features ("" = user cache dir)
 
 	// Model.
-	Model  string `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn" (CNN on ScatterNet features)
-	Hidden []int  `json:"hidden"` // MLP hidden widths
+	Model  Model `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn" (CNN on ScatterNet features)
+	Hidden []int `json:"hidden"` // MLP hidden widths
 	// WeightStd makes the ResNets' convolutions weight-standardised
 	// (models/nn.WSConv2d; De et al. 2022).
 	WeightStd bool `json:"weight_std,omitempty"`
@@ -52,19 +51,19 @@ type Config struct {
 	// "" means it) or "theory" (Algorithm 2: private mean and quantile τ at
 	// ρ-zCDP from the run's ε, features (x − μ̂, τ) clipped to √2τ; the only
 	// variant with Theorem 1's utility guarantee).
-	DPSGDFVariant string  `json:"dpsgdf_variant,omitempty"`
-	FeatureEps    float64 `json:"feature_epsilon"` // ε_F spent on the private mean (practical)
-	FeatureCF     float64 `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F practical, or alone: no privacy cost); theory: the public bound R on ‖x‖
+	DPSGDFVariant DPSGDFVariant `json:"dpsgdf_variant,omitempty"`
+	FeatureEps    float64       `json:"feature_epsilon"` // ε_F spent on the private mean (practical)
+	FeatureCF     float64       `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F practical, or alone: no privacy cost); theory: the public bound R on ‖x‖
 
 	// Non-private, data-dependent preprocessing, accounted by Smooth RDP
 	// (paper 000) from sensitivities computed from DECLARED properties of
 	// the dataset collection, never from the data.
-	Preprocess  string  `json:"preprocess"`    // "" | "pca" | "standardize"
-	PCAK        int     `json:"pca_k"`         // PCA: number of components
-	PCADim      bool    `json:"pca_dim"`       // PCA: dimension reduction (R^k) instead of rank reduction (R^d)
-	EigenGapMin float64 `json:"eigen_gap_min"` // PCA: declared min eigengap δ_min of every admissible dataset
-	SigmaMin    float64 `json:"sigma_min"`     // standardize: declared smallest feature std
-	LipschitzMu float64 `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
+	Preprocess  Preprocess `json:"preprocess"`    // "" | "pca" | "standardize"
+	PCAK        int        `json:"pca_k"`         // PCA: number of components
+	PCADim      bool       `json:"pca_dim"`       // PCA: dimension reduction (R^k) instead of rank reduction (R^d)
+	EigenGapMin float64    `json:"eigen_gap_min"` // PCA: declared min eigengap δ_min of every admissible dataset
+	SigmaMin    float64    `json:"sigma_min"`     // standardize: declared smallest feature std
+	LipschitzMu float64    `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
 
 	// Sampling.
 	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
@@ -73,7 +72,7 @@ type Config struct {
 
 	// Accountant calibrates σ: "" (the tightest that applies: PLD for
 	// Poisson-sampled DP-SGD, else the run's own), "rdp" or "pld".
-	Accountant string `json:"accountant,omitempty"`
+	Accountant Accountant `json:"accountant,omitempty"`
 
 	// Clipping and noise.
 	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
@@ -97,12 +96,12 @@ type Config struct {
 	Steps  int     `json:"steps"`
 
 	// Optimizer.
-	Optimizer   string  `json:"optimizer"` // "sgd", "momentum", "adam"
-	LR          float64 `json:"lr"`
-	Momentum    float64 `json:"momentum"`
-	WeightDecay float64 `json:"weight_decay"`
-	Schedule    string  `json:"schedule"` // "constant", "cosine"
-	Radius      float64 `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off); with it the mean clipped gradient is clipped to C (hidden-state A3)
+	Optimizer   Optimizer `json:"optimizer"` // "sgd", "momentum", "adam"
+	LR          float64   `json:"lr"`
+	Momentum    float64   `json:"momentum"`
+	WeightDecay float64   `json:"weight_decay"`
+	Schedule    Schedule  `json:"schedule"` // "constant", "cosine"
+	Radius      float64   `json:"radius"`   // project onto the L2 ball of this radius after each step (0 = off); with it the mean clipped gradient is clipped to C (hidden-state A3)
 	// FinalOnly declares that only the final model is released: metrics
 	// and checkpoints are private state. Required for the hidden-state bound.
 	FinalOnly bool `json:"final_only"`
@@ -177,13 +176,13 @@ type Config struct {
 	// canaries of kind AuditKind ("gradient": white-box gradient canaries
 	// in an extra block of the released vector), each included with
 	// probability ½. They are records of the audited training set.
-	AuditCanaries int    `json:"audit_canaries,omitempty"`
-	AuditKind     string `json:"audit_kind,omitempty"`
+	AuditCanaries int       `json:"audit_canaries,omitempty"`
+	AuditKind     AuditKind `json:"audit_kind,omitempty"`
 	// Distributed is "mpi" for a data-parallel run (mpirun -np N dptrain
 	// train --distributed mpi; Options.Reducer carries the ranks). Not part
 	// of the settings hash: the mechanism is the same for any number of
 	// ranks, so a run may resume with another.
-	Distributed string `json:"distributed,omitempty"`
+	Distributed Distributed `json:"distributed,omitempty"`
 }
 
 // Default is the embedded default run: the MNIST CNN on the embedded
@@ -192,8 +191,8 @@ func Default() Config {
 	// Tramèr & Boneh's end-to-end CNN settings (momentum 0.9, C = 0.1,
 	// large lr), scaled to the 5,000-image subset: q ≈ 0.1, 15 epochs.
 	return Config{
-		Dataset:          "embedded",
-		Model:            "cnn",
+		Dataset:          DatasetEmbedded,
+		Model:            ModelCNN,
 		Sampler:          "poisson",
 		BatchSize:        512,
 		Clip:             "flat",
@@ -201,10 +200,10 @@ func Default() Config {
 		Epsilon:          3,
 		Delta:            1e-5,
 		Epochs:           15,
-		Optimizer:        "momentum",
+		Optimizer:        OptimizerMomentum,
 		LR:               4,
 		Momentum:         0.9,
-		Schedule:         "constant",
+		Schedule:         ScheduleConstant,
 		MaxPhysicalBatch: 128,
 		Seed:             1,
 		Seeded:           false, // DP noise and sampling from crypto/rand
@@ -214,277 +213,402 @@ func Default() Config {
 		D0:               100,
 		PublicN:          200,
 		PowerIters:       2,
-		FeatureNorm:      "group",
+		FeatureNorm:      FeatureNormGroup,
 		FeatureGroups:    27,
 		FeatureNormSigma: 8,
 		FeatureNormClip:  30,
 	}
 }
 
+// Validate's faults are sorted into sections, one sentinel each, so that a
+// caller can test for the kind of fault with errors.Is (a bad choice also
+// wraps ErrUnknownChoice and is a *ChoiceError for errors.As). Every error
+// Validate returns wraps ErrInvalidConfig.
 var (
-	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", InMemory}
-	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}
-	knownSamplers   = []string{"poisson", "twice", "shuffle"}
-	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
-	knownOptimizers = []string{"sgd", "momentum", "adam"}
-	knownSchedules  = []string{"constant", "cosine"}
-	knownFeatures   = []string{"", "scatternet"}
-	knownPreprocess = []string{"", "pca", "standardize"}
-	knownFeatNorms  = []string{"group", "private", "none"}
+	// ErrInvalidConfig is wrapped by every error of Validate.
+	ErrInvalidConfig = errors.New("invalid config")
+	// ErrData: the dataset, its files and limits, public_data.
+	ErrData = errors.New("invalid data settings")
+	// ErrFeatures: feature maps and preprocessing (ScatterNet, DPSGD-F,
+	// SRDP-accounted PCA or standardisation).
+	ErrFeatures = errors.New("invalid feature settings")
+	// ErrModel: the model and its shape.
+	ErrModel = errors.New("invalid model settings")
+	// ErrMechanism: the sampler, the clip and everything they must agree
+	// with (batch size, q2, d0, subspace ranks, adaptive clipping, the
+	// released clipped count).
+	ErrMechanism = errors.New("invalid mechanism settings")
+	// ErrPrivacy: the privacy target and its accounting (sigma, epsilon,
+	// delta, accountant, per-instance tracking, audit canaries).
+	ErrPrivacy = errors.New("invalid privacy settings")
+	// ErrOptimization: length, optimizer, schedule, EMA, augmentation and
+	// the engine's chunk size.
+	ErrOptimization = errors.New("invalid optimisation settings")
+	// ErrOutput: evaluation and checkpoint cadence, distribution.
+	ErrOutput = errors.New("invalid output settings")
 )
 
-// Validate checks every field and returns one error naming every bad value.
+// Validate checks every field and returns one error naming every bad
+// value: it wraps ErrInvalidConfig, the section sentinel of each fault
+// (ErrData, ErrMechanism, …) and each fault itself.
 func (c *Config) Validate() error {
-	var errs []string
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Sprintf(format, args...)) }
-	oneOf := func(name, v string, allowed []string) {
-		if !slices.Contains(allowed, v) {
-			bad("%s %q is not one of %s", name, v, strings.Join(allowed, ", "))
+	return invalidConfig(
+		c.validateData(),
+		c.validateFeatures(),
+		c.validateModel(),
+		c.validateMechanism(),
+		c.validatePrivacy(),
+		c.validateOptimization(),
+		c.validateOutputs(),
+	)
+}
+
+// validateData checks the dataset, its files and the public data.
+func (c *Config) validateData() error {
+	f := faults{section: ErrData}
+	f.add(checkChoice("dataset", c.Dataset, datasetValues))
+	c.validateUserData(f.bad)
+	if c.TrainLimit < 0 || c.TestLimit < 0 {
+		f.bad("train_limit and test_limit must be >= 0, got %d and %d", c.TrainLimit, c.TestLimit)
+	}
+	if p := c.PublicData; p != "" {
+		switch {
+		case Dataset(p) == c.Dataset || (Dataset(p) == DatasetEmbedded && c.Dataset == DatasetFashionMNIST) || (Dataset(p) == DatasetFashionMNIST && c.Dataset == DatasetEmbedded):
+			f.bad("public_data %q is (part of) the private training corpus %q; name a different dataset, or \"test\"", p, c.Dataset)
+		case p != "test" && (c.Features != FeaturesRaw || c.DPSGDF || c.FeatureCF > 0):
+			f.bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", p)
 		}
 	}
-	finite := func(name string, v float64) bool {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			bad("%s must be finite, got %v", name, v)
-			return false
+	return f.join()
+}
+
+// validateFeatures checks feature maps and preprocessing: ScatterNet and
+// its normalisation, SRDP-accounted PCA or standardisation, DPSGD-F.
+func (c *Config) validateFeatures() error {
+	f := faults{section: ErrFeatures}
+	f.add(checkChoice("features", c.Features, featureMapValues))
+	f.add(checkChoice("preprocess", c.Preprocess, preprocessValues))
+	if c.Features == FeaturesScatterNet {
+		f.add(checkChoice("feature_norm", c.FeatureNorm, featureNormValues))
+		if c.FeatureNorm == FeatureNormGroup && c.FeatureGroups < 1 {
+			f.bad("feature_groups must be >= 1, got %d", c.FeatureGroups)
 		}
-		return true
-	}
-	oneOf("dataset", c.Dataset, knownDatasets)
-	c.validateUserData(bad)
-	oneOf("model", c.Model, knownModels)
-	oneOf("sampler", c.Sampler, knownSamplers)
-	oneOf("accountant", c.Accountant, []string{"", "rdp", "pld"})
-	if c.Accountant == "pld" && (c.Sampler != "poisson" || c.Preprocess != "" || c.Clip == "subspace") {
-		bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
-	}
-	oneOf("clip", c.Clip, knownClips)
-	oneOf("optimizer", c.Optimizer, knownOptimizers)
-	oneOf("schedule", c.Schedule, knownSchedules)
-	oneOf("features", c.Features, knownFeatures)
-	oneOf("preprocess", c.Preprocess, knownPreprocess)
-	if c.Features == "scatternet" {
-		oneOf("feature_norm", c.FeatureNorm, knownFeatNorms)
-		if c.FeatureNorm == "group" && c.FeatureGroups < 1 {
-			bad("feature_groups must be >= 1, got %d", c.FeatureGroups)
-		}
-		if c.FeatureNorm == "private" {
-			if finite("feature_norm_sigma", c.FeatureNormSigma) && !(c.FeatureNormSigma > 0) {
-				bad("feature_norm_sigma must be > 0 with private normalisation, got %v", c.FeatureNormSigma)
+		if c.FeatureNorm == FeatureNormPrivate {
+			if f.finite("feature_norm_sigma", c.FeatureNormSigma) && !(c.FeatureNormSigma > 0) {
+				f.bad("feature_norm_sigma must be > 0 with private normalisation, got %v", c.FeatureNormSigma)
 			}
-			if finite("feature_norm_clip", c.FeatureNormClip) && !(c.FeatureNormClip > 0) {
-				bad("feature_norm_clip must be > 0 with private normalisation, got %v", c.FeatureNormClip)
+			if f.finite("feature_norm_clip", c.FeatureNormClip) && !(c.FeatureNormClip > 0) {
+				f.bad("feature_norm_clip must be > 0 with private normalisation, got %v", c.FeatureNormClip)
 			}
 		}
-		if c.Model == "cnn" || c.Model == "resnet20" || c.Model == "resnet22" {
-			bad("features scatternet feeds logreg, mlp or scatcnn; model %q takes raw images", c.Model)
+		if c.Model.takesRawImages() {
+			f.bad("features scatternet feeds logreg, mlp or scatcnn; model %q takes raw images", c.Model)
 		}
 	}
 	switch c.Preprocess {
-	case "pca":
+	case PreprocessPCA:
 		if c.PCAK < 1 {
-			bad("pca_k must be >= 1 with preprocess pca, got %d", c.PCAK)
+			f.bad("pca_k must be >= 1 with preprocess pca, got %d", c.PCAK)
 		}
-		if finite("eigen_gap_min", c.EigenGapMin) && !(c.EigenGapMin > 0) {
-			bad("eigen_gap_min must be > 0 with preprocess pca (declare it for the dataset collection), got %v", c.EigenGapMin)
+		if f.finite("eigen_gap_min", c.EigenGapMin) && !(c.EigenGapMin > 0) {
+			f.bad("eigen_gap_min must be > 0 with preprocess pca (declare it for the dataset collection), got %v", c.EigenGapMin)
 		}
-	case "standardize":
-		if finite("sigma_min", c.SigmaMin) && !(c.SigmaMin > 0) {
-			bad("sigma_min must be > 0 with preprocess standardize (declare it for the dataset collection), got %v", c.SigmaMin)
+	case PreprocessStandardize:
+		if f.finite("sigma_min", c.SigmaMin) && !(c.SigmaMin > 0) {
+			f.bad("sigma_min must be > 0 with preprocess standardize (declare it for the dataset collection), got %v", c.SigmaMin)
 		}
 	}
-	if finite("lipschitz_mu", c.LipschitzMu) && c.LipschitzMu < 0 {
-		bad("lipschitz_mu must be >= 0, got %v", c.LipschitzMu)
+	if f.finite("lipschitz_mu", c.LipschitzMu) && c.LipschitzMu < 0 {
+		f.bad("lipschitz_mu must be >= 0, got %v", c.LipschitzMu)
 	}
-	// Combinations whose accounting is not implemented are refused rather
-	// than accounted as something they are not.
-	if c.Clip == "subspace" && c.Sampler == "shuffle" {
-		bad("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle")
+	if c.Preprocess != PreprocessNone && c.DPSGDF {
+		f.bad("preprocess and dpsgdf cannot be combined (the SRDP accountant takes one preprocessing declaration)")
 	}
-	if c.Preprocess != "" && c.Sampler != "poisson" {
-		bad("preprocess %s is accounted by SRDP for Poisson sampling; sampler %q is not supported with it", c.Preprocess, c.Sampler)
+	if f.finite("feature_clip", c.FeatureCF) && c.FeatureCF < 0 {
+		f.bad("feature_clip must be >= 0, got %v", c.FeatureCF)
 	}
-	if c.Preprocess != "" && c.Clip == "subspace" {
-		bad("preprocess and clip subspace cannot be combined (no SRDP account for per-block noise)")
+	f.add(checkChoice("dpsgdf_variant", c.DPSGDFVariant, dpsgdfVariantValues))
+	if c.DPSGDFVariant != DPSGDFDefault && !c.DPSGDF {
+		f.bad("dpsgdf_variant %q needs dpsgdf", c.DPSGDFVariant)
 	}
-	if c.Preprocess != "" && c.DPSGDF {
-		bad("preprocess and dpsgdf cannot be combined (the SRDP accountant takes one preprocessing declaration)")
+	if c.DPSGDF && c.DPSGDFVariant == DPSGDFTheory {
+		if f.finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
+			f.bad("feature_clip must be > 0 with dpsgdf_variant theory (the public bound R on every record's norm), got %v", c.FeatureCF)
+		}
+		if !(c.Epsilon > 0) {
+			f.bad("dpsgdf_variant theory sizes its private statistics from the run's epsilon, which must be > 0")
+		}
+		if c.FeatureEps != 0 {
+			f.bad("feature_epsilon is Algorithm 3's mean budget; dpsgdf_variant theory takes its budget from epsilon (got feature_epsilon %v)", c.FeatureEps)
+		}
+		if c.Features != FeaturesRaw {
+			f.bad("dpsgdf_variant theory works on float64 copies of the features and is not offered with features %q", c.Features)
+		}
+	} else if c.DPSGDF {
+		if f.finite("feature_epsilon", c.FeatureEps) && !(c.FeatureEps > 0) {
+			f.bad("feature_epsilon must be > 0 with dpsgdf, got %v", c.FeatureEps)
+		}
+		if f.finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
+			f.bad("feature_clip must be > 0 with dpsgdf, got %v", c.FeatureCF)
+		}
 	}
-	if c.TrainLimit < 0 || c.TestLimit < 0 {
-		bad("train_limit and test_limit must be >= 0, got %d and %d", c.TrainLimit, c.TestLimit)
-	}
+	return f.join()
+}
+
+// validateModel checks the model and its hidden widths.
+func (c *Config) validateModel() error {
+	f := faults{section: ErrModel}
+	f.add(checkChoice("model", c.Model, modelValues))
 	for _, h := range c.Hidden {
 		if h < 1 {
-			bad("hidden widths must be >= 1, got %v", c.Hidden)
+			f.bad("hidden widths must be >= 1, got %v", c.Hidden)
 			break
 		}
 	}
+	return f.join()
+}
+
+var (
+	knownSamplers = []string{"poisson", "twice", "shuffle"}
+	knownClips    = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
+)
+
+// validateMechanism checks the sampler and the clip, and every setting
+// they must agree with: all of Validate's sampler and clip checks sit here.
+// Combinations whose accounting is not implemented are refused rather than
+// accounted as something they are not.
+func (c *Config) validateMechanism() error {
+	f := faults{section: ErrMechanism}
+	f.add(checkChoice("sampler", c.Sampler, knownSamplers))
+	f.add(checkChoice("clip", c.Clip, knownClips))
+	if c.Accountant == AccountantPLD && (c.Sampler != "poisson" || c.Preprocess != PreprocessNone || c.Clip == "subspace") {
+		f.bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
+	}
+	if c.Clip == "subspace" && c.Sampler == "shuffle" {
+		f.bad("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle")
+	}
+	if c.Preprocess != PreprocessNone && c.Sampler != "poisson" {
+		f.bad("preprocess %s is accounted by SRDP for Poisson sampling; sampler %q is not supported with it", c.Preprocess, c.Sampler)
+	}
+	if c.Preprocess != PreprocessNone && c.Clip == "subspace" {
+		f.bad("preprocess and clip subspace cannot be combined (no SRDP account for per-block noise)")
+	}
 	if c.BatchSize < 1 {
-		bad("batch_size must be >= 1, got %d", c.BatchSize)
+		f.bad("batch_size must be >= 1, got %d", c.BatchSize)
 	}
 	if c.Sampler == "twice" {
-		if finite("q2", c.Q2) && !(c.Q2 > 0 && c.Q2 <= 1) {
-			bad("q2 must be in (0,1] for twice sampling, got %v", c.Q2)
+		if f.finite("q2", c.Q2) && !(c.Q2 > 0 && c.Q2 <= 1) {
+			f.bad("q2 must be in (0,1] for twice sampling, got %v", c.Q2)
 		}
 	}
-	if finite("clip_norm", c.ClipNorm) && !(c.ClipNorm > 0) {
-		bad("clip_norm must be > 0, got %v", c.ClipNorm)
+	if f.finite("clip_norm", c.ClipNorm) && !(c.ClipNorm > 0) {
+		f.bad("clip_norm must be > 0, got %v", c.ClipNorm)
 	}
 	if c.Clip == "subspace" {
 		if len(c.SubspaceRanks) == 0 {
-			bad("subspace_ranks must list the nested cumulative ranks (e.g. [8,16]) with clip subspace")
+			f.bad("subspace_ranks must list the nested cumulative ranks (e.g. [8,16]) with clip subspace")
 		}
 		for i, r := range c.SubspaceRanks {
 			if r < 1 || (i > 0 && r <= c.SubspaceRanks[i-1]) {
-				bad("subspace_ranks must be increasing positive cumulative ranks, got %v", c.SubspaceRanks)
+				f.bad("subspace_ranks must be increasing positive cumulative ranks, got %v", c.SubspaceRanks)
 				break
 			}
 		}
 		if n := len(c.SubspaceRanks); n > 0 && c.PublicN < c.SubspaceRanks[n-1] {
-			bad("public_n (%d) must be at least the largest subspace rank (%d)", c.PublicN, c.SubspaceRanks[n-1])
+			f.bad("public_n (%d) must be at least the largest subspace rank (%d)", c.PublicN, c.SubspaceRanks[n-1])
 		}
 		if c.PowerIters < 1 {
-			bad("power_iters must be >= 1, got %d", c.PowerIters)
+			f.bad("power_iters must be >= 1, got %d", c.PowerIters)
 		}
 		if c.SubspaceRefresh < 0 {
-			bad("subspace_refresh must be >= 0, got %d", c.SubspaceRefresh)
+			f.bad("subspace_refresh must be >= 0, got %d", c.SubspaceRefresh)
 		}
+	}
+	if c.PublicData != "" && c.Clip != "subspace" {
+		f.bad("public_data feeds subspace clipping's basis; it needs clip subspace, got %q", c.Clip)
 	}
 	if c.Clip == "hybrid" || c.Clip == "subspace" || c.Sampler == "twice" {
-		if finite("d0", c.D0) && !(c.D0 >= 1) {
-			bad("d0 must be >= 1, got %v", c.D0)
+		if f.finite("d0", c.D0) && !(c.D0 >= 1) {
+			f.bad("d0 must be >= 1, got %v", c.D0)
 		}
-	}
-	sigmaOK := finite("sigma", c.Sigma)
-	epsOK := finite("epsilon", c.Epsilon)
-	if sigmaOK && c.Sigma < 0 {
-		bad("sigma must be > 0 (or 0 to calibrate to epsilon), got %v", c.Sigma)
-	}
-	if epsOK && c.Epsilon < 0 {
-		bad("epsilon must be > 0, got %v", c.Epsilon)
-	}
-	if sigmaOK && epsOK && c.Sigma == 0 && c.Epsilon == 0 {
-		bad("set sigma (noise multiplier) or epsilon (target to calibrate sigma)")
-	}
-	if finite("delta", c.Delta) && !(c.Delta > 0 && c.Delta < 1) {
-		bad("delta must be in (0,1), got %v", c.Delta)
-	}
-	if c.Steps < 0 {
-		bad("steps must be >= 0, got %d", c.Steps)
-	}
-	if finite("epochs", c.Epochs) && c.Steps == 0 && !(c.Epochs > 0) {
-		bad("set steps >= 1 or epochs > 0 (got steps=%d epochs=%v)", c.Steps, c.Epochs)
-	}
-	if finite("lr", c.LR) && !(c.LR > 0) {
-		bad("lr must be > 0, got %v", c.LR)
-	}
-	if finite("momentum", c.Momentum) && !(c.Momentum >= 0 && c.Momentum < 1) {
-		bad("momentum must be in [0,1), got %v", c.Momentum)
-	}
-	if finite("weight_decay", c.WeightDecay) && c.WeightDecay < 0 {
-		bad("weight_decay must be >= 0, got %v", c.WeightDecay)
-	}
-	if finite("radius", c.Radius) && c.Radius < 0 {
-		bad("radius must be >= 0 (0 = no projection), got %v", c.Radius)
-	}
-	if finite("ema", c.EMA) && !(c.EMA >= 0 && c.EMA < 1) {
-		bad("ema must be in [0,1) (0 = off), got %v", c.EMA)
-	}
-	if c.EMA > 0 && c.FinalOnly {
-		bad("ema cannot be combined with final_only: the hidden-state bound covers only the last iterate, and the average releases a function of every iterate")
-	}
-	if finite("feature_clip", c.FeatureCF) && c.FeatureCF < 0 {
-		bad("feature_clip must be >= 0, got %v", c.FeatureCF)
-	}
-	switch c.DPSGDFVariant {
-	case "", "practical", "theory":
-	default:
-		bad("dpsgdf_variant must be practical or theory, got %q", c.DPSGDFVariant)
-	}
-	if c.DPSGDFVariant != "" && !c.DPSGDF {
-		bad("dpsgdf_variant %q needs dpsgdf", c.DPSGDFVariant)
-	}
-	if c.DPSGDF && c.DPSGDFVariant == "theory" {
-		if finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
-			bad("feature_clip must be > 0 with dpsgdf_variant theory (the public bound R on every record's norm), got %v", c.FeatureCF)
-		}
-		if !(c.Epsilon > 0) {
-			bad("dpsgdf_variant theory sizes its private statistics from the run's epsilon, which must be > 0")
-		}
-		if c.FeatureEps != 0 {
-			bad("feature_epsilon is Algorithm 3's mean budget; dpsgdf_variant theory takes its budget from epsilon (got feature_epsilon %v)", c.FeatureEps)
-		}
-		if c.Features != "" {
-			bad("dpsgdf_variant theory works on float64 copies of the features and is not offered with features %q", c.Features)
-		}
-	} else if c.DPSGDF {
-		if finite("feature_epsilon", c.FeatureEps) && !(c.FeatureEps > 0) {
-			bad("feature_epsilon must be > 0 with dpsgdf, got %v", c.FeatureEps)
-		}
-		if finite("feature_clip", c.FeatureCF) && !(c.FeatureCF > 0) {
-			bad("feature_clip must be > 0 with dpsgdf, got %v", c.FeatureCF)
-		}
-	}
-	if c.PerInstance < 0 {
-		bad("per_instance must be >= 0, got %d", c.PerInstance)
 	}
 	if c.PerInstance > 0 && (c.Sampler != "poisson" || c.Clip != "flat") {
-		bad("per_instance needs sampler poisson and clip flat (the per-instance sensitivity is min(‖g‖, C)), got %s and %s", c.Sampler, c.Clip)
+		f.bad("per_instance needs sampler poisson and clip flat (the per-instance sensitivity is min(‖g‖, C)), got %s and %s", c.Sampler, c.Clip)
 	}
-	if c.PublicData != "" {
-		switch {
-		case c.Clip != "subspace":
-			bad("public_data feeds subspace clipping's basis; it needs clip subspace, got %q", c.Clip)
-		case c.PublicData == c.Dataset || (c.PublicData == "embedded" && c.Dataset == "fashion-mnist") || (c.PublicData == "fashion-mnist" && c.Dataset == "embedded"):
-			bad("public_data %q is (part of) the private training corpus %q; name a different dataset, or \"test\"", c.PublicData, c.Dataset)
-		case c.PublicData != "test" && (c.Features != "" || c.DPSGDF || c.FeatureCF > 0):
-			bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", c.PublicData)
+	if c.AuditCanaries > 0 && c.AuditKind == AuditGradient && (c.Clip != "flat" || c.Sampler != "poisson") {
+		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
+	}
+	if c.Distributed == DistributedMPI {
+		if c.Sampler == "twice" {
+			f.bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
+		}
+		if c.Clip == "subspace" {
+			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}
-	errs = append(errs, c.clippedCountErrors()...)
-	switch c.Distributed {
-	case "":
-	case "mpi":
-		switch {
-		case c.Sampler == "twice":
-			bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
-		case c.Clip == "subspace":
-			bad("distributed runs do not yet support clip subspace")
-		case c.PerInstance > 0:
-			bad("distributed runs do not support per_instance")
-		}
-	default:
-		bad("distributed must be mpi or empty, got %q", c.Distributed)
+	for _, msg := range c.clippedCountErrors() {
+		f.bad("%s", msg)
 	}
-	if c.AuditCanaries < 0 {
-		bad("audit_canaries must be >= 0, got %d", c.AuditCanaries)
-	}
-	if c.AuditCanaries > 0 {
-		switch {
-		case c.AuditKind != "gradient" && c.AuditKind != "input":
-			bad("audit_kind %q is not one of gradient, input", c.AuditKind)
-		case c.AuditKind == "input":
-		case c.Clip != "flat" || c.Sampler != "poisson":
-			bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
-		case c.Radius > 0:
-			bad("gradient canaries are not offered with radius (the outer clip acts on the whole released vector)")
-		}
-	}
-	if c.MaxPhysicalBatch < 1 {
-		bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
-	}
-	c.validateAugmult(bad)
-	c.validateQuantile(bad)
-	if c.EvalEvery < 0 || c.CheckpointEvery < 0 {
-		bad("eval_every and checkpoint_every must be >= 0")
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, strings.Join(errs, "; "))
+	c.validateQuantile(f.bad)
+	return f.join()
 }
 
-// ErrInvalidConfig is wrapped by Validate's error.
-var ErrInvalidConfig = errors.New("invalid config")
+// validatePrivacy checks the privacy target and its accounting.
+func (c *Config) validatePrivacy() error {
+	f := faults{section: ErrPrivacy}
+	f.add(checkChoice("accountant", c.Accountant, accountantValues))
+	sigmaOK := f.finite("sigma", c.Sigma)
+	epsOK := f.finite("epsilon", c.Epsilon)
+	if sigmaOK && c.Sigma < 0 {
+		f.bad("sigma must be > 0 (or 0 to calibrate to epsilon), got %v", c.Sigma)
+	}
+	if epsOK && c.Epsilon < 0 {
+		f.bad("epsilon must be > 0, got %v", c.Epsilon)
+	}
+	if sigmaOK && epsOK && c.Sigma == 0 && c.Epsilon == 0 {
+		f.bad("set sigma (noise multiplier) or epsilon (target to calibrate sigma)")
+	}
+	if f.finite("delta", c.Delta) && !(c.Delta > 0 && c.Delta < 1) {
+		f.bad("delta must be in (0,1), got %v", c.Delta)
+	}
+	if c.PerInstance < 0 {
+		f.bad("per_instance must be >= 0, got %d", c.PerInstance)
+	}
+	if c.AuditCanaries < 0 {
+		f.bad("audit_canaries must be >= 0, got %d", c.AuditCanaries)
+	}
+	if c.AuditCanaries > 0 {
+		f.add(checkChoice("audit_kind", c.AuditKind, auditKindValues))
+		if c.AuditKind == AuditGradient && c.Radius > 0 {
+			f.bad("gradient canaries are not offered with radius (the outer clip acts on the whole released vector)")
+		}
+	}
+	return f.join()
+}
+
+// validateOptimization checks the run's length, the optimizer and its
+// schedule, the averaged iterates, augmentation and the chunk size.
+func (c *Config) validateOptimization() error {
+	f := faults{section: ErrOptimization}
+	f.add(checkChoice("optimizer", c.Optimizer, optimizerValues))
+	f.add(checkChoice("schedule", c.Schedule, scheduleValues))
+	if c.Steps < 0 {
+		f.bad("steps must be >= 0, got %d", c.Steps)
+	}
+	if f.finite("epochs", c.Epochs) && c.Steps == 0 && !(c.Epochs > 0) {
+		f.bad("set steps >= 1 or epochs > 0 (got steps=%d epochs=%v)", c.Steps, c.Epochs)
+	}
+	if f.finite("lr", c.LR) && !(c.LR > 0) {
+		f.bad("lr must be > 0, got %v", c.LR)
+	}
+	if f.finite("momentum", c.Momentum) && !(c.Momentum >= 0 && c.Momentum < 1) {
+		f.bad("momentum must be in [0,1), got %v", c.Momentum)
+	}
+	if f.finite("weight_decay", c.WeightDecay) && c.WeightDecay < 0 {
+		f.bad("weight_decay must be >= 0, got %v", c.WeightDecay)
+	}
+	if f.finite("radius", c.Radius) && c.Radius < 0 {
+		f.bad("radius must be >= 0 (0 = no projection), got %v", c.Radius)
+	}
+	if f.finite("ema", c.EMA) && !(c.EMA >= 0 && c.EMA < 1) {
+		f.bad("ema must be in [0,1) (0 = off), got %v", c.EMA)
+	}
+	if c.EMA > 0 && c.FinalOnly {
+		f.bad("ema cannot be combined with final_only: the hidden-state bound covers only the last iterate, and the average releases a function of every iterate")
+	}
+	if c.MaxPhysicalBatch < 1 {
+		f.bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
+	}
+	c.validateAugmult(f.bad)
+	return f.join()
+}
+
+// validateOutputs checks the evaluation and checkpoint cadence and the
+// distribution over ranks.
+func (c *Config) validateOutputs() error {
+	f := faults{section: ErrOutput}
+	if c.EvalEvery < 0 || c.CheckpointEvery < 0 {
+		f.bad("eval_every and checkpoint_every must be >= 0")
+	}
+	f.add(checkChoice("distributed", c.Distributed, distributedValues))
+	if c.Distributed == DistributedMPI && c.PerInstance > 0 {
+		f.bad("distributed runs do not support per_instance")
+	}
+	return f.join()
+}
+
+// faults collects one section's faults.
+type faults struct {
+	section error
+	errs    []error
+}
+
+// add records err (if non-nil) as a fault of the section.
+func (f *faults) add(err error) {
+	if err != nil {
+		f.errs = append(f.errs, &fault{section: f.section, err: err})
+	}
+}
+
+// bad records a fault described by a message.
+func (f *faults) bad(format string, args ...any) { f.add(fmt.Errorf(format, args...)) }
+
+// finite records a fault unless v is finite, and reports whether it is.
+func (f *faults) finite(name string, v float64) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		f.bad("%s must be finite, got %v", name, v)
+		return false
+	}
+	return true
+}
+
+// join returns the section's faults as one error (nil if none).
+func (f *faults) join() error { return errors.Join(f.errs...) }
+
+// fault is one of Validate's findings: its message is err's; errors.Is
+// finds its section's sentinel and whatever err wraps.
+type fault struct {
+	section error
+	err     error
+}
+
+func (e *fault) Error() string   { return e.err.Error() }
+func (e *fault) Unwrap() []error { return []error{e.section, e.err} }
+
+// invalidError is Validate's error: the sections' joined faults, printed
+// on one line after "invalid config: " (the CLI prints it as one line).
+type invalidError struct{ sections []error }
+
+// invalidConfig returns nil if every section is nil, else an error that
+// wraps ErrInvalidConfig and every section's faults.
+func invalidConfig(sections ...error) error {
+	var e invalidError
+	for _, s := range sections {
+		if s != nil {
+			e.sections = append(e.sections, s)
+		}
+	}
+	if len(e.sections) == 0 {
+		return nil
+	}
+	return &e
+}
+
+func (e *invalidError) Error() string {
+	var msgs []string
+	for _, s := range e.sections {
+		if j, ok := s.(interface{ Unwrap() []error }); ok {
+			for _, f := range j.Unwrap() {
+				msgs = append(msgs, f.Error())
+			}
+		} else {
+			msgs = append(msgs, s.Error())
+		}
+	}
+	return ErrInvalidConfig.Error() + ": " + strings.Join(msgs, "; ")
+}
+
+func (e *invalidError) Unwrap() []error { return append([]error{ErrInvalidConfig}, e.sections...) }
 
 // LoadConfig reads a JSON config file over base: keys present in the file
 // override base's values; unknown keys are an error.

@@ -49,13 +49,13 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 	if err := p.test.CheckFinite(); err != nil {
 		return nil, fmt.Errorf("dataset %s (test): %w", cfg.Dataset, err)
 	}
-	if cfg.Features == "scatternet" {
+	if cfg.Features == FeaturesScatterNet {
 		if err := applyScatterNet(cfg, p, root); err != nil {
 			return nil, err
 		}
 	}
 	switch {
-	case cfg.Preprocess != "":
+	case cfg.Preprocess != PreprocessNone:
 		if err := applyNonPrivate(cfg, p); err != nil {
 			return nil, err
 		}
@@ -87,21 +87,22 @@ func DefaultFeatureCache() string {
 	return filepath.Join(base, "dptrain", "features")
 }
 
-// loadNamed loads the dataset called name (cfg supplies the data directory
-// and the synthetic generator's seed).
-func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
+// loadNamed loads the dataset called name, a Config.Dataset or a
+// Config.PublicData (cfg supplies the data directory and the synthetic
+// generator's seed).
+func loadNamed[N ~string](name N, cfg *Config) (*datasets.Loaded, string, error) {
 	var (
 		l   *datasets.Loaded
 		src string
 		err error
 	)
-	switch name {
-	case "csv", "folder":
+	switch Dataset(name) {
+	case DatasetCSV, DatasetFolder:
 		l, src, err = loadUserData(cfg)
-	case "embedded":
+	case DatasetEmbedded:
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"
-	case "synthetic":
+	case DatasetSynthetic:
 		g := datasets.GaussianMixture{N: 6000, K: 10, D: 32, Sep: 4, Seed: cfg.Seed}
 		var all *datasets.Dataset
 		all, err = g.Generate()
@@ -112,7 +113,7 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 		src = "synthetic Gaussian mixture (10 classes, 32 dims)"
 	default:
 		var s datasets.Source
-		l, s, err = datasets.Load(name, datasets.Options{Dir: cfg.DataDir})
+		l, s, err = datasets.Load(string(name), datasets.Options{Dir: cfg.DataDir})
 		src = s.String()
 	}
 	if err != nil {
@@ -124,7 +125,7 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 // applyDPSGDF centres the features privately (paper 001, Algorithm 3: the
 // experiments' variant) and records the private mean's event.
 func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
-	if cfg.DPSGDFVariant == "theory" {
+	if cfg.DPSGDFVariant == DPSGDFTheory {
 		return applyDPSGDFTheory(cfg, p, root)
 	}
 	n, d := p.train.N(), p.train.Dim()
@@ -172,10 +173,10 @@ func applyNonPrivate(cfg *Config, p *prepared) error {
 	var step preprocess.Step
 	b := preprocess.Bounds{N: n, D: d, AddRemove: true}
 	switch cfg.Preprocess {
-	case "pca":
+	case PreprocessPCA:
 		step = preprocess.PCA{K: cfg.PCAK, Dim: cfg.PCADim}
 		b.EigenGapMin, b.TopGapMin = cfg.EigenGapMin, cfg.EigenGapMin
-	case "standardize":
+	case PreprocessStandardize:
 		step = preprocess.StandardScaler{}
 		b.SigmaMin = cfg.SigmaMin
 	default:
@@ -249,14 +250,14 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	}
 	note := fmt.Sprintf("ScatterNet features (%s, %v per image; data-independent, no privacy cost; cache %s, hits %v/%v)", fcfg, fshape, dir, hit1, hit2)
 	switch cfg.FeatureNorm {
-	case "group":
+	case FeatureNormGroup:
 		for _, ds := range []*datasets.Dataset{train, test} {
 			if err := features.GroupNormalize(ds.X, ds.N(), fshape, cfg.FeatureGroups, 1e-5); err != nil {
 				return fmt.Errorf("scatternet normalisation: %w", err)
 			}
 		}
 		note += fmt.Sprintf(", group-normalised per example (%d groups, no privacy cost)", cfg.FeatureGroups)
-	case "private":
+	case FeatureNormPrivate:
 		sc, err := features.NewScattering(shape[1], shape[2], fcfg)
 		if err != nil {
 			return err

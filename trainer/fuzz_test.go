@@ -3,6 +3,8 @@ package trainer
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 )
 
@@ -17,16 +19,34 @@ func FuzzParseConfig(f *testing.F) {
 		`{"ema":0.99,"final_only":true}`,
 		`{"model":"cnn"} {"x":1}`,
 		`[]`, `{"steps":1e309}`,
+		`{"optimizer":"lbfgs"}`, `{"distributed":"mpi","sampler":"twice"}`,
+		`{"audit_kind":"","feature_norm":"","accountant":"pld"}`,
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := ParseConfig(data, Default())
 		if err != nil {
+			if errors.Is(err, ErrUnknownChoice) && !strings.Contains(err.Error(), "is not one of") {
+				t.Fatalf("a bad choice does not list the valid values: %v", err)
+			}
 			return
 		}
-		if err := c.Validate(); err == nil {
-			c.Hash()
+		// What parses marshals and parses back to the same settings: the
+		// choices' text forms are their values.
+		b, err := json.Marshal(c)
+		if err != nil {
+			t.Fatalf("marshal: %v", err)
+		}
+		back, err := ParseConfig(b, Config{})
+		if err != nil {
+			t.Fatalf("%s does not parse back: %v", b, err)
+		}
+		if back.Hash() != c.Hash() {
+			t.Fatalf("round trip changed the config: %s", b)
+		}
+		if err := c.Validate(); err != nil && !errors.Is(err, ErrInvalidConfig) {
+			t.Fatalf("Validate's error does not wrap ErrInvalidConfig: %v", err)
 		}
 	})
 }

@@ -9,7 +9,7 @@ import (
 
 // InMemory is the dataset name of a run whose data the caller passes in
 // Options.Train and Options.Test.
-const InMemory = "memory"
+const InMemory = DatasetMemory
 
 // inMemory checks the caller's data; test nil is a seeded 80/20 split of
 // train.

@@ -405,7 +405,7 @@ func TestPublicDataForSubspace(t *testing.T) {
 	} {
 		bad := small(t)
 		bad.Clip, bad.SubspaceRanks, bad.PublicN = "subspace", []int{4, 8}, 50
-		bad.PublicData, bad.Dataset = tc.data, tc.dataset
+		bad.PublicData, bad.Dataset = tc.data, Dataset(tc.dataset)
 		if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("public_data %s on %s: %v", tc.data, tc.dataset, err)
 		}

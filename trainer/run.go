@@ -879,7 +879,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		}
 	}
 	sum := &Summary{
-		Dataset: s.cfg.Dataset, Source: s.data.source, Model: s.cfg.Model, Params: s.model.NumParams(),
+		Dataset: string(s.cfg.Dataset), Source: s.data.source, Model: string(s.cfg.Model), Params: s.model.NumParams(),
 		TrainN: s.data.train.N(), TestN: s.data.test.N(), Steps: done, PlannedStep: s.steps,
 		Sigma: s.sigma, Calibrated: s.cfg.Sigma == 0, Q: s.acct.q, Delta: s.cfg.Delta,
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,

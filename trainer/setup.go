@@ -39,7 +39,7 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 			return nil, fmt.Errorf("model scatcnn needs feature maps [C,H,W] (use features scatternet); dataset %s has shape %v", train.Name, train.Shape)
 		}
 	case "resnet20", "resnet22":
-		spec.Arch = map[string]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
+		spec.Arch = map[Model]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
 		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
 			return nil, fmt.Errorf("model %s needs 3×32×32 images; dataset %s has shape %v", cfg.Model, train.Name, train.Shape)
 		}
@@ -361,7 +361,7 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 			}
 			run := accountant.HiddenStateRun{
 				ProjectEveryStep: true,
-				Optimizer:        a.cfg.Optimizer,
+				Optimizer:        string(a.cfg.Optimizer),
 				Momentum:         a.cfg.Momentum,
 				// A final-only run writes nothing intermediate to release/
 				// (metrics carry only the account, evaluation is at the end,

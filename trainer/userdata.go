@@ -14,23 +14,23 @@ import (
 // that reads one.
 func (c *Config) validateUserData(bad func(string, ...any)) {
 	switch c.Dataset {
-	case "csv":
+	case DatasetCSV:
 		if c.TrainFile == "" || c.TestFile == "" {
 			bad("dataset csv needs --train FILE and --test FILE")
 		}
 		if c.DataDir != "" {
 			bad("data %q: dataset csv reads --train and --test, not a directory", c.DataDir)
 		}
-	case "folder":
+	case DatasetFolder:
 		if c.DataDir == "" {
 			bad("dataset folder needs --data DIR (holding train/<class>/*.png|jpg and test/<class>/…)")
 		}
-	case "embedded", "synthetic", InMemory:
+	case DatasetEmbedded, DatasetSynthetic, DatasetMemory:
 		if c.DataDir != "" {
 			bad("data %q: dataset %s reads no directory; name the dataset it holds (--dataset fashion-mnist, mnist, cifar10 or folder)", c.DataDir, c.Dataset)
 		}
 	}
-	if c.Dataset != "csv" && (c.TrainFile != "" || c.TestFile != "" || c.LabelColumn != "") {
+	if c.Dataset != DatasetCSV && (c.TrainFile != "" || c.TestFile != "" || c.LabelColumn != "") {
 		bad("--train, --test and --label-column need --dataset csv (dataset is %q)", c.Dataset)
 	}
 }
@@ -48,7 +48,7 @@ func userDataErr(format string, args ...any) error {
 // loadUserData reads dataset "csv" (two tables) or "folder" (an image
 // tree with train/ and test/ splits, as 'data import' reads).
 func loadUserData(cfg *Config) (*datasets.Loaded, string, error) {
-	if cfg.Dataset == "folder" {
+	if cfg.Dataset == DatasetFolder {
 		if _, err := os.Stat(cfg.DataDir); err != nil {
 			return nil, "", userDataErr("data %s: %w", cfg.DataDir, err)
 		}

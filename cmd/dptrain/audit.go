@@ -13,14 +13,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "audit",
-		summary: "empirical lower bound on ε from a run's release: --canaries M [train flags]; audit bound --canaries --guesses --correct --delta",
-		run:     runAudit,
-	})
-}
-
 // exitError carries a specific exit status (audit: 3 when the lower bound
 // contradicts the accounted ε).
 type exitError struct {
@@ -48,23 +40,30 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.String("config", "", "JSON config file of the audited run (flags override it)")
 	trainFlags(fs, &cfg)
 	m := fs.Int("canaries", 1000, "number of canaries (each included with probability ½)")
-	kind := fs.String("kind", "gradient", "canary kind: gradient (white-box canaries in an extra block of the released vector) or input (mislabelled test images added to the training set, scored by their loss under the released model)")
+	kind := trainer.AuditGradient
+	fs.TextVar(&kind, "kind", kind, "canary kind: gradient (white-box canaries in an extra block of the released vector) or input (mislabelled test images added to the training set, scored by their loss under the released model)")
 	conf := fs.Float64("confidence", 0.95, "confidence of the lower bound")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	jsonOut := fs.Bool("json", false, "print the audit as one JSON object")
+	fs.Usage = func() {
+		groupedUsage(fs, `usage: dptrain audit [--canaries M] [--kind gradient|input] [train flags]
+       dptrain audit bound --canaries M --guesses G --correct C --delta D
+
+Trains the run with M canaries, each included with probability ½, and
+prints the empirical lower bound on ε that the release supports next to
+the accounted ε (exit 3 when the lower bound exceeds it).
+`, []string{"canaries", "kind", "confidence"})
+	}
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if *m < 2 {
 		return badInput("--canaries must be >= 2, got %d", *m)
 	}
-	if *kind != "gradient" && *kind != "input" {
-		return badInput("--kind must be gradient or input, got %q", *kind)
-	}
 	if !(*conf > 0 && *conf < 1) {
 		return badInput("--confidence must be in (0,1), got %v", *conf)
 	}
-	cfg.AuditCanaries, cfg.AuditKind = *m, *kind
+	cfg.AuditCanaries, cfg.AuditKind = *m, kind
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
@@ -75,7 +74,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *quiet || *jsonOut {
 		opts.Progress, opts.Out = trainer.ProgressQuiet, nil
 	}
-	res, sum, err := audit.Run(ctx, cfg, opts, *m, *kind, *conf)
+	res, sum, err := audit.Run(ctx, cfg, opts, *m, kind, *conf)
 	if err != nil {
 		if errors.Is(err, trainer.ErrInvalidConfig) || errors.Is(err, datasets.ErrBadData) {
 			return asInput(err)

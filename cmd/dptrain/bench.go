@@ -15,22 +15,14 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "bench",
-		summary: "table of clip variants × samplers: samples/s, peak memory, noise variance, ε, test accuracy",
-		run:     runBench,
-	})
-}
-
 // runBench trains the chosen model once per clip × sampler cell and prints
 // the table (or JSON); --out also writes bench.csv and bench.md.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	g := benchmarks.DefaultGrid()
 	c := &g.Base
 	fs := newFlagSet("bench", stdout)
-	fs.StringVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
-	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
+	fs.TextVar(&c.Model, "model", c.Model, "logreg | mlp | cnn (any trainer model)")
+	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | synthetic | fashion-mnist (any trainer dataset)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "training steps per cell")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson, twice) or fixed (shuffle) batch size")

@@ -10,14 +10,6 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 )
 
-func init() {
-	register(&command{
-		name:    "calibrate",
-		summary: "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps [--accountant rdp|pld]",
-		run:     runCalibrate,
-	})
-}
-
 // runCalibrate prints the smallest noise multiplier (to the tolerance) for
 // which Poisson-sampled DP-SGD meets the target under the RDP accountant.
 func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -15,14 +15,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "data",
-		summary: "fetch / verify / list datasets",
-		run:     runData,
-	})
-}
-
 const dataUsage = `usage:
   dptrain data list   [--data DIR]                 what is found where
   dptrain data fetch  NAME [--to DIR] [--base-url URL] [--quiet]

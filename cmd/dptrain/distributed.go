@@ -50,7 +50,7 @@ func (w *watchdog) Broadcast(b []byte, root int) error {
 // reducer (nil for a single process), whether this rank prints, and a
 // function to call at the end.
 func startDistributed(cfg *trainer.Config, stderr io.Writer) (trainer.Reducer, bool, func(), error) {
-	if cfg.Distributed != "mpi" {
+	if cfg.Distributed != trainer.DistributedMPI {
 		return nil, true, func() {}, nil
 	}
 	comm, err := mpi.Init()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strings"
 )
 
 // errHelp is returned when the user asked for -h; dptrain exits 0.
@@ -14,10 +15,27 @@ var errHelp = errors.New("help requested")
 // newFlagSet returns a FlagSet that reports errors instead of exiting.
 // Its output is only ever the usage asked for by -h, so it goes to stdout
 // (errors are returned and printed once, to stderr, by run).
+// Its default help is flagUsage's: the usage line, the command's summary
+// and every flag in --flag style.
 func newFlagSet(name string, helpOut io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet("dptrain "+name, flag.ContinueOnError)
 	fs.SetOutput(helpOut)
+	fs.Usage = func() { flagUsage(fs, name) }
 	return fs
+}
+
+// flagUsage prints "usage: dptrain NAME [flags]", the summary of the
+// command NAME (when NAME is one of the table's, not a subcommand such as
+// "data list") and fs's flags, alphabetically, as train's help prints
+// them.
+func flagUsage(fs *flag.FlagSet, name string) {
+	w := fs.Output()
+	fmt.Fprintf(w, "usage: dptrain %s [flags]\n", name)
+	if c := lookupCommand(name); c != nil {
+		fmt.Fprintf(w, "\n%s\n", strings.Join(wrap(c.summary, helpWidth), "\n"))
+	}
+	fmt.Fprintf(w, "\nFlags:\n")
+	fs.VisitAll(func(f *flag.Flag) { writeFlagHelp(w, f) })
 }
 
 // parseFlags parses args and maps flag errors to input errors (exit 2).

@@ -1,6 +1,6 @@
 // Command dptrain trains models with differentially private SGD and reports
-// the privacy spent. Each subcommand lives in its own file and registers
-// itself in init; this file only dispatches and maps errors to exit codes.
+// the privacy spent. Each subcommand lives in its own file; this file lists
+// them in one table (commandTable), dispatches and maps errors to exit codes.
 package main
 
 import (
@@ -10,7 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
+	"slices"
 	"syscall"
 
 	"github.com/dptrain/dptrain/trainer"
@@ -19,17 +19,93 @@ import (
 // command is one subcommand: run gets the arguments after the subcommand name.
 type command struct {
 	name    string
-	summary string
+	summary string // one line for 'dptrain help'
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-var commands = map[string]*command{}
-
-func register(c *command) {
-	if _, dup := commands[c.name]; dup {
-		panic("dptrain: duplicate command " + c.name) // programmer error
+// commandTable lists every subcommand, in the order 'dptrain help' shows
+// them. It is a function, not a variable, because the commands' own help
+// reads it (a variable would be an initialization cycle).
+func commandTable() []*command {
+	return []*command{
+		{"train", "train a model with DP-SGD (no flags: the MNIST CNN on the embedded Fashion-MNIST subset, ε = 3)", runTrain},
+		{"sweep", "train a small grid (--grid lr=1,2,4 --grid batch=256,512 ...) at reduced steps/data, each run with its own ε account; prints a table", runSweep},
+		{"eval", "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test] [--plot FILE.png]", runEval},
+		{"predict", "class probabilities as CSV: --model FILE --input FILE.csv [--out FILE.csv]", runPredict},
+		{"export", "a model's weights for PyTorch/NumPy/JAX: --model FILE --format safetensors|npy --out PATH", runExport},
+		{"privacy", "privacy spent (ε at δ) by a training run: --q --sigma --steps --delta [--accountant rdp]", runPrivacy},
+		{"calibrate", "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps [--accountant rdp|pld]", runCalibrate},
+		{"audit", "empirical lower bound on ε from a run's release: --canaries M [train flags]; audit bound --canaries --guesses --correct --delta", runAudit},
+		{"report", "per-instance privacy report of a linear model released by objective perturbation", runReport},
+		{"bench", "table of clip variants × samplers: samples/s, peak memory, noise variance, ε, test accuracy", runBench},
+		{"data", "fetch / verify / list datasets", runData},
+		{"help", "a command's help: dptrain help <command>", runHelp},
+		{"version", "the version and VCS commit of this binary", runVersion},
 	}
-	commands[c.name] = c
+}
+
+// lookupCommand returns the command called name, or nil.
+func lookupCommand(name string) *command {
+	for _, c := range commandTable() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// nearestCommand returns the command name closest to name (at most two
+// edits), or "".
+func nearestCommand(name string) string {
+	var names []string
+	for _, c := range commandTable() {
+		names = append(names, c.name)
+	}
+	return closest(name, names)
+}
+
+// unknownCommand is the error for a command name not in the table, with
+// the nearest name as a suggestion.
+func unknownCommand(name string) error {
+	if near := nearestCommand(name); near != "" {
+		return badInput("unknown command %q (did you mean %s?)", name, near)
+	}
+	return badInput("unknown command %q", name)
+}
+
+// runHelp prints the command list, or with a command name that command's
+// help (its --help), exiting 0.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || isHelpFlag(args[0]) {
+		usage(stdout)
+		return nil
+	}
+	c := lookupCommand(args[0])
+	if c == nil {
+		return unknownCommand(args[0])
+	}
+	// 'dptrain help data list' is 'dptrain data list --help'.
+	return c.run(ctx, append(slices.Clone(args[1:]), "--help"), stdout, stderr)
+}
+
+func runVersion(_ context.Context, args []string, stdout, _ io.Writer) error {
+	if len(args) > 0 && isHelpFlag(args[0]) {
+		fmt.Fprintf(stdout, "usage: dptrain version\n\n%s\n", lookupCommand("version").summary)
+		return errHelp
+	}
+	if len(args) > 0 {
+		return badInput("version takes no arguments")
+	}
+	fmt.Fprintln(stdout, version())
+	return nil
+}
+
+func isHelpFlag(s string) bool {
+	switch s {
+	case "-h", "-help", "--help", "--h":
+		return true
+	}
+	return false
 }
 
 // inputError marks an error caused by the user's input: exit code 2.
@@ -59,16 +135,11 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "usage: dptrain <command> [flags]")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "commands:")
-	names := make([]string, 0, len(commands))
-	for n := range commands {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(w, "  %-10s %s\n", n, commands[n].summary)
+	for _, c := range commandTable() {
+		fmt.Fprintf(w, "  %-10s %s\n", c.name, c.summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run 'dptrain <command> -h' for the flags of a command.")
+	fmt.Fprintln(w, "Run 'dptrain help <command>' (or 'dptrain <command> --help') for the flags of a command.")
 }
 
 // run executes the CLI and returns the process exit code.
@@ -77,26 +148,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stderr)
 		return 2
 	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		usage(stdout)
-		return 0
-	case "-version", "--version", "version":
-		fmt.Fprintln(stdout, version())
-		return 0
+	name := args[0]
+	switch {
+	case isHelpFlag(name):
+		name = "help"
+	case name == "-version" || name == "--version":
+		name = "version"
 	}
-	c, ok := commands[args[0]]
-	if !ok {
-		names := make([]string, 0, len(commands))
-		for n := range commands {
-			names = append(names, n)
+	c := lookupCommand(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "dptrain: %v\n", unknownCommand(name))
+		if nearestCommand(name) == "" {
+			usage(stderr)
 		}
-		if near := closest(args[0], names); near != "" {
-			fmt.Fprintf(stderr, "dptrain: unknown command %q (did you mean %s?)\n", args[0], near)
-			return 2
-		}
-		fmt.Fprintf(stderr, "dptrain: unknown command %q\n", args[0])
-		usage(stderr)
 		return 2
 	}
 	err := c.run(ctx, args[1:], stdout, stderr)

@@ -21,12 +21,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{name: "eval", summary: "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test] [--plot FILE.png]", run: runEval})
-	register(&command{name: "predict", summary: "class probabilities as CSV: --model FILE --input FILE.csv [--out FILE.csv]", run: runPredict})
-	register(&command{name: "export", summary: "a model's weights for PyTorch/NumPy/JAX: --model FILE --format safetensors|npy --out PATH", run: runExport})
-}
-
 // loadModelFlag rebuilds the zoo model saved at path; a mismatch or a
 // corrupt or foreign file is bad input.
 func loadModelFlag(path string) (*models.Net, error) {
@@ -44,7 +38,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	cfg := trainer.Default()
-	fs.StringVar(&cfg.Dataset, "dataset", "embedded", "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
+	fs.TextVar(&cfg.Dataset, "dataset", trainer.DatasetEmbedded, "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (for fashion-mnist, mnist, cifar10, folder)")
 	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
 	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
@@ -62,7 +56,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Dataset == "csv" {
+	if cfg.Dataset == trainer.DatasetCSV {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
 			cfg.TrainFile = cfg.TestFile

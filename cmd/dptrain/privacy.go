@@ -20,11 +20,6 @@ var privacyHandlers = map[string]func(ctx context.Context, args []string, stdout
 
 func init() {
 	privacyHandlers["rdp"] = runPrivacyRDP
-	register(&command{
-		name:    "privacy",
-		summary: "privacy spent (ε at δ) by a training run: --q --sigma --steps --delta [--accountant rdp]",
-		run:     runPrivacy,
-	})
 }
 
 // runPrivacy finds the --accountant value (default "rdp") and hands all of

@@ -26,14 +26,6 @@ import (
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
-func init() {
-	register(&command{
-		name:    "report",
-		summary: "per-instance privacy report of a linear model released by objective perturbation",
-		run:     runReport,
-	})
-}
-
 type reportFlags struct {
 	synthetic        bool
 	n, d             int

@@ -14,14 +14,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "sweep",
-		summary: "train a small grid (--grid lr=1,2,4 --grid batch=256,512 ...) at reduced steps/data, each run with its own ε account; prints a table",
-		run:     runSweep,
-	})
-}
-
 // gridAxis is one --grid NAME=V1,V2,...: a train flag and its values.
 type gridAxis struct {
 	name   string

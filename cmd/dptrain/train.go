@@ -16,14 +16,6 @@ import (
 	"github.com/dptrain/dptrain/trainer"
 )
 
-func init() {
-	register(&command{
-		name:    "train",
-		summary: "train a model with DP-SGD (no flags: the MNIST CNN on the embedded Fashion-MNIST subset, ε = 3)",
-		run:     runTrain,
-	})
-}
-
 // intList is a comma-separated list of ints flag (MLP widths).
 type intList struct{ v *[]int }
 
@@ -52,33 +44,33 @@ func (l intList) Set(s string) error {
 
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
-	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
+	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
 	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected)")
 	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table")
 	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
 	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
-	fs.StringVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
-	fs.StringVar(&c.FeatureNorm, "feature-norm", c.FeatureNorm, "scatternet normalisation: group (no privacy cost) | private (accounted) | none")
+	fs.TextVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
+	fs.TextVar(&c.FeatureNorm, "feature-norm", c.FeatureNorm, "scatternet normalisation: group (no privacy cost) | private (accounted) | none")
 	fs.IntVar(&c.FeatureGroups, "feature-groups", c.FeatureGroups, "scatternet group normalisation: channel groups")
 	fs.Float64Var(&c.FeatureNormSigma, "feature-norm-sigma", c.FeatureNormSigma, "scatternet private normalisation: noise multiplier")
 	fs.Float64Var(&c.FeatureNormClip, "feature-norm-clip", c.FeatureNormClip, "scatternet private normalisation: clip of each example's statistics")
 	fs.StringVar(&c.FeatureCache, "feature-cache", c.FeatureCache, "directory for cached features (default: the user cache dir)")
-	fs.StringVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22 | scatcnn (CNN on ScatterNet features)")
+	fs.TextVar(&c.Model, "model", c.Model, "logreg | linreg | mlp | cnn | resnet20 | resnet22 | scatcnn (CNN on ScatterNet features)")
 	fs.Var(intList{&c.Hidden}, "hidden", "MLP hidden `widths`, comma-separated (default 256: one hidden layer)")
 	fs.BoolVar(&c.DPSGDF, "dpsgdf", c.DPSGDF, "DPSGD-F: private feature centring before DP-SGD (Sun, Suresh and Menon)")
-	fs.StringVar(&c.DPSGDFVariant, "dpsgdf-variant", c.DPSGDFVariant, "DPSGD-F algorithm: practical (Algorithm 3, the paper's experiments; default) | theory (Algorithm 2: private mean and quantile from --epsilon, the variant with the utility guarantee)")
+	fs.TextVar(&c.DPSGDFVariant, "dpsgdf-variant", c.DPSGDFVariant, "DPSGD-F algorithm: practical (Algorithm 3, the paper's experiments; default) | theory (Algorithm 2: private mean and quantile from --epsilon, the variant with the utility guarantee)")
 	fs.Float64Var(&c.FeatureEps, "feature-epsilon", c.FeatureEps, "ε_F spent on DPSGD-F's private mean (practical variant)")
 	fs.Float64Var(&c.FeatureCF, "feature-clip", c.FeatureCF, "DPSGD-F feature norm C_F (practical); the public bound R on every record's norm (theory)")
-	fs.StringVar(&c.Preprocess, "preprocess", c.Preprocess, "non-private preprocessing accounted by SRDP: pca | standardize")
+	fs.TextVar(&c.Preprocess, "preprocess", c.Preprocess, "non-private preprocessing accounted by SRDP: pca | standardize")
 	fs.IntVar(&c.PCAK, "pca-k", c.PCAK, "PCA components")
 	fs.BoolVar(&c.PCADim, "pca-dim", c.PCADim, "PCA dimension reduction (R^k) instead of rank reduction")
 	fs.Float64Var(&c.EigenGapMin, "eigen-gap-min", c.EigenGapMin, "PCA: declared minimum eigengap over the dataset collection")
 	fs.Float64Var(&c.SigmaMin, "sigma-min", c.SigmaMin, "standardize: declared smallest feature std over the dataset collection")
 	fs.Float64Var(&c.LipschitzMu, "lipschitz-mu", c.LipschitzMu, "SRDP: Lipschitz constant of a clipped gradient in its input, in units of C (0: 2C cap)")
 	fs.StringVar(&c.Sampler, "sampler", c.Sampler, "poisson | twice | shuffle")
-	fs.StringVar(&c.Accountant, "accountant", c.Accountant, "accountant calibrating σ: \"\" (the tightest that applies: pld for poisson DP-SGD) | rdp | pld")
+	fs.TextVar(&c.Accountant, "accountant", c.Accountant, "accountant calibrating σ: \"\" (the tightest that applies: pld for poisson DP-SGD) | rdp | pld")
 	fs.IntVar(&c.BatchSize, "batch", c.BatchSize, "expected (Poisson) or fixed (shuffle) batch size")
 	fs.Float64Var(&c.Q2, "q2", c.Q2, "coordinate sampling rate for --sampler twice")
 	fs.StringVar(&c.Clip, "clip", c.Clip, "flat | per-layer | linf | hybrid | subspace")
@@ -93,11 +85,11 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
 	fs.Float64Var(&c.Epochs, "epochs", c.Epochs, "epochs (when --steps is 0)")
 	fs.IntVar(&c.Steps, "steps", c.Steps, "steps (0: from --epochs)")
-	fs.StringVar(&c.Optimizer, "optimizer", c.Optimizer, "sgd | momentum | adam")
+	fs.TextVar(&c.Optimizer, "optimizer", c.Optimizer, "sgd | momentum | adam")
 	fs.Float64Var(&c.LR, "lr", c.LR, "learning rate")
 	fs.Float64Var(&c.Momentum, "momentum", c.Momentum, "momentum (with --optimizer momentum)")
 	fs.Float64Var(&c.WeightDecay, "weight-decay", c.WeightDecay, "weight decay")
-	fs.StringVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
+	fs.TextVar(&c.Schedule, "schedule", c.Schedule, "constant | cosine")
 	fs.Float64Var(&c.Radius, "radius", c.Radius, "project onto the L2 ball of this radius after each step, for hidden-state accounting (Asoodeh and Diaz; the mean clipped gradient is then clipped to C too) (0 = off)")
 	fs.BoolVar(&c.FinalOnly, "final-only", c.FinalOnly, "release only the final model: no intermediate evaluation, release/ holds the final model, its test figures and the account (required for the hidden-state bound)")
 	fs.Float64Var(&c.EMA, "ema", c.EMA, "average the iterates with decay D in [0,1) (De et al. 2022; warm-up min(D, (1+t)/(10+t))): test evaluation and model.bin use the average; post-processing, no privacy cost (0 = off; not with --final-only)")
@@ -112,7 +104,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
 	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
-	fs.StringVar(&c.Distributed, "distributed", c.Distributed, "mpi: one rank of a data-parallel run (mpirun -np N dptrain train --distributed mpi; needs a build with -tags mpi)")
+	fs.TextVar(&c.Distributed, "distributed", c.Distributed, "mpi: one rank of a data-parallel run (mpirun -np N dptrain train --distributed mpi; needs a build with -tags mpi)")
 	fs.BoolVar(&c.PrivateDiagnostics, "private-diagnostics", c.PrivateDiagnostics, "also record raw training statistics (batch loss, gradient norms, clipped fraction, train accuracy) in OUT/private/ and show the batch loss; NOT covered by ε, never publish them")
 	fs.BoolVar(&c.KeepCheckpoint, "keep-checkpoint", c.KeepCheckpoint, "keep OUT/private/checkpoint.json after the run completes (it holds the noise seed; removed by default)")
 	fs.Float64Var(&c.ClippedCountSigma, "clipped-count-sigma", c.ClippedCountSigma, "release each step's count of clipped examples + N(0, σ_b²) (this σ_b; 0 = off) in OUT/release/metrics.jsonl; its cost is composed into ε (the step is charged at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2)); poisson sampler, clip flat or linf")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding"
 	"flag"
 	"fmt"
 	"io"
@@ -65,6 +66,11 @@ func groupedUsage(fs *flag.FlagSet, intro string, extra []string) {
 
 func writeFlagHelp(w io.Writer, f *flag.Flag) {
 	typ, usage := flag.UnquoteUsage(f)
+	if g, ok := f.Value.(flag.Getter); ok && typ == "value" {
+		if _, ok := g.Get().(encoding.TextUnmarshaler); ok {
+			typ = "string" // a config choice (fs.TextVar): one of its constants
+		}
+	}
 	head := "  --" + f.Name
 	if typ != "" {
 		head += " " + typ

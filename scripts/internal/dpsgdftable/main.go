@@ -116,9 +116,9 @@ func run(quick bool, out, data string) error {
 func base(ds, data string, epochs float64) trainer.Config {
 	c := trainer.Default()
 	c.Seeded = true // reproducible (recorded results): noise and sampling from seed 1
-	c.Dataset, c.DataDir, c.Model = ds, data, "logreg"
+	c.Dataset, c.DataDir, c.Model = trainer.Dataset(ds), data, trainer.ModelLogReg
 	c.BatchSize, c.Epochs, c.ClipNorm, c.Delta = 4096, epochs, 1, 1e-5
-	c.Optimizer, c.Momentum = "sgd", 0
+	c.Optimizer, c.Momentum = trainer.OptimizerSGD, 0
 	c.EvalEvery, c.CheckpointEvery, c.Plots, c.OutDir = 0, 0, false, ""
 	if ds == "embedded" {
 		c.BatchSize = 512
@@ -144,7 +144,7 @@ func train(ds, data string, eps float64, dpsgdf bool, cf, lr, epochs float64, qu
 func trainNonPrivate(ds, data string, cf, lr, epochs float64) (result, error) {
 	c := base(ds, data, epochs)
 	c.Epsilon, c.Sigma, c.ClipNorm, c.LR, c.FeatureCF = 0, 1e-9, 1e6, lr, cf
-	c.Optimizer, c.Momentum = "momentum", 0.9
+	c.Optimizer, c.Momentum = trainer.OptimizerMomentum, 0.9
 	s, err := trainer.Run(context.Background(), c, trainer.Options{})
 	if err != nil {
 		return result{}, err

@@ -93,7 +93,7 @@ func run(quick bool, out, dataset, data, model string, steps int, epsList string
 		for _, v := range variants {
 			c := trainer.Default()
 			c.Seeded = true // reproducible (recorded results): noise and sampling from seed 1
-			c.Dataset, c.DataDir, c.Model, c.Steps, c.Epochs = dataset, data, model, steps, 0
+			c.Dataset, c.DataDir, c.Model, c.Steps, c.Epochs = trainer.Dataset(dataset), data, trainer.Model(model), steps, 0
 			c.Epsilon, c.Sigma, c.Delta, c.ClipNorm = eps, 0, 1e-5, 1
 			c.Optimizer, c.LR, c.Momentum = "momentum", 0.5, 0.9
 			c.EvalEvery, c.CheckpointEvery, c.Plots, c.OutDir = 0, 0, false, ""
@@ -123,7 +123,7 @@ func run(quick bool, out, dataset, data, model string, steps int, epsList string
 
 // trainN is the private training set size the sampler will see.
 func trainN(c trainer.Config) int {
-	n := map[string]int{"embedded": 5000, "fashion-mnist": 60000, "mnist": 60000, "cifar10": 50000}[c.Dataset]
+	n := map[trainer.Dataset]int{"embedded": 5000, "fashion-mnist": 60000, "mnist": 60000, "cifar10": 50000}[c.Dataset]
 	if c.TrainLimit > 0 {
 		n = min(n, c.TrainLimit)
 	}
