@@ -585,7 +585,7 @@ func TestHiddenStateRunMarkTracker(t *testing.T) {
 // bound (q = 0.001, z = 2, integer orders 2..256, ε = min_α T·RDP + log(1/δ)/(α−1)).
 func TestHiddenTV7MinWithRDP(t *testing.T) {
 	ev := PoissonSampled{Q: 0.001, Event: Gaussian{Sigma: 2}}
-	per := NewTwiceWith(256, TwicePaperLemma23)
+	per := NewTwiceWith(256, TwiceMironov)
 	if err := per.Compose(ev, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -607,7 +607,7 @@ func TestHiddenTV7MinWithRDP(t *testing.T) {
 		{3000000, 4.861994, 4.861994, 6}, {5000000, 6.431860, 6.005649, 5}, {10000000, 9.521680, 6.005649, 4},
 	}
 	for _, tc := range tests {
-		acc := NewTwiceWith(256, TwicePaperLemma23)
+		acc := NewTwiceWith(256, TwiceMironov)
 		if err := acc.Compose(ev, tc.T); err != nil {
 			t.Fatal(err)
 		}
