@@ -114,25 +114,6 @@ func (s SGDSampSRDP) SRDP(alpha, tau float64) float64 {
 	return alpha * s.Mu * s.Mu * tau * tau * s.Eps * s.Eps * s.Gamma * s.Gamma / (2 * s.L * s.L)
 }
 
-// SGDIterSRDP is A_SGD-iter (Theorem 15) with κ_τ = Kappa: RDP αε²/2 and the
-// reconstructed SRDP ατ²μ²ε²·n·log(n−κ+2)/(2(n−κ+1)L²·log n) (the printed one
-// lacks ε², specs/000 §4.2). Its assumption that differing points are
-// consecutive rarely holds after preprocessing: documentation and test
-// vectors only.
-type SGDIterSRDP struct {
-	N, Kappa   int
-	L, Mu, Eps float64
-}
-
-// RDP is αε²/2.
-func (s SGDIterSRDP) RDP(alpha float64) float64 { return alpha * s.Eps * s.Eps / 2 }
-
-// SRDP is the reconstructed Theorem 15 curve.
-func (s SGDIterSRDP) SRDP(alpha, tau float64) float64 {
-	n, k := float64(s.N), float64(s.Kappa)
-	return alpha * tau * tau * s.Mu * s.Mu * s.Eps * s.Eps * n * math.Log(n-k+2) / (2 * (n - k + 1) * s.L * s.L * math.Log(n))
-}
-
 // SRDPBoundAt is the RDP of A∘π at order α for fixed c1, c2 (paper 000's
 // Theorem 2, eq. (3), exactly as printed): A∘π is (α, ε̂)-RDP with ε̂ = max(term1(c1), term2(c2)),
 //

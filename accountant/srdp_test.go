@@ -68,7 +68,7 @@ func TestSRDPLaplaceQuantization(t *testing.T) {
 	}
 }
 
-// TV5: SGD-samp + PCA-rank; TV6: SGD-iter + dedup.
+// TV5: SGD-samp + PCA-rank (TV6, SGD-iter, is in scripts/internal/srdpfig).
 func TestSRDPSGDVariants(t *testing.T) {
 	s := SGDSampSRDP{Eps: 0.1, L: 1, Mu: 1, Gamma: 1}
 	if got := SRDPBoundAt(11, s, 24.4, 2, 2); !papersClose(got, 70.96908, 1e-6) {
@@ -76,13 +76,6 @@ func TestSRDPSGDVariants(t *testing.T) {
 	}
 	if got, _, _ := SRDPBound(11, s, 24.4); !papersClose(got, 53.15498, 1e-6) {
 		t.Errorf("samp optimal: %.8g", got)
-	}
-	it := SGDIterSRDP{N: 1000, Kappa: 10, L: 1, Mu: 1, Eps: 0.05}
-	if got := SRDPBoundAt(11, it, 10, 2, 2); !papersClose(got, 2.9365855, 1e-6) {
-		t.Errorf("iter c=2: %.8g", got)
-	}
-	if got, _, _ := SRDPBound(11, it, 10); !papersClose(got, 1.6757099, 1e-6) {
-		t.Errorf("iter optimal: %.8g", got)
 	}
 	// The range of Theorem 14 is enforced when n and T are given.
 	r := SGDSampSRDP{Eps: 1, L: 1, Mu: 1, Gamma: 1, N: 100, T: 1000000} // α ≤ min(1000, 100·log 10)

@@ -231,17 +231,6 @@ func (e TwiceSampled) RDPCurve(orders []int) []float64 {
 	return out
 }
 
-// TwiceLimitDiagnostic is Corollary 5.5's d0 → ∞ limit of the twice-sampling
-// RDP at order α for τ = c2²/(2σ²). It is a LOWER envelope of the true value
-// for every finite d0 and must never be used as a privacy bound; it exists
-// for plots and diagnostics only.
-func TwiceLimitDiagnostic(alpha int, q1, q2, tau float64) float64 {
-	if alpha < 2 {
-		return 0
-	}
-	return twLogA(alpha, q1, 2*q2*q2*tau) / float64(alpha-1)
-}
-
 // TwiceConversion selects the RDP → (ε, δ) conversion of the twice accountant.
 type TwiceConversion int
 

@@ -9,6 +9,17 @@ import (
 )
 
 // sgm is the input-wise sampled Gaussian as a twice-sampling special case.
+// twiceLimitDiagnostic is Corollary 5.5's d0 → ∞ limit of the twice-sampling
+// RDP at order α for τ = c2²/(2σ²). It is a LOWER envelope of the true value
+// for every finite d0 and must never be used as a privacy bound; the tests
+// compare the finite-d0 curve with it.
+func twiceLimitDiagnostic(alpha int, q1, q2, tau float64) float64 {
+	if alpha < 2 {
+		return 0
+	}
+	return twLogA(alpha, q1, 2*q2*q2*tau) / float64(alpha-1)
+}
+
 func sgm(q, z float64) TwiceSampled { return NewTwiceSampled(q, 1, z, 1) }
 
 // §7.1 of specs/003: closed form vs numeric integration, 1-D and 2-D.
@@ -79,7 +90,7 @@ func TestTwiceSingleStepTable(t *testing.T) {
 		P := sgm(q, tc.sigma).RDP(tc.alpha)
 		CW := NewTwiceSampled(1, q, tc.sigma, tc.d0).RDP(tc.alpha)
 		TS := NewTwiceSampled(tc.q1, tc.q2, tc.sigma, tc.d0).RDP(tc.alpha)
-		Cor := TwiceLimitDiagnostic(tc.alpha, tc.q1, tc.q2, 1/(2*tc.sigma*tc.sigma))
+		Cor := twiceLimitDiagnostic(tc.alpha, tc.q1, tc.q2, 1/(2*tc.sigma*tc.sigma))
 		for _, c := range []struct {
 			name      string
 			got, want float64
@@ -648,7 +659,7 @@ func TestTwiceFig5Cor55Row(t *testing.T) {
 	limitEps := func(q1, q2, sigma float64) float64 {
 		best := math.Inf(1)
 		for a := 2; a <= 128; a++ {
-			e := 10000*TwiceLimitDiagnostic(a, q1, q2, 1/(2*sigma*sigma)) + math.Log(1e5)/float64(a-1)
+			e := 10000*twiceLimitDiagnostic(a, q1, q2, 1/(2*sigma*sigma)) + math.Log(1e5)/float64(a-1)
 			best = math.Min(best, e)
 		}
 		return best

@@ -265,7 +265,7 @@ func table2() ([]t2cell, error) {
 			map[table2Prep]float64{t2Dedup: 1.1, t2Quantization: 0.2, t2MeanImputation: 0.10202, t2PCARank: 2.54, t2StandardScaling: 3.3}},
 		{"A_SGD-samp", t2SGDSamp, accountant.SGDSampSRDP{Eps: v.Eps, L: 1, Mu: 1, Gamma: 1}, false,
 			map[table2Prep]float64{t2PCARank: 71.30508, t2StandardScaling: 120.813}},
-		{"A_SGD-iter", t2SGDIter, accountant.SGDIterSRDP{N: v.N, Kappa: int(p), L: 1, Mu: 1, Eps: v.Eps}, false,
+		{"A_SGD-iter", t2SGDIter, sgdIterSRDP{N: v.N, Kappa: int(p), L: 1, Mu: 1, Eps: v.Eps}, false,
 			map[table2Prep]float64{t2Dedup: 12.32544, t2Quantization: 0.243044, t2MeanImputation: 0.12105}},
 	}
 	specPrinted := map[table2Mech]float64{t2Gaussian: 3.8115, t2DPGD: 4.158}

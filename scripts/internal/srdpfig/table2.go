@@ -10,6 +10,25 @@ import (
 // relaxations. The accountant computes the bound itself
 // (accountant.SRDPBound); these cells are the paper's own numbers.
 
+// sgdIterSRDP is A_SGD-iter (Theorem 15) with κ_τ = Kappa: RDP αε²/2 and the
+// reconstructed SRDP ατ²μ²ε²·n·log(n−κ+2)/(2(n−κ+1)L²·log n) (the printed one
+// lacks ε², specs/000 §4.2). Its assumption that differing points are
+// consecutive rarely holds after preprocessing, so it serves Table 2 only and
+// is not part of the accountant.
+type sgdIterSRDP struct {
+	N, Kappa   int
+	L, Mu, Eps float64
+}
+
+// RDP is αε²/2.
+func (s sgdIterSRDP) RDP(alpha float64) float64 { return alpha * s.Eps * s.Eps / 2 }
+
+// SRDP is the reconstructed Theorem 15 curve.
+func (s sgdIterSRDP) SRDP(alpha, tau float64) float64 {
+	n, k := float64(s.N), float64(s.Kappa)
+	return alpha * tau * tau * s.Mu * s.Mu * s.Eps * s.Eps * n * math.Log(n-k+2) / (2 * (n - k + 1) * s.L * s.L * math.Log(n))
+}
+
 // table2Mech names a row of paper 000's Table 2.
 type table2Mech int
 

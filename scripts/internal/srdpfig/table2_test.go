@@ -132,3 +132,14 @@ func TestSRDPTable2Grid(t *testing.T) {
 		t.Errorf("Fig 2(c): crossings not at 249.1 / 251.6 (δ=0.07) and 116.6 (δ=0.15)")
 	}
 }
+
+// TV6 of specs/000: SGD-iter + dedup.
+func TestSGDIterSRDP(t *testing.T) {
+	it := sgdIterSRDP{N: 1000, Kappa: 10, L: 1, Mu: 1, Eps: 0.05}
+	if got := accountant.SRDPBoundAt(11, it, 10, 2, 2); !papersClose(got, 2.9365855, 1e-6) {
+		t.Errorf("iter c=2: %.8g", got)
+	}
+	if got, _, _ := accountant.SRDPBound(11, it, 10); !papersClose(got, 1.6757099, 1e-6) {
+		t.Errorf("iter optimal: %.8g", got)
+	}
+}
