@@ -6,28 +6,6 @@ import (
 	"gonum.org/v1/gonum/mathext"
 )
 
-// Thm3Mode selects how paper 002's Theorem 3 (regularized, unprojected
-// DP-SGD) is evaluated.
-type Thm3Mode int
-
-const (
-	// Thm3Corrected is the default and the only mode that is a proven
-	// bound: θ uses the diameter 2R_t of the ball of radius R_t, and the
-	// Lemma-1 prefactor p (specs/002 §8 Q1–Q2).
-	Thm3Corrected Thm3Mode = iota
-	// Thm3PaperLiteral reproduces eq. (21) as printed (radius where a
-	// diameter belongs, prefactor b/(n−b)). It underestimates θ and is NOT
-	// a valid bound; it exists only to redraw the paper's Fig. 2.
-	Thm3PaperLiteral
-)
-
-func (m Thm3Mode) String() string {
-	if m == Thm3PaperLiteral {
-		return "paper-literal (not a bound; Fig. 2 only)"
-	}
-	return "corrected"
-}
-
 // RegularizedHiddenState is paper 002's Theorem 3: DP-SGD with weight decay
 // λ and no projection, started at w_0 = 0, only W_T released:
 // W_t = (1−λ)W_{t−1} − (η/|B|)ΣClip_C(∇ℓ) + N(0, σ²I_d). The bound is
@@ -36,7 +14,10 @@ func (m Thm3Mode) String() string {
 //	S_t = θ_t((1−p)S_{t−1} + p),  θ_t = θ_ε(c·R_t/σ),  R_t = (1−λ)r_{t−1} + ηC,
 //	r_t = R_t + σκ,
 //
-// minimised over the analysis parameter κ and capped by 1 − (1−p)^T.
+// minimised over the analysis parameter κ and capped by 1 − (1−p)^T. This is
+// the corrected reading: θ uses the diameter 2R_t of the ball of radius R_t
+// and the Lemma-1 prefactor p. The paper's eq. (21) as printed is NOT a
+// bound; scripts/internal/hiddenstate redraws Fig. 2 with it.
 type RegularizedHiddenState struct {
 	P      float64 // sampling rate (b/n, or the Poisson rate; Poisson is derived, specs/002 §4.6)
 	LR     float64 // η
@@ -45,7 +26,6 @@ type RegularizedHiddenState struct {
 	Lambda float64 // weight decay λ in (0,1)
 	Dim    int     // d, the exact number of trained parameters
 	Steps  int     // T
-	Mode   Thm3Mode
 	// KappaGrid is the set of κ tried; nil uses 0.05, 0.10, …, 30 (and, for
 	// d > 400, √d − 5 … √d + 30 in steps of 0.05).
 	KappaGrid []float64
@@ -86,10 +66,7 @@ func (r RegularizedHiddenState) DeltaKappa(eps, kappa float64) float64 {
 	}
 	tail := ChiSquareTail(r.Dim, kappa*kappa)
 	tv := -math.Expm1(float64(T) * math.Log1p(-tail))
-	c := 2.0
-	if r.Mode == Thm3PaperLiteral {
-		c = 1
-	}
+	const c = 2.0 // θ uses the diameter 2R_t of the ball of radius R_t
 	p, lam, eta, C, sigma := r.P, r.Lambda, r.LR, r.Clip, r.Sigma
 	rInf := eta*C/lam + sigma*kappa*(1-lam)/lam
 	S, rPrev := 0.0, 0.0
@@ -110,9 +87,6 @@ func (r RegularizedHiddenState) DeltaKappa(eps, kappa float64) float64 {
 		}
 		S = th * ((1-p)*S + p)
 		rPrev = Rt + sigma*kappa
-	}
-	if r.Mode == Thm3PaperLiteral {
-		S /= 1 - p
 	}
 	return (1+math.Exp(eps))*tv + S
 }

@@ -237,7 +237,7 @@ func TestHiddenTV7(t *testing.T) {
 	}
 }
 
-// TV6: Theorem 3 at fixed κ, both modes, and the χ² tails.
+// TV6: Theorem 3 at fixed κ, the corrected reading, and the χ² tails.
 func TestRegularizedTV6(t *testing.T) {
 	tails := []struct {
 		d    int
@@ -253,27 +253,23 @@ func TestRegularizedTV6(t *testing.T) {
 		}
 	}
 	tests := []struct {
-		d          int
-		kappa      float64
-		T          int
-		paper, cor float64
+		d     int
+		kappa float64
+		T     int
+		cor   float64
 	}{
-		{1, 6, 1, 2.948183535533076e-07, 2.948183535533076e-07},
-		{1, 6, 10, 7.341951535748253e-04, 8.230823060486706e-03},
-		{1, 6, 100, 7.639000941243962e-04, 5.8690445630355914e-02},
-		{1, 6, 1000, 1.0292363246288375e-03, 8.663737287277533e-02},
-		{10, 7, 1, 6.085961500189433e-05, 6.085961500189433e-05},
-		{10, 7, 10, 2.211418308520365e-03, 9.385737789472662e-03},
-		{10, 7, 100, 7.7438149763360085e-03, 9.38577511156091e-02},
+		{1, 6, 1, 2.948183535533076e-07},
+		{1, 6, 10, 8.230823060486706e-03},
+		{1, 6, 100, 5.8690445630355914e-02},
+		{1, 6, 1000, 8.663737287277533e-02},
+		{10, 7, 1, 6.085961500189433e-05},
+		{10, 7, 10, 9.385737789472662e-03},
+		{10, 7, 100, 9.38577511156091e-02},
 	}
 	for _, tc := range tests {
 		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: 0.65, Dim: tc.d, Steps: tc.T}
 		if got := r.DeltaKappa(5, tc.kappa); !papersClose(got, tc.cor, 1e-9) {
 			t.Errorf("corrected d=%d T=%d: %.17g want %.17g", tc.d, tc.T, got, tc.cor)
-		}
-		r.Mode = Thm3PaperLiteral
-		if got := r.DeltaKappa(5, tc.kappa); !papersClose(got, tc.paper, 1e-9) {
-			t.Errorf("paper-literal d=%d T=%d: %.17g want %.17g", tc.d, tc.T, got, tc.paper)
 		}
 	}
 }
@@ -283,40 +279,26 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 	tests := []struct {
 		lambda float64
 		d      int
-		mode   Thm3Mode
 		T      int
 		want   float64
 		kappa  float64
 	}{
 		// λ = 0.65, d = 1.
-		{0.65, 1, Thm3PaperLiteral, 10, 5.15377e-4, 5.45},
-		{0.65, 1, Thm3PaperLiteral, 100, 7.13456e-4, 5.8},
-		{0.65, 1, Thm3PaperLiteral, 1000, 9.51740e-4, 6.15},
-		{0.65, 1, Thm3PaperLiteral, 10000, 1.23777e-3, 6.5},
-		{0.65, 1, Thm3PaperLiteral, 100000, 1.57567e-3, 6.8},
-		{0.65, 1, Thm3Corrected, 10, 7.18512e-3, 5.1},
-		{0.65, 1, Thm3Corrected, 100, 2.44705e-2, 5.1},
-		{0.65, 1, Thm3Corrected, 1000, 4.16715e-2, 5.4},
-		{0.65, 1, Thm3Corrected, 10000, 7.00172e-2, 5.75},
-		{0.65, 1, Thm3Corrected, 100000, 1.15572e-1, 6.05},
+		{0.65, 1, 10, 7.18512e-3, 5.1},
+		{0.65, 1, 100, 2.44705e-2, 5.1},
+		{0.65, 1, 1000, 4.16715e-2, 5.4},
+		{0.65, 1, 10000, 7.00172e-2, 5.75},
+		{0.65, 1, 100000, 1.15572e-1, 6.05},
 		// λ = 0.65, d = 10.
-		{0.65, 10, Thm3PaperLiteral, 10, 2.02372e-3, 7.2},
-		{0.65, 10, Thm3PaperLiteral, 100, 2.69822e-3, 7.5},
-		{0.65, 10, Thm3PaperLiteral, 1000, 3.40592e-3, 7.8},
-		{0.65, 10, Thm3PaperLiteral, 10000, 4.24882e-3, 8.1},
-		{0.65, 10, Thm3PaperLiteral, 100000, 5.24564e-3, 8.4},
-		{0.65, 10, Thm3Corrected, 10, 8.89378e-3, 7.55},
-		{0.65, 10, Thm3Corrected, 100, 9.17407e-2, 7.25},
-		{0.65, 10, Thm3Corrected, 1000, 4.33088e-1, 7.0},
-		{0.65, 10, Thm3Corrected, 10000, 6.66775e-1, 7.3},
-		{0.65, 10, Thm3Corrected, 100000, 8.38681e-1, 7.75},
+		{0.65, 10, 10, 8.89378e-3, 7.55},
+		{0.65, 10, 100, 9.17407e-2, 7.25},
+		{0.65, 10, 1000, 4.33088e-1, 7.0},
+		{0.65, 10, 10000, 6.66775e-1, 7.3},
+		{0.65, 10, 100000, 8.38681e-1, 7.75},
 		// λ = 0.01, d = 1 (the spec prints no argmin κ).
-		{0.01, 1, Thm3PaperLiteral, 10, 8.94887e-3, 0},
-		{0.01, 1, Thm3PaperLiteral, 100, 9.43866e-2, 0},
-		{0.01, 1, Thm3PaperLiteral, 1000, 6.32568e-1, 0},
-		{0.01, 1, Thm3Corrected, 10, 8.96408e-3, 0},
-		{0.01, 1, Thm3Corrected, 100, 9.43022e-2, 0},
-		{0.01, 1, Thm3Corrected, 1000, 6.31937e-1, 0},
+		{0.01, 1, 10, 8.96408e-3, 0},
+		{0.01, 1, 100, 9.43022e-2, 0},
+		{0.01, 1, 1000, 6.31937e-1, 0},
 	}
 	// The spec's cells are min over κ BEFORE the never-sampled cap
 	// 1 − (1−p)^T; Delta returns the capped value.
@@ -330,56 +312,43 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 		return best, arg
 	}
 	for _, tc := range tests {
-		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: tc.lambda, Dim: tc.d, Steps: tc.T, Mode: tc.mode}
+		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: tc.lambda, Dim: tc.d, Steps: tc.T}
 		u, uk := uncapped(r)
 		if !papersClose(u, tc.want, 1e-5) {
-			t.Errorf("λ=%v d=%d %v T=%d: min over κ %.6g want %.6g", tc.lambda, tc.d, tc.mode, tc.T, u, tc.want)
+			t.Errorf("λ=%v d=%d T=%d: min over κ %.6g want %.6g", tc.lambda, tc.d, tc.T, u, tc.want)
 		}
 		if tc.T <= 1000 { // Delta repeats the κ scan: check it on the cheap cells
 			cap := -math.Expm1(float64(tc.T) * math.Log1p(-0.001))
 			got, k := r.Delta(5)
 			if want := math.Min(u, cap); got != want {
-				t.Errorf("λ=%v d=%d %v T=%d: Delta %.9g, want min(%.9g, cap %.9g)", tc.lambda, tc.d, tc.mode, tc.T, got, u, cap)
+				t.Errorf("λ=%v d=%d T=%d: Delta %.9g, want min(%.9g, cap %.9g)", tc.lambda, tc.d, tc.T, got, u, cap)
 			}
 			if u < cap && k != uk {
-				t.Errorf("λ=%v d=%d %v T=%d: Delta's κ %v, argmin %v", tc.lambda, tc.d, tc.mode, tc.T, k, uk)
+				t.Errorf("λ=%v d=%d T=%d: Delta's κ %v, argmin %v", tc.lambda, tc.d, tc.T, k, uk)
 			}
 		}
 		if tc.kappa != 0 && math.Abs(uk-tc.kappa) > 1e-9 {
-			t.Errorf("λ=%v d=%d %v T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.mode, tc.T, uk, tc.kappa)
+			t.Errorf("λ=%v d=%d T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.T, uk, tc.kappa)
 		}
 	}
-	// λ = 0.01 at T = 1e4, 1e5: the spec prints ">= 1 (trivial)" (paper
-	// literal) and "~1" (corrected); Delta falls back to the cap.
-	trivial := []struct {
-		mode Thm3Mode
-		T    int
-	}{{Thm3PaperLiteral, 10000}, {Thm3Corrected, 10000}}
+	// λ = 0.01 at T = 1e4, 1e5: the spec prints "~1"; Delta falls back to
+	// the cap.
+	trivial := []int{10000}
 	if !testing.Short() {
-		trivial = append(trivial, struct {
-			mode Thm3Mode
-			T    int
-		}{Thm3PaperLiteral, 100000}, struct {
-			mode Thm3Mode
-			T    int
-		}{Thm3Corrected, 100000})
+		trivial = append(trivial, 100000)
 	}
-	for _, tc := range trivial {
-		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: 0.01, Dim: 1, Steps: tc.T, Mode: tc.mode}
+	for _, T := range trivial {
+		r := RegularizedHiddenState{P: 0.001, LR: 0.1, Clip: 1, Sigma: 5, Lambda: 0.01, Dim: 1, Steps: T}
 		u, _ := uncapped(r)
-		ok := u >= 1
-		if tc.mode == Thm3Corrected {
-			ok = math.Abs(u-1) < 1e-4
-		}
-		cap := -math.Expm1(float64(tc.T) * math.Log1p(-0.001))
+		ok := math.Abs(u-1) < 1e-4
+		cap := -math.Expm1(float64(T) * math.Log1p(-0.001))
 		if got, _ := r.Delta(5); !ok || got != math.Min(u, cap) || got > cap {
-			t.Errorf("λ=0.01 %v T=%d: min over κ %v (want trivial), Delta %v (cap %v)", tc.mode, tc.T, u, got, cap)
+			t.Errorf("λ=0.01 T=%d: min over κ %v (want trivial), Delta %v (cap %v)", T, u, got, cap)
 		}
 	}
 }
 
-// TV6 details at κ = 6, d = 1: the radii R_s = r_s − σκ, θ_1..θ_5 in both
-// modes, and the decomposition of δ_1000 into the χ² term and S_T.
+// TV6 details at κ = 6, d = 1: the radii R_s = r_s − σκ, θ_1..θ_5, and the decomposition of δ_1000 into the χ² term and S_T.
 func TestRegularizedTV6Details(t *testing.T) {
 	const eta, C, sigma, lam, kappa, p = 0.1, 1.0, 5.0, 0.65, 6.0, 0.001
 	// Closed form r_s = (ηC + κσ)(1 − (1−λ)^s)/λ (eq. 20), R_s = r_s − σκ.
@@ -392,22 +361,18 @@ func TestRegularizedTV6Details(t *testing.T) {
 	if rInf := eta*C/lam + sigma*kappa*(1-lam)/lam; !papersClose(rInf, 16.307692307692307, 1e-12) {
 		t.Errorf("R_inf = %v", rInf)
 	}
-	thetas := map[Thm3Mode][]float64{
-		Thm3PaperLiteral: {0, 0.05154264254161646, 0.26688698876993194, 0.3679950069766209, 0.40402178174326553},
-		Thm3Corrected:    {0, 0.7582146964126919, 0.9629895805358301, 0.9833970314915798, 0.9876673451903327},
-	}
-	for mode, th := range thetas {
-		c := 2.0
-		if mode == Thm3PaperLiteral {
-			c = 1
-		}
+	// θ_s = θ_ε(2R_s/σ); scripts/internal/hiddenstate pins the paper-literal
+	// θ_ε(R_s/σ) too.
+	{
+		th := []float64{0, 0.7582146964126919, 0.9629895805358301, 0.9833970314915798, 0.9876673451903327}
+		const c = 2.0
 		for i, want := range th {
 			if got := Theta(5, c*R(i+1)/sigma); !papersClose(got, want, 1e-9) && !(want == 0 && got < 1e-300) {
-				t.Errorf("%v θ_%d = %.17g want %.17g", mode, i+1, got, want)
+				t.Errorf("θ_%d = %.17g want %.17g", i+1, got, want)
 			}
 		}
 		// DeltaKappa's recursion is S_t = θ_t((1−p)S_{t−1} + p) on these θ.
-		r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1, Mode: mode}
+		r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1}
 		S := 0.0
 		for T := 1; T <= 5; T++ {
 			S = th[T-1] * ((1-p)*S + p)
@@ -415,11 +380,8 @@ func TestRegularizedTV6Details(t *testing.T) {
 			tail := ChiSquareTail(1, kappa*kappa)
 			chi := (1 + math.Exp(5)) * -math.Expm1(float64(T)*math.Log1p(-tail))
 			want := S
-			if mode == Thm3PaperLiteral {
-				want /= 1 - p
-			}
 			if got := r.DeltaKappa(5, kappa) - chi; !papersClose(got, want, 1e-9) && math.Abs(got-want) > 1e-18 {
-				t.Errorf("%v T=%d: S_T = %.17g want %.17g", mode, T, got, want)
+				t.Errorf("T=%d: S_T = %.17g want %.17g", T, got, want)
 			}
 		}
 	}
@@ -429,11 +391,9 @@ func TestRegularizedTV6Details(t *testing.T) {
 	if !papersClose(chi, 2.948180629802173e-04, 1e-9) {
 		t.Errorf("(1+e^5)·tv = %.17g", chi)
 	}
-	for mode, want := range map[Thm3Mode]float64{Thm3PaperLiteral: 7.344182616486202e-04, Thm3Corrected: 8.634255480979511e-02} {
-		r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1, Steps: 1000, Mode: mode}
-		if got := r.DeltaKappa(5, kappa) - chi; !papersClose(got, want, 1e-8) {
-			t.Errorf("%v: S_1000 = %.17g want %.17g", mode, got, want)
-		}
+	r := RegularizedHiddenState{P: p, LR: eta, Clip: C, Sigma: sigma, Lambda: lam, Dim: 1, Steps: 1000}
+	if got, want := r.DeltaKappa(5, kappa)-chi, 8.634255480979511e-02; !papersClose(got, want, 1e-8) {
+		t.Errorf("S_1000 = %.17g want %.17g", got, want)
 	}
 }
 
@@ -585,7 +545,7 @@ func TestHiddenStateRunMarkTracker(t *testing.T) {
 // bound (q = 0.001, z = 2, integer orders 2..256, ε = min_α T·RDP + log(1/δ)/(α−1)).
 func TestHiddenTV7MinWithRDP(t *testing.T) {
 	ev := PoissonSampled{Q: 0.001, Event: Gaussian{Sigma: 2}}
-	per := NewTwiceWith(256, TwicePaperLemma23)
+	per := NewTwiceWith(256, TwiceMironov)
 	if err := per.Compose(ev, 1); err != nil {
 		t.Fatal(err)
 	}
@@ -607,7 +567,7 @@ func TestHiddenTV7MinWithRDP(t *testing.T) {
 		{3000000, 4.861994, 4.861994, 6}, {5000000, 6.431860, 6.005649, 5}, {10000000, 9.521680, 6.005649, 4},
 	}
 	for _, tc := range tests {
-		acc := NewTwiceWith(256, TwicePaperLemma23)
+		acc := NewTwiceWith(256, TwiceMironov)
 		if err := acc.Compose(ev, tc.T); err != nil {
 			t.Fatal(err)
 		}

@@ -70,9 +70,11 @@ type PTRPCAResult struct {
 	Exact float64
 }
 
-// PTRPCATheorem8 evaluates Theorem 8 literally for an L-Lipschitz, μ-smooth
-// loss, PTR budget ε, target δ and eigengap lower bound β.
-func PTRPCATheorem8(eps, beta, delta, L, mu float64) PTRPCAResult {
+// PTRPCAClosedForm is the closed-form ε of Algorithm 1 (paper 000's
+// Theorem 8, evaluated as printed; a bound only where Valid) for an
+// L-Lipschitz, μ-smooth loss, PTR budget ε, target δ and eigengap lower
+// bound β.
+func PTRPCAClosedForm(eps, beta, delta, L, mu float64) PTRPCAResult {
 	K := 12.2 * 12.2 * mu * mu / (L * L * beta * beta)
 	A := 1.05 * eps * eps * (1 + K)
 	lg := math.Log(1 / delta)
@@ -95,18 +97,18 @@ func PTRPCANumeric(eps, beta, delta, L, mu float64, n int) (total, alpha float64
 	tau := PCARankTau(n, beta)
 	m := GaussianNoiseSRDP{Sens: eps, Lip: mu * eps / (2 * L), Sigma: 1}
 	curve := func(a float64) float64 {
-		e, _, _ := Theorem2Opt(a, m, tau)
+		e, _, _ := SRDPBound(a, m, tau)
 		return e
 	}
 	e, a := MironovEpsilon(curve, delta, 1.01, 200)
 	return e + eps, a
 }
 
-// Prop9Xi is Proposition 9's failure probability of the PTR test,
-// ξ = (1/(2δ))·exp(−(δ_k(S) − β)·n·ε/12.2), doubled when the test threshold
-// is log(2/δ)/ε as in Algorithm 1 (specs/000 §5.3 erratum). It also reports
+// PTRFailureProbability is the failure probability of the PTR test (paper
+// 000's Proposition 9), ξ = (1/(2δ))·exp(−(δ_k(S) − β)·n·ε/12.2), doubled
+// when the test threshold is log(2/δ)/ε as in Algorithm 1 (specs/000 §5.3 erratum). It also reports
 // the precondition δ_k ≥ β + 12.2·log(1/δ)/(nε) of the proof's tail step.
-func Prop9Xi(gap, beta float64, n int, eps, delta float64, log2Threshold bool) (xi float64, preconditionHolds bool) {
+func PTRFailureProbability(gap, beta float64, n int, eps, delta float64, log2Threshold bool) (xi float64, preconditionHolds bool) {
 	xi = math.Exp(-(gap-beta)*float64(n)*eps/12.2) / (2 * delta)
 	if log2Threshold {
 		xi *= 2

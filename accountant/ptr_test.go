@@ -23,12 +23,12 @@ func TestPCARankTau(t *testing.T) {
 
 // TV7: Theorem 8 (μ = L = 1, β = 1, δ = 1e-5).
 func TestPTRTheorem8(t *testing.T) {
-	r := PTRPCATheorem8(0.01, 1, 1e-5, 1, 1)
+	r := PTRPCAClosedForm(0.01, 1, 1e-5, 1, 1)
 	if !r.Valid || !papersClose(r.AlphaStar, 28.0511, 1e-5) || !papersClose(r.EpsHat, 1.276799, 1e-6) ||
 		!papersClose(r.Total, 1.286799, 1e-6) || !papersClose(r.Exact, 0.866933, 1e-6) {
 		t.Errorf("ε=0.01: %+v", r)
 	}
-	r = PTRPCATheorem8(0.1, 1, 1e-5, 1, 1)
+	r = PTRPCAClosedForm(0.1, 1, 1e-5, 1, 1)
 	if r.Valid || !papersClose(r.AlphaStar, 3.7051, 1e-4) || !papersClose(r.EpsHat, 12.767993, 1e-6) {
 		t.Errorf("ε=0.1 must be invalid: %+v", r)
 	}
@@ -47,15 +47,15 @@ func TestPTRTheorem8(t *testing.T) {
 
 // TV8: Proposition 9.
 func TestPTRProp9(t *testing.T) {
-	xi, ok := Prop9Xi(0.6, 0.3, 1000, 1, 1e-5, false)
+	xi, ok := PTRFailureProbability(0.6, 0.3, 1000, 1, 1e-5, false)
 	if !ok || !papersClose(xi, 1.046159e-06, 1e-6) {
 		t.Errorf("ξ = %v (precondition %v)", xi, ok)
 	}
-	xi2, _ := Prop9Xi(0.6, 0.3, 1000, 1, 1e-5, true)
+	xi2, _ := PTRFailureProbability(0.6, 0.3, 1000, 1, 1e-5, true)
 	if !papersClose(xi2, 2.092317e-06, 1e-6) {
 		t.Errorf("ξ (log 2/δ) = %v", xi2)
 	}
-	if _, ok := Prop9Xi(0.44, 0.3, 1000, 1, 1e-5, false); ok {
+	if _, ok := PTRFailureProbability(0.44, 0.3, 1000, 1, 1e-5, false); ok {
 		t.Error("precondition δ_k ≥ 0.44046 reported as holding at 0.44")
 	}
 }

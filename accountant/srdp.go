@@ -1,16 +1,13 @@
 package accountant
 
-import (
-	"fmt"
-	"math"
-)
+import "math"
 
 // Smooth RDP (paper 000, Hu, Sanyal & Schölkopf; specs/000): the privacy of
 // a DP algorithm A run on data that a NON-private, data-dependent
 // preprocessing π (dedup, quantization, imputation, scaling, PCA) has
 // touched. π is described by its sensitivities Δ2 (largest move of any other
 // record) and Δ∞ (number of other records that can move); with τ = Δ2·Δ∞,
-// Theorem 2 combines A's RDP ε(α) and its SRDP ε̃(α, τ) into an RDP bound
+// Theorem 2 ([SRDPBound]) combines A's RDP ε(α) and its SRDP ε̃(α, τ) into an RDP bound
 // for A∘π. In the paper's Tables 1–2 "ε" is a noise knob (σ = Δ/ε), not a
 // privacy budget; the constructors here take the noise explicitly.
 
@@ -117,33 +114,14 @@ func (s SGDSampSRDP) SRDP(alpha, tau float64) float64 {
 	return alpha * s.Mu * s.Mu * tau * tau * s.Eps * s.Eps * s.Gamma * s.Gamma / (2 * s.L * s.L)
 }
 
-// SGDIterSRDP is A_SGD-iter (Theorem 15) with κ_τ = Kappa: RDP αε²/2 and the
-// reconstructed SRDP ατ²μ²ε²·n·log(n−κ+2)/(2(n−κ+1)L²·log n) (the printed one
-// lacks ε², specs/000 §4.2). Its assumption that differing points are
-// consecutive rarely holds after preprocessing: documentation and test
-// vectors only.
-type SGDIterSRDP struct {
-	N, Kappa   int
-	L, Mu, Eps float64
-}
-
-// RDP is αε²/2.
-func (s SGDIterSRDP) RDP(alpha float64) float64 { return alpha * s.Eps * s.Eps / 2 }
-
-// SRDP is the reconstructed Theorem 15 curve.
-func (s SGDIterSRDP) SRDP(alpha, tau float64) float64 {
-	n, k := float64(s.N), float64(s.Kappa)
-	return alpha * tau * tau * s.Mu * s.Mu * s.Eps * s.Eps * n * math.Log(n-k+2) / (2 * (n - k + 1) * s.L * s.L * math.Log(n))
-}
-
-// Theorem2 is paper 000's meta theorem, eq. (3), exactly as printed: A∘π is
-// (α, ε̂)-RDP with ε̂ = max(term1(c1), term2(c2)),
+// SRDPBoundAt is the RDP of A∘π at order α for fixed c1, c2 (paper 000's
+// Theorem 2, eq. (3), exactly as printed): A∘π is (α, ε̂)-RDP with ε̂ = max(term1(c1), term2(c2)),
 //
 //	term1 = (αc1−1)/(c1(α−1))·ε̃(αc1, τ) + ε((c1α−1)/(c1−1)),
 //	term2 = (αc2−1)/(c2(α−1))·ε(αc2) + ε̃((c2α−1)/(c2−1), τ),
 //
 // for c1, c2 ≥ 1 (c = 1 uses order ∞) and τ = Δ2·Δ∞.
-func Theorem2(alpha float64, m SRDPMechanism, tau, c1, c2 float64) float64 {
+func SRDPBoundAt(alpha float64, m SRDPMechanism, tau, c1, c2 float64) float64 {
 	return math.Max(thm2Term1(alpha, m, tau, c1), thm2Term2(alpha, m, tau, c2))
 }
 
@@ -199,11 +177,11 @@ func thm2MinC(f func(c float64) float64) (best, arg float64) {
 	return best, arg
 }
 
-// Theorem2Opt is Theorem 2 with c1 and c2 each chosen to minimise its term
-// (the default; DESIGN decision 5). It returns ε̂ = max of the two minima and
+// SRDPBound is the RDP of A∘π at order α (paper 000's Theorem 2) with c1
+// and c2 each chosen to minimise its term (the default). It returns ε̂ = max of the two minima and
 // the minimisers. For Gaussian-type curves (ε = αa²/2, ε̃ = αb²/2) the
 // optimum is α(a+b)²/2 (specs/000 §4.1 note 2).
-func Theorem2Opt(alpha float64, m SRDPMechanism, tau float64) (eps, c1, c2 float64) {
+func SRDPBound(alpha float64, m SRDPMechanism, tau float64) (eps, c1, c2 float64) {
 	t1, c1 := thm2MinC(func(c float64) float64 { return thm2Term1(alpha, m, tau, c) })
 	t2, c2 := thm2MinC(func(c float64) float64 { return thm2Term2(alpha, m, tau, c) })
 	return math.Max(t1, t2), c1, c2
@@ -259,18 +237,6 @@ func MironovEpsilon(curve func(alpha float64) float64, delta, lo, hi float64) (e
 	return eps, alpha
 }
 
-// Lemma3Literal is paper 000's Lemma 3 for one k, as printed: π samples B
-// records uniformly WITH replacement from n and A is SRDP with curve srdp;
-//
-//	ε'(α,τ) = 2(1−(kB−1)/n)^B·ε̃(α, τ/k) + 2(1−(1−(kB−1)/n)^B)·ε̃(α, τ),
-//
-// for 1/B ≤ k ≤ (n−1)/B and ε̃(α, τ) ≤ 1/(α−1). The second term is only safe
-// for B = 1 (specs/000 §2.7); use [SubsampledSRDP].
-func Lemma3Literal(srdp func(alpha, tau float64) float64, alpha, tau float64, n, B, k int) float64 {
-	x := math.Pow(1-float64(k*B-1)/float64(n), float64(B))
-	return 2*x*srdp(alpha, tau/float64(k)) + 2*(1-x)*srdp(alpha, tau)
-}
-
 // SubsampledSRDP is Lemma 3 with the spec's conservative fix: the second
 // term uses ε̃(α, B·τ) (with replacement one record can be drawn B times),
 // the minimum is taken over every admissible k, and the result is never
@@ -292,106 +258,4 @@ func SubsampledSRDP(srdp func(alpha, tau float64) float64, alpha, tau float64, n
 		}
 	}
 	return best, nil
-}
-
-// Table2Mechanism names a row of paper 000's Table 2.
-type Table2Mechanism int
-
-// Table2Preprocessing names a column of paper 000's Table 2.
-type Table2Preprocessing int
-
-const (
-	T2Gaussian Table2Mechanism = iota // M_G
-	T2DPGD                            // A_GD
-	T2PureDP                          // M_L and M_E
-	T2SGDSamp                         // A_SGD-samp
-	T2SGDIter                         // A_SGD-iter
-)
-
-const (
-	T2Dedup Table2Preprocessing = iota
-	T2Quantization
-	T2MeanImputation
-	T2PCARank
-	T2StandardScaling
-)
-
-// Table2Params are the symbols of Table 2 (L = μ = Δ_f = Δ_Q = 1).
-type Table2Params struct {
-	Alpha, Eps float64 // order (α ≥ 11 for the 1.05 factor) and noise knob ε
-	N          int     // dataset size
-	P          float64 // Δ∞ of dedup / quantization / imputation
-	Eta        float64 // quantization radius
-	DeltaMin   float64 // PCA eigengap lower bound δ^k_min
-	SigmaMin   float64 // smallest feature std for scaling
-}
-
-// Table2 evaluates paper 000's closed-form Table 2 / Theorem 17 cell. The two
-// standard-scaling cells of M_G and A_GD are printed with τ² = 4/σ³; printed
-// = true returns them as printed, false (the default) the corrected
-// τ² = 16/σ⁶. Cells the paper leaves empty are an error.
-func Table2(m Table2Mechanism, p Table2Preprocessing, v Table2Params, printed bool) (float64, error) {
-	a, e2 := v.Alpha, v.Eps*v.Eps
-	n, pp, eta, dm, sm := float64(v.N), v.P, v.Eta, v.DeltaMin, v.SigmaMin
-	if p == T2Dedup {
-		p, eta = T2Quantization, 1
-	}
-	pca := 12.2 * 12.2 / (dm * dm)
-	switch m {
-	case T2Gaussian:
-		switch p {
-		case T2Quantization:
-			return 1.05 * a * e2 * (1 + eta*eta*pp*pp), nil
-		case T2MeanImputation:
-			return 1.05 * a * e2 * (1 + 4*pp*pp/((n-pp)*(n-pp))), nil
-		case T2PCARank:
-			return 1.05 * a * e2 * (1 + pca), nil
-		case T2StandardScaling:
-			if printed {
-				return 1.05 * a * e2 * (1 + 4/(sm*sm*sm)), nil
-			}
-			return 1.05 * a * e2 * (1 + 16/math.Pow(sm, 6)), nil
-		}
-	case T2DPGD:
-		switch p {
-		case T2Quantization:
-			return 1.05 * a * e2 * (4 + eta*eta*pp*pp), nil
-		case T2MeanImputation:
-			return 4.2 * a * e2 * (1 + pp*pp/((n-pp)*(n-pp))), nil
-		case T2PCARank:
-			return 1.05 * a * e2 * (4 + pca), nil
-		case T2StandardScaling:
-			if printed {
-				return 4.2 * a * e2 * (1 + 1/(sm*sm*sm)), nil
-			}
-			return 4.2 * a * e2 * (1 + 4/math.Pow(sm, 6)), nil
-		}
-	case T2PureDP:
-		switch p {
-		case T2Quantization:
-			return v.Eps * (1 + eta*pp), nil
-		case T2MeanImputation:
-			return v.Eps * (1 + 2*pp/(n-pp)), nil
-		case T2PCARank:
-			return v.Eps * (1 + 12.2/dm), nil
-		case T2StandardScaling:
-			return v.Eps * (1 + 4/(sm*sm*sm)), nil
-		}
-	case T2SGDSamp:
-		switch p {
-		case T2PCARank:
-			return 1.05 * a * e2 * (2*a + pca), nil
-		case T2StandardScaling:
-			return 2.1 * a * e2 * (a + 8/math.Pow(sm, 6)), nil
-		}
-	case T2SGDIter:
-		r := n * math.Log(n-pp) / ((n - pp) * math.Log(n))
-		switch p {
-		case T2Quantization:
-			return 1.1 * a * e2 * (1 + eta*eta*pp*pp*r), nil
-		case T2MeanImputation:
-			return 1.1 * a * e2 * (1 + 4*pp*pp*r/((n-pp)*(n-pp))), nil
-		}
-	}
-	return 0, fmt.Errorf("paper 000 Table 2 has no cell for mechanism %d, preprocessing %d", m, p)
 }

@@ -275,7 +275,7 @@ func (a *SRDPAccountant) curve() (orders, rdp []float64) {
 	run.shift = a.pre.shift()
 	tau := a.pre.Tau()
 	for i, o := range orders {
-		e, _, _ := Theorem2Opt(o, run, tau)
+		e, _, _ := SRDPBound(o, run, tau)
 		rdp[i] = e
 	}
 	return orders, rdp

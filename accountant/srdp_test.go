@@ -17,19 +17,15 @@ func TestSRDPTheorem2GaussianPCA(t *testing.T) {
 	if got := thm2Term2(alpha, m, tau, 2); !papersClose(got, 62.6283, 1e-6) {
 		t.Errorf("term2(c=2) = %.7g want 62.6283", got)
 	}
-	if got := Theorem2(alpha, m, tau, 2, 2); !papersClose(got, 68.86908, 1e-6) {
+	if got := SRDPBoundAt(alpha, m, tau, 2, 2); !papersClose(got, 68.86908, 1e-6) {
 		t.Errorf("Theorem 2 (c=2) = %.7g", got)
 	}
-	eps, c1, c2 := Theorem2Opt(alpha, m, tau)
+	eps, c1, c2 := SRDPBound(alpha, m, tau)
 	if !papersClose(eps, 35.48380, 1e-6) || !papersClose(eps, alpha*(1+tau)*(1+tau)*0.01/2, 1e-9) {
 		t.Errorf("optimal-c ε̂ = %.8g want 35.48380 = α(1+τ)²ε²/2", eps)
 	}
 	if !papersClose(c1, 1.03724, 1e-4) || !papersClose(c2, 23.18, 1e-3) {
 		t.Errorf("c1* = %v (1.03724), c2* = %v (23.18)", c1, c2)
-	}
-	tab, err := Table2(T2Gaussian, T2PCARank, Table2Params{Alpha: 11, Eps: 0.1, DeltaMin: 0.5}, false)
-	if err != nil || !papersClose(tab, 68.87958, 1e-6) {
-		t.Errorf("Table 2 = %v %v", tab, err)
 	}
 	if g := GroupPrivacyGaussian(11, 0.1, 102); !papersClose(g, 572.22, 1e-6) {
 		t.Errorf("group privacy = %v", g)
@@ -42,18 +38,15 @@ func TestSRDPDPGDMeanImputation(t *testing.T) {
 	sigma := math.Sqrt(T) / (1 * n) // σ = L√T/(εn)
 	m := DPGDSRDP(n, T, 1, 1, sigma)
 	tau := 2 * 50.0 / (n - 50)
-	if got := Theorem2(11, m, tau, 2, 2); !papersClose(got, 46.31634349030471, 1e-9) {
+	if got := SRDPBoundAt(11, m, tau, 2, 2); !papersClose(got, 46.31634349030471, 1e-9) {
 		t.Errorf("c=2: %.16g", got)
 	}
 	// The spec prints 24.37673380929912 and names it α(2+τ)²ε²/2, which is
 	// 24.376731301939…: the closed form is pinned to 1e-9, the printed
 	// digits to 2e-7.
-	got, _, _ := Theorem2Opt(11, m, tau)
+	got, _, _ := SRDPBound(11, m, tau)
 	if !papersClose(got, 11*(2+tau)*(2+tau)/2, 1e-9) || !papersClose(got, 24.37673380929912, 2e-7) {
 		t.Errorf("optimal c: %.16g", got)
-	}
-	if got, _ := Table2(T2DPGD, T2MeanImputation, Table2Params{Alpha: 11, Eps: 1, N: n, P: 50}, false); !papersClose(got, 46.32797783933518, 1e-12) {
-		t.Errorf("Table 2: %.16g", got)
 	}
 }
 
@@ -62,10 +55,10 @@ func TestSRDPLaplaceQuantization(t *testing.T) {
 	m := LaplaceSRDP(1, 1, 1/0.5)
 	tau := 0.1 * 10 // η·p
 	for _, alpha := range []float64{2, 11, 100} {
-		if got := Theorem2(alpha, m, tau, 1, 1); !papersClose(got, 1.0, 1e-12) {
+		if got := SRDPBoundAt(alpha, m, tau, 1, 1); !papersClose(got, 1.0, 1e-12) {
 			t.Errorf("α=%v: %v want 1", alpha, got)
 		}
-		if got, _, _ := Theorem2Opt(alpha, m, tau); got > 1+1e-12 {
+		if got, _, _ := SRDPBound(alpha, m, tau); got > 1+1e-12 {
 			t.Errorf("α=%v optimal: %v > 1", alpha, got)
 		}
 	}
@@ -75,27 +68,14 @@ func TestSRDPLaplaceQuantization(t *testing.T) {
 	}
 }
 
-// TV5: SGD-samp + PCA-rank; TV6: SGD-iter + dedup.
+// TV5: SGD-samp + PCA-rank (TV6, SGD-iter, is in scripts/internal/srdpfig).
 func TestSRDPSGDVariants(t *testing.T) {
 	s := SGDSampSRDP{Eps: 0.1, L: 1, Mu: 1, Gamma: 1}
-	if got := Theorem2(11, s, 24.4, 2, 2); !papersClose(got, 70.96908, 1e-6) {
+	if got := SRDPBoundAt(11, s, 24.4, 2, 2); !papersClose(got, 70.96908, 1e-6) {
 		t.Errorf("samp c=2: %.8g", got)
 	}
-	if got, _, _ := Theorem2Opt(11, s, 24.4); !papersClose(got, 53.15498, 1e-6) {
+	if got, _, _ := SRDPBound(11, s, 24.4); !papersClose(got, 53.15498, 1e-6) {
 		t.Errorf("samp optimal: %.8g", got)
-	}
-	if got, _ := Table2(T2SGDSamp, T2PCARank, Table2Params{Alpha: 11, Eps: 0.1, DeltaMin: 0.5}, false); !papersClose(got, 71.30508, 1e-6) {
-		t.Errorf("samp Table 2: %.8g", got)
-	}
-	it := SGDIterSRDP{N: 1000, Kappa: 10, L: 1, Mu: 1, Eps: 0.05}
-	if got := Theorem2(11, it, 10, 2, 2); !papersClose(got, 2.9365855, 1e-6) {
-		t.Errorf("iter c=2: %.8g", got)
-	}
-	if got, _, _ := Theorem2Opt(11, it, 10); !papersClose(got, 1.6757099, 1e-6) {
-		t.Errorf("iter optimal: %.8g", got)
-	}
-	if got, _ := Table2(T2SGDIter, T2Dedup, Table2Params{Alpha: 11, Eps: 0.05, N: 1000, P: 10}, false); !papersClose(got, 3.0813599, 1e-6) {
-		t.Errorf("Theorem 17(iv): %.8g", got)
 	}
 	// The range of Theorem 14 is enforced when n and T are given.
 	r := SGDSampSRDP{Eps: 1, L: 1, Mu: 1, Gamma: 1, N: 100, T: 1000000} // α ≤ min(1000, 100·log 10)
@@ -104,17 +84,30 @@ func TestSRDPSGDVariants(t *testing.T) {
 	}
 }
 
+// lemma3Literal is paper 000's Lemma 3 for one k, as printed: π samples B
+// records uniformly WITH replacement from n and A is SRDP with curve srdp;
+//
+//	ε'(α,τ) = 2(1−(kB−1)/n)^B·ε̃(α, τ/k) + 2(1−(1−(kB−1)/n)^B)·ε̃(α, τ),
+//
+// for 1/B ≤ k ≤ (n−1)/B and ε̃(α, τ) ≤ 1/(α−1). The second term is only safe
+// for B = 1 (specs/000 §2.7), so it is NOT a valid bound: the accountant
+// uses [SubsampledSRDP], and this test compares the two.
+func lemma3Literal(srdp func(alpha, tau float64) float64, alpha, tau float64, n, B, k int) float64 {
+	x := math.Pow(1-float64(k*B-1)/float64(n), float64(B))
+	return 2*x*srdp(alpha, tau/float64(k)) + 2*(1-x)*srdp(alpha, tau)
+}
+
 // TV9: Lemma 3 (subsampling with replacement).
 func TestSRDPLemma3(t *testing.T) {
 	srdp := func(alpha, tau float64) float64 { return alpha * tau * tau * 0.01 / 2 }
-	if got := Lemma3Literal(srdp, 2, 5, 100, 1, 10); !papersClose(got, 0.04955, 1e-4) {
+	if got := lemma3Literal(srdp, 2, 5, 100, 1, 10); !papersClose(got, 0.04955, 1e-4) {
 		t.Errorf("B=1 k=10: %v want 0.04955", got)
 	}
 	got, err := SubsampledSRDP(srdp, 2, 5, 100, 1)
 	if err != nil || !papersClose(got, 0.0381944, 1e-5) {
 		t.Errorf("B=1 best k: %v %v want 0.0381944", got, err)
 	}
-	lit := Lemma3Literal(srdp, 2, 5, 100, 4, 10)
+	lit := lemma3Literal(srdp, 2, 5, 100, 4, 10)
 	if !papersClose(lit, 0.431463, 1e-5) {
 		t.Errorf("B=4 k=10 literal: %v want 0.431463", lit)
 	}
@@ -140,107 +133,6 @@ func TestSRDPLemma3(t *testing.T) {
 	}
 }
 
-// TV10: Table 2's full grid (α=11, ε=0.1, n=1000, p=10, η=0.1, δ_min=0.5, σ_min=0.5).
-func TestSRDPTable2Grid(t *testing.T) {
-	v := Table2Params{Alpha: 11, Eps: 0.1, N: 1000, P: 10, Eta: 0.1, DeltaMin: 0.5, SigmaMin: 0.5}
-	tests := []struct {
-		m       Table2Mechanism
-		p       Table2Preprocessing
-		printed bool
-		want    float64
-	}{
-		{T2Gaussian, T2Dedup, false, 11.6655}, {T2Gaussian, T2Quantization, false, 0.231},
-		{T2Gaussian, T2MeanImputation, false, 0.115547}, {T2Gaussian, T2PCARank, false, 68.87958},
-		{T2Gaussian, T2StandardScaling, true, 3.8115}, {T2Gaussian, T2StandardScaling, false, 118.3875},
-		{T2DPGD, T2Dedup, false, 12.012}, {T2DPGD, T2Quantization, false, 0.5775},
-		{T2DPGD, T2MeanImputation, false, 0.462047}, {T2DPGD, T2PCARank, false, 69.22608},
-		{T2DPGD, T2StandardScaling, true, 4.158}, {T2DPGD, T2StandardScaling, false, 118.734},
-		{T2PureDP, T2Dedup, false, 1.1}, {T2PureDP, T2Quantization, false, 0.2},
-		{T2PureDP, T2MeanImputation, false, 0.10202}, {T2PureDP, T2PCARank, false, 2.54},
-		{T2PureDP, T2StandardScaling, false, 3.3},
-		{T2SGDSamp, T2PCARank, false, 71.30508}, {T2SGDSamp, T2StandardScaling, false, 120.813},
-		{T2SGDIter, T2Dedup, false, 12.32544}, {T2SGDIter, T2Quantization, false, 0.243044},
-		{T2SGDIter, T2MeanImputation, false, 0.12105},
-	}
-	for _, tc := range tests {
-		got, err := Table2(tc.m, tc.p, v, tc.printed)
-		if err != nil || !papersClose(got, tc.want, 1e-5) {
-			t.Errorf("mech %d prep %d printed=%v: %.7g want %.7g (%v)", tc.m, tc.p, tc.printed, got, tc.want, err)
-		}
-	}
-	if _, err := Table2(T2SGDSamp, T2Dedup, v, false); err == nil {
-		t.Error("empty cell returned a value")
-	}
-	// Every unflagged M_G / A_GD cell is 1.05·(ε̃(2α,τ) + ε(2α)) with τ from
-	// §3.5 (specs/000 §4.3 check by substitution).
-	for _, tc := range []struct {
-		p   Table2Preprocessing
-		tau float64
-	}{{T2Dedup, 10}, {T2Quantization, 1}, {T2MeanImputation, 20.0 / 990}, {T2PCARank, 24.4}, {T2StandardScaling, 32}} {
-		g := GaussianMechanismSRDP(1, 1, 10)
-		want := 1.05 * (g.SRDP(22, tc.tau) + g.RDP(22))
-		if got, _ := Table2(T2Gaussian, tc.p, v, false); !papersClose(got, want, 1e-9) {
-			t.Errorf("M_G prep %d: %v vs substitution %v", tc.p, got, want)
-		}
-	}
-	// Fig. 2 sample points in units of αε² (α=1/ε² scaling: use α=1, ε=1).
-	unit := Table2Params{Alpha: 1, Eps: 1, N: 100, P: 200, Eta: 0.01}
-	if got, _ := Table2(T2Gaussian, T2Quantization, unit, false); !papersClose(got, 5.25, 1e-12) {
-		t.Errorf("Fig 2(a) η=0.01: %v", got)
-	}
-	unit.Eta = 0.1
-	if got, _ := Table2(T2Gaussian, T2Quantization, unit, false); !papersClose(got, 421.05, 1e-12) {
-		t.Errorf("Fig 2(a) η=0.1: %v", got)
-	}
-	if g := GroupPrivacyGaussian(1, 1, 201); g != 20200.5 {
-		t.Errorf("Fig 2(a) group: %v", g)
-	}
-	unit = Table2Params{Alpha: 1, Eps: 1, N: 100, P: 50}
-	if got, _ := Table2(T2Gaussian, T2MeanImputation, unit, false); !papersClose(got, 5.25, 1e-12) {
-		t.Errorf("Fig 2(b): %v", got)
-	}
-	// Fig. 2(b) at n = 53, p = 50: 1167.7 vs group 1300.5.
-	unit = Table2Params{Alpha: 1, Eps: 1, N: 53, P: 50}
-	if got, _ := Table2(T2Gaussian, T2MeanImputation, unit, false); !papersClose(got, 1167.7, 1e-4) || GroupPrivacyGaussian(1, 1, 51) != 1300.5 {
-		t.Errorf("Fig 2(b) n=53: %v", got)
-	}
-	// Fig. 2(c) at n = 500, δ_min = 0.07: exact τ 31064.66, 12.2-form 31895.34, group 125500.5.
-	tau := PCARankTau(500, 0.07)
-	if got := 1.05 * (1 + tau*tau); !papersClose(got, 31064.66, 1e-6) {
-		t.Errorf("Fig 2(c) exact τ: %v", got)
-	}
-	if got, _ := Table2(T2Gaussian, T2PCARank, Table2Params{Alpha: 1, Eps: 1, DeltaMin: 0.07}, false); !papersClose(got, 31895.34, 1e-6) {
-		t.Errorf("Fig 2(c) 12.2 form: %v", got)
-	}
-	if GroupPrivacyGaussian(1, 1, 501) != 125500.5 {
-		t.Error("Fig 2(c) group")
-	}
-	// Fig. 2 crossings (specs/000 §6.1): the Theorem 2 curve meets group
-	// privacy between consecutive integers around p ≈ 50.16 for (b) at
-	// n = 53, and around n ≈ 249.1 (exact τ) / 251.6 (12.2 form) at
-	// δ_min = 0.07 and n ≈ 116.6 (exact τ) at δ_min = 0.15 for (c).
-	below := func(thm2, group float64) bool { return thm2 < group }
-	fb := func(p int) bool {
-		v, _ := Table2(T2Gaussian, T2MeanImputation, Table2Params{Alpha: 1, Eps: 1, N: 53, P: float64(p)}, false)
-		return below(v, GroupPrivacyGaussian(1, 1, p+1))
-	}
-	if !fb(50) || fb(51) {
-		t.Errorf("Fig 2(b) n=53: crossing not in (50, 51)")
-	}
-	fcExact := func(n int, gap float64) bool {
-		tau := PCARankTau(n, gap)
-		return below(1.05*(1+tau*tau), GroupPrivacyGaussian(1, 1, n+1))
-	}
-	fc12 := func(n int, gap float64) bool {
-		v, _ := Table2(T2Gaussian, T2PCARank, Table2Params{Alpha: 1, Eps: 1, DeltaMin: gap}, false)
-		return below(v, GroupPrivacyGaussian(1, 1, n+1))
-	}
-	if fcExact(249, 0.07) || !fcExact(250, 0.07) || fc12(251, 0.07) || !fc12(252, 0.07) ||
-		fcExact(116, 0.15) || !fcExact(117, 0.15) {
-		t.Errorf("Fig 2(c): crossings not at 249.1 / 251.6 (δ=0.07) and 116.6 (δ=0.15)")
-	}
-}
-
 // TV11: RDP → DP for Gaussian + PCA (τ = 24.4, ε = 0.1, δ = 1e-5).
 func TestSRDPToDP(t *testing.T) {
 	table := func(a float64) float64 { return 1.05 * a * 0.01 * (1 + 24.4*24.4) }
@@ -249,7 +141,7 @@ func TestSRDPToDP(t *testing.T) {
 		t.Errorf("Table-2 form: ε=%v at α=%v, want 70.03087 at 11", eps, alpha)
 	}
 	g := GaussianMechanismSRDP(1, 1, 10)
-	opt := func(a float64) float64 { e, _, _ := Theorem2Opt(a, g, 24.4); return e }
+	opt := func(a float64) float64 { e, _, _ := SRDPBound(a, g, 24.4); return e }
 	eps, alpha = MironovEpsilon(opt, 1e-5, 1.001, 50)
 	if !papersClose(eps, 15.41406, 1e-6) || math.Abs(alpha-2.889) > 2e-3 {
 		t.Errorf("optimal-c form: ε=%v at α=%v, want 15.41406 at 2.889", eps, alpha)

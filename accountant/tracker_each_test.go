@@ -95,7 +95,7 @@ func TestTrackerMinHiddenRDP(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for _, run := range []HiddenStateRun{qualifying, releasing} {
-			rdp, hidden := NewTwiceWith(256, TwicePaperLemma23), NewHidden()
+			rdp, hidden := NewTwiceWith(256, TwiceMironov), NewHidden()
 			tr, err := NewTracker(rdp, hidden)
 			if err != nil {
 				t.Fatal(err)
@@ -146,7 +146,7 @@ func TestTrackerMinHiddenRDP(t *testing.T) {
 	if err := hidden.Compose(wor, 10000000); err != nil {
 		t.Fatal(err)
 	}
-	rdp := NewTwiceWith(256, TwicePaperLemma23)
+	rdp := NewTwiceWith(256, TwiceMironov)
 	if err := rdp.Compose(rdpEv, 10000000); err != nil {
 		t.Fatal(err)
 	}

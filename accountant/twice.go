@@ -231,26 +231,16 @@ func (e TwiceSampled) RDPCurve(orders []int) []float64 {
 	return out
 }
 
-// TwiceLimitDiagnostic is Corollary 5.5's d0 → ∞ limit of the twice-sampling
-// RDP at order α for τ = c2²/(2σ²). It is a LOWER envelope of the true value
-// for every finite d0 and must never be used as a privacy bound; it exists
-// for plots and diagnostics only.
-func TwiceLimitDiagnostic(alpha int, q1, q2, tau float64) float64 {
-	if alpha < 2 {
-		return 0
-	}
-	return twLogA(alpha, q1, 2*q2*q2*tau) / float64(alpha-1)
-}
-
 // TwiceConversion selects the RDP → (ε, δ) conversion of the twice accountant.
 type TwiceConversion int
 
 const (
 	// TwiceBalle is the default: Balle et al. 2020 via [EpsilonFromRDP].
 	TwiceBalle TwiceConversion = iota
-	// TwicePaperLemma23 is paper 003's Lemma 2.3, ε = min_α RDP + log(1/δ)/(α−1),
-	// looser; used to regenerate the paper's Table 1.
-	TwicePaperLemma23
+	// TwiceMironov is Mironov's (2017) conversion ε = min_α RDP +
+	// log(1/δ)/(α−1) (paper 003's Lemma 2.3): looser; used to regenerate the
+	// paper's Table 1.
+	TwiceMironov
 )
 
 // twConvert converts a cumulative curve at integer orders.
@@ -258,7 +248,7 @@ func twConvert(orders []int, rdp []float64, delta float64, conv TwiceConversion)
 	if !(delta > 0 && delta < 1) {
 		return 0, 0, invalidf("delta must be in (0,1), got %v", delta)
 	}
-	if conv == TwicePaperLemma23 {
+	if conv == TwiceMironov {
 		eps = math.Inf(1)
 		for i, a := range orders {
 			if e := rdp[i] + math.Log(1/delta)/float64(a-1); e < eps {
@@ -275,7 +265,7 @@ func twConvert(orders []int, rdp []float64, delta float64, conv TwiceConversion)
 }
 
 func twDeltaConvert(orders []int, rdp []float64, eps float64, conv TwiceConversion) (float64, error) {
-	if conv == TwicePaperLemma23 {
+	if conv == TwiceMironov {
 		best := 1.0
 		for i, a := range orders {
 			// δ = exp(−(α−1)(ε − RDP)) from Lemma 2.3.
@@ -500,7 +490,7 @@ func (a *TwiceAccountant) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("twice accountant state: %w", err)
 	}
 	if j.Version != 1 || j.AlphaMax < 2 || len(j.RDP) != j.AlphaMax-1 ||
-		(j.Conversion != int(TwiceBalle) && j.Conversion != int(TwicePaperLemma23)) {
+		(j.Conversion != int(TwiceBalle) && j.Conversion != int(TwiceMironov)) {
 		return fmt.Errorf("twice accountant state: malformed (version %d, alpha_max %d, %d values)", j.Version, j.AlphaMax, len(j.RDP))
 	}
 	for _, r := range j.RDP {

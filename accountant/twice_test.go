@@ -9,6 +9,17 @@ import (
 )
 
 // sgm is the input-wise sampled Gaussian as a twice-sampling special case.
+// twiceLimitDiagnostic is Corollary 5.5's d0 → ∞ limit of the twice-sampling
+// RDP at order α for τ = c2²/(2σ²). It is a LOWER envelope of the true value
+// for every finite d0 and must never be used as a privacy bound; the tests
+// compare the finite-d0 curve with it.
+func twiceLimitDiagnostic(alpha int, q1, q2, tau float64) float64 {
+	if alpha < 2 {
+		return 0
+	}
+	return twLogA(alpha, q1, 2*q2*q2*tau) / float64(alpha-1)
+}
+
 func sgm(q, z float64) TwiceSampled { return NewTwiceSampled(q, 1, z, 1) }
 
 // §7.1 of specs/003: closed form vs numeric integration, 1-D and 2-D.
@@ -79,7 +90,7 @@ func TestTwiceSingleStepTable(t *testing.T) {
 		P := sgm(q, tc.sigma).RDP(tc.alpha)
 		CW := NewTwiceSampled(1, q, tc.sigma, tc.d0).RDP(tc.alpha)
 		TS := NewTwiceSampled(tc.q1, tc.q2, tc.sigma, tc.d0).RDP(tc.alpha)
-		Cor := TwiceLimitDiagnostic(tc.alpha, tc.q1, tc.q2, 1/(2*tc.sigma*tc.sigma))
+		Cor := twiceLimitDiagnostic(tc.alpha, tc.q1, tc.q2, 1/(2*tc.sigma*tc.sigma))
 		for _, c := range []struct {
 			name      string
 			got, want float64
@@ -205,7 +216,7 @@ func TestTwiceFig45Points(t *testing.T) {
 		default:
 			ev = NewTwiceSampled(q/tc.q2, tc.q2, tc.sigma, tc.d0)
 		}
-		eps, order, err := TwiceEpsilon(ev, 10000, 1e-5, 128, TwicePaperLemma23)
+		eps, order, err := TwiceEpsilon(ev, 10000, 1e-5, 128, TwiceMironov)
 		if err != nil || math.Abs(eps-tc.want) > 6e-5 || order != tc.order {
 			t.Errorf("d0=%v σ=%v q2=%v: ε=%.5f (α %v) want %.4f (α %v) %v", tc.d0, tc.sigma, tc.q2, eps, order, tc.want, tc.order, err)
 		}
@@ -214,7 +225,7 @@ func TestTwiceFig45Points(t *testing.T) {
 
 // §7.4 spot check and §6.6: paper 003 Table 1's noise-variance ratios.
 func TestTwiceTable1Regeneration(t *testing.T) {
-	eps, order, err := TwiceEpsilon(NewTwiceSampled(0.04, 0.5, 1.05161, 100), 5000, 1e-5, 64, TwicePaperLemma23)
+	eps, order, err := TwiceEpsilon(NewTwiceSampled(0.04, 0.5, 1.05161, 100), 5000, 1e-5, 64, TwiceMironov)
 	if err != nil || math.Abs(eps-8) > 5e-4 || order != 4 {
 		t.Errorf("spot check: ε=%v α=%v %v, want 8.000 at α=4", eps, order, err)
 	}
@@ -245,7 +256,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 	for q, want := range base {
 		var zs [4]float64
 		for i, b := range budgets {
-			z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(q, s) }, b.T, b.eps, 1e-5, 64, TwicePaperLemma23)
+			z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(q, s) }, b.T, b.eps, 1e-5, 64, TwiceMironov)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +264,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 			if !papersClose(z, want[i], 1e-4) {
 				t.Errorf("baseline q=%v ε=%v: z=%.5f want %.5f", q, b.eps, z, want[i])
 			}
-			if _, o, _ := TwiceEpsilon(sgm(q, z), b.T, 1e-5, 64, TwicePaperLemma23); o != baseOrder[q][i] {
+			if _, o, _ := TwiceEpsilon(sgm(q, z), b.T, 1e-5, 64, TwiceMironov); o != baseOrder[q][i] {
 				t.Errorf("baseline q=%v ε=%v: order %v want %v", q, b.eps, o, baseOrder[q][i])
 			}
 		}
@@ -262,7 +273,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 	for _, r := range rows {
 		q := math.Round(r.q1*r.q2*100) / 100
 		for i, b := range budgets {
-			z, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(r.q1, r.q2, s, 100) }, b.T, b.eps, 1e-5, 64, TwicePaperLemma23)
+			z, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(r.q1, r.q2, s, 100) }, b.T, b.eps, 1e-5, 64, TwiceMironov)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,7 +366,7 @@ func TestHybridTwiceSection6(t *testing.T) {
 		{0.06, 1.0 / 3, 1500, 2, 2.113607, 13.768443, 2.108529, 0.1569},
 	}
 	for _, tc := range tests {
-		p := HybridProblem{Q1: tc.q1, Q2: tc.q2, Steps: tc.T, Epsilon: tc.eps, Delta: 1e-5, Conversion: TwicePaperLemma23,
+		p := HybridProblem{Q1: tc.q1, Q2: tc.q2, Steps: tc.T, Epsilon: tc.eps, Delta: 1e-5, Conversion: TwiceMironov,
 			Blocks: []Block{{Dim: 1000, C2: 2.5, D0: 100}, {Dim: 290898, C2: 1, D0: 100}}}
 		sig, tot, err := CalibrateHybridNoise(p)
 		if err != nil {
@@ -395,7 +406,7 @@ func TestHybridThreeBlocks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("problem (9) solver in -short mode")
 	}
-	p := HybridProblem{Q1: 0.1, Q2: 0.5, Blocks: blocks, Steps: 1000, Epsilon: 4, Delta: 1e-5, Conversion: TwicePaperLemma23}
+	p := HybridProblem{Q1: 0.1, Q2: 0.5, Blocks: blocks, Steps: 1000, Epsilon: 4, Delta: 1e-5, Conversion: TwiceMironov}
 	sig, tot, err := CalibrateHybridNoise(p)
 	if err != nil {
 		t.Fatal(err)
@@ -424,11 +435,11 @@ func TestHybridThreeBlocks(t *testing.T) {
 			break
 		}
 	}
-	if e, _, _ := TwiceEpsilon(p.event(opt), 1000, 1e-5, 64, TwicePaperLemma23); e > 4+1e-9 {
+	if e, _, _ := TwiceEpsilon(p.event(opt), 1000, 1e-5, 64, TwiceMironov); e > 4+1e-9 {
 		t.Errorf("optimised noise not private: ε = %v", e)
 	}
 	// Isotropic baseline c = √1.52, Poisson q = 0.05: z = 2.223496, ratio 0.2575.
-	z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(0.05, s) }, 1000, 4, 1e-5, 64, TwicePaperLemma23)
+	z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(0.05, s) }, 1000, 4, 1e-5, 64, TwiceMironov)
 	if err != nil || !papersClose(z, 2.223496, 1e-5) {
 		t.Errorf("isotropic z = %v %v", z, err)
 	}
@@ -440,7 +451,7 @@ func TestHybridThreeBlocks(t *testing.T) {
 
 func TestTwiceAccountantContract(t *testing.T) {
 	var _ Accountant = NewTwice()
-	acc := NewTwiceWith(64, TwicePaperLemma23)
+	acc := NewTwiceWith(64, TwiceMironov)
 	ev := NewTwiceSampled(0.04, 0.5, 1.05161, 100)
 	if err := acc.Compose(SelfComposed{Event: ev, Count: 2500}, 2); err != nil {
 		t.Fatal(err)
@@ -538,11 +549,11 @@ func TestTwiceFig5Calibration(t *testing.T) {
 		{256, 0.01, 0.5, 0.4826, 29.6}, {256, 0.015, 1.0 / 3, 0.4194, 84.7},
 	}
 	for _, tc := range tests {
-		s, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, tc.d0) }, 10000, 8, 1e-5, 128, TwicePaperLemma23)
+		s, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, tc.d0) }, 10000, 8, 1e-5, 128, TwiceMironov)
 		if err != nil || math.Abs(s-tc.sigma) > 6e-5 {
 			t.Errorf("d0=%v (%v, %.3g): σ = %.5f want %.4f %v", tc.d0, tc.q1, tc.q2, s, tc.sigma, err)
 		}
-		e, _, _ := TwiceEpsilon(sgm(0.005, s), 10000, 1e-5, 128, TwicePaperLemma23)
+		e, _, _ := TwiceEpsilon(sgm(0.005, s), 10000, 1e-5, 128, TwiceMironov)
 		if math.Abs(e-tc.inputWise) > 0.06 {
 			t.Errorf("d0=%v (%v, %.3g): input-wise ε = %.2f want %.1f", tc.d0, tc.q1, tc.q2, e, tc.inputWise)
 		}
@@ -648,7 +659,7 @@ func TestTwiceFig5Cor55Row(t *testing.T) {
 	limitEps := func(q1, q2, sigma float64) float64 {
 		best := math.Inf(1)
 		for a := 2; a <= 128; a++ {
-			e := 10000*TwiceLimitDiagnostic(a, q1, q2, 1/(2*sigma*sigma)) + math.Log(1e5)/float64(a-1)
+			e := 10000*twiceLimitDiagnostic(a, q1, q2, 1/(2*sigma*sigma)) + math.Log(1e5)/float64(a-1)
 			best = math.Min(best, e)
 		}
 		return best
@@ -669,13 +680,13 @@ func TestTwiceFig5Cor55Row(t *testing.T) {
 		if math.Abs(hi-tc.sigma) > 6e-5 {
 			t.Errorf("(%v, %.3g): σ on the Cor 5.5 limit = %.5f want %.4f", tc.q1, tc.q2, hi, tc.sigma)
 		}
-		e, _, _ := TwiceEpsilon(sgm(0.005, hi), 10000, 1e-5, 128, TwicePaperLemma23)
+		e, _, _ := TwiceEpsilon(sgm(0.005, hi), 10000, 1e-5, 128, TwiceMironov)
 		if math.Abs(e-tc.inputWise) > 0.06 {
 			t.Errorf("(%v, %.3g): input-wise ε = %.2f want %.1f", tc.q1, tc.q2, e, tc.inputWise)
 		}
 		// The real bound at the limit's σ misses the target for every d0 tried.
 		for _, d0 := range []float64{64, 256, 1e4} {
-			if eb, _, _ := TwiceEpsilon(NewTwiceSampled(tc.q1, tc.q2, hi, d0), 10000, 1e-5, 128, TwicePaperLemma23); !(eb > 8) {
+			if eb, _, _ := TwiceEpsilon(NewTwiceSampled(tc.q1, tc.q2, hi, d0), 10000, 1e-5, 128, TwiceMironov); !(eb > 8) {
 				t.Errorf("(%v, %.3g) d0=%v: ε at the limit's σ = %v, want > 8", tc.q1, tc.q2, d0, eb)
 			}
 		}
@@ -700,18 +711,18 @@ func TestHybridTwiceSection6Columns(t *testing.T) {
 		{0.06, 1.0 / 3, 1500, 2, 2.113607, 1.969486, 0.8683, 13.763459, 2.108641, 0.1569},
 	}
 	for _, tc := range tests {
-		zb, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(tc.q1*tc.q2, s) }, tc.T, tc.eps, 1e-5, 64, TwicePaperLemma23)
+		zb, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(tc.q1*tc.q2, s) }, tc.T, tc.eps, 1e-5, 64, TwiceMironov)
 		if err != nil || !papersClose(zb, tc.zBase, 1e-6) {
 			t.Errorf("q=%v: z_base %.7g want %v (%v)", tc.q1*tc.q2, zb, tc.zBase, err)
 		}
-		zt, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, 100) }, tc.T, tc.eps, 1e-5, 64, TwicePaperLemma23)
+		zt, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, 100) }, tc.T, tc.eps, 1e-5, 64, TwiceMironov)
 		if err != nil || !papersClose(zt, tc.zTw, 1e-6) || math.Abs(zt*zt/(zb*zb)-tc.rr) > 5e-5 {
 			t.Errorf("(%v, %.3g): twice-only z %.7g ratio %.5f, want %v → %v (%v)", tc.q1, tc.q2, zt, zt*zt/(zb*zb), tc.zTw, tc.rr, err)
 		}
 		if os.Getenv("DPTRAIN_SLOW_TESTS") == "" {
 			continue
 		}
-		p := HybridProblem{Q1: tc.q1, Q2: tc.q2, Steps: tc.T, Epsilon: tc.eps, Delta: 1e-5, Conversion: TwicePaperLemma23,
+		p := HybridProblem{Q1: tc.q1, Q2: tc.q2, Steps: tc.T, Epsilon: tc.eps, Delta: 1e-5, Conversion: TwiceMironov,
 			Blocks: []Block{{Dim: 1000, C2: 2.5, D0: 100}, {Dim: 290898, C2: 1, D0: 100}}}
 		sig, tot, err := OptimizeHybridNoise(p)
 		if err != nil {

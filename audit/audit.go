@@ -11,13 +11,14 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/audit/lowerbound"
 	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/trainer"
 )
 
 // Result is an audit: the lower bound beside the run's accounted bound.
 type Result struct {
-	accountant.AuditResult
+	lowerbound.Result
 	Kind      string           `json:"kind"`
 	Accounted accountant.Bound `json:"accounted"`
 	// Contradicts is true when the lower bound exceeds the accounted ε:
@@ -84,12 +85,12 @@ func Evaluate(ev *trainer.CanaryEvidence, delta, confidence float64) (*Result, e
 	perVector := 1 - (1-confidence)/float64(len(names))
 	best := &Result{Kind: ev.Kind}
 	for _, n := range names {
-		r, err := accountant.AuditScores(ev.Scores[n], ev.Included, ks, delta, perVector)
+		r, err := lowerbound.Scores(ev.Scores[n], ev.Included, ks, delta, perVector)
 		if err != nil {
 			return nil, err
 		}
 		if r.EpsilonLower >= best.EpsilonLower || best.Guesses == 0 {
-			best.AuditResult = r
+			best.Result = r
 		}
 	}
 	best.Confidence, best.Thresholds = confidence, tests

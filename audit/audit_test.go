@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/audit/lowerbound"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -35,7 +35,7 @@ func TestEvaluateCorrectsForChoices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := accountant.AuditScores(perfect, in, GuessCounts(m), 1e-5, 1-0.05/2)
+	want, err := lowerbound.Scores(perfect, in, GuessCounts(m), 1e-5, 1-0.05/2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@
 // only: the gap is wide for a correct implementation) and proves nothing
 // about how tight the accounted ε is.
 //
-// The statistics live in package accountant (OneRunEpsilon, AuditScores,
-// ClopperPearson, ManyRunEpsilon); the canaries in package trainer.
+// The statistics live in package audit/lowerbound (OneRunEpsilon, Scores,
+// ClopperPearson, ManyRunEpsilon), which imports nothing of the module so
+// that package trainer's tests can use it; the canaries in package trainer.
 package audit

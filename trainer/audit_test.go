@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/audit/lowerbound"
 )
 
 // auditGuessCounts are the guess counts the audit tries (k "in" and k
@@ -25,7 +25,7 @@ func auditGuessCounts(m int) []int {
 // auditOnce runs one audit training with the given negative-control hooks
 // and returns the lower bound from the released canary evidence and the
 // run's accounted ε.
-func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (accountant.AuditResult, float64) {
+func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (lowerbound.Result, float64) {
 	t.Helper()
 	c := small(t)
 	c.Model, c.BatchSize, c.Steps, c.Sigma, c.Epsilon = "logreg", 250, 100, 0, eps
@@ -42,9 +42,9 @@ func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (accountant.Audi
 	if err != nil {
 		t.Fatal(err)
 	}
-	var best accountant.AuditResult
+	var best lowerbound.Result
 	for _, sc := range ev.Scores {
-		r, err := accountant.AuditScores(sc, ev.Included, auditGuessCounts(m), c.Delta, 1-0.05/float64(len(ev.Scores)))
+		r, err := lowerbound.Scores(sc, ev.Included, auditGuessCounts(m), c.Delta, 1-0.05/float64(len(ev.Scores)))
 		if err != nil {
 			t.Fatal(err)
 		}

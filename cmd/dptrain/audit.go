@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/audit"
+	"github.com/dptrain/dptrain/audit/lowerbound"
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/trainer"
 )
@@ -118,7 +118,7 @@ func runAuditBound(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "canaries", "guesses", "correct", "delta"); err != nil {
 		return err
 	}
-	eps, err := accountant.OneRunEpsilon(*m, *r, *v, *delta, *conf)
+	eps, err := lowerbound.OneRunEpsilon(*m, *r, *v, *delta, *conf)
 	if err != nil {
 		return asInput(err)
 	}

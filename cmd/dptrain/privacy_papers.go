@@ -104,7 +104,7 @@ func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer)
 	case "balle":
 		cv = accountant.TwiceBalle
 	case "paper":
-		cv = accountant.TwicePaperLemma23
+		cv = accountant.TwiceMironov
 	default:
 		return badInput("--conversion must be balle or paper, got %q", *conv)
 	}

@@ -6,8 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/dptrain/dptrain/accountant"
 )
 
 // The quick run reproduces the spec's recomputation of paper 002's figures
@@ -46,17 +44,17 @@ func TestQuickRunMatchesSpec(t *testing.T) {
 	fig2 := []struct {
 		lambda float64
 		d      int
-		mode   accountant.Thm3Mode
+		mode   fig2Mode
 		T      int
 		want   float64
 	}{
-		{0.65, 1, accountant.Thm3PaperLiteral, 10, 5.15377e-4},
-		{0.65, 1, accountant.Thm3PaperLiteral, 1000, 9.51740e-4},
-		{0.65, 1, accountant.Thm3Corrected, 100, 2.44705e-2},
-		{0.65, 10, accountant.Thm3PaperLiteral, 100, 2.69822e-3},
-		{0.65, 10, accountant.Thm3Corrected, 1000, 4.33088e-1},
-		{0.01, 1, accountant.Thm3PaperLiteral, 100, 9.43866e-2},
-		{0.01, 1, accountant.Thm3Corrected, 1000, 6.31937e-1},
+		{0.65, 1, paperLiteral, 10, 5.15377e-4},
+		{0.65, 1, paperLiteral, 1000, 9.51740e-4},
+		{0.65, 1, corrected, 100, 2.44705e-2},
+		{0.65, 10, paperLiteral, 100, 2.69822e-3},
+		{0.65, 10, corrected, 1000, 4.33088e-1},
+		{0.01, 1, paperLiteral, 100, 9.43866e-2},
+		{0.01, 1, corrected, 1000, 6.31937e-1},
 	}
 	for _, c := range fig2 {
 		got := res.fig2[fig2Key{c.lambda, c.d, c.mode}][c.T][0]
@@ -66,7 +64,7 @@ func TestQuickRunMatchesSpec(t *testing.T) {
 	}
 	// The spec's paper-literal λ=0.01, T=1000 value 0.632568 lies above the
 	// never-sampled cap, which the accountant applies.
-	if got, cap := res.fig2[fig2Key{0.01, 1, accountant.Thm3PaperLiteral}][1000][0], -math.Expm1(1000*math.Log1p(-0.001)); got != cap {
+	if got, cap := res.fig2[fig2Key{0.01, 1, paperLiteral}][1000][0], -math.Expm1(1000*math.Log1p(-0.001)); got != cap {
 		t.Errorf("Fig. 2 λ=0.01 paper-literal T=1000: %.7g, want the cap %.7g", got, cap)
 	}
 	for T, want := range map[int]float64{100: 0.214337, 1000000: 2.702881, 5000000: 6.431860, 10000000: 9.521680} {

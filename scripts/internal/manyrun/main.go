@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/audit/lowerbound"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -101,7 +102,7 @@ func run(out string, runs int, eps float64, steps int) error {
 			}
 		}
 	}
-	lower, err := accountant.ManyRunEpsilon(fp, neg, fn, pos, 1e-5, 0.95)
+	lower, err := lowerbound.ManyRunEpsilon(fp, neg, fn, pos, 1e-5, 0.95)
 	if err != nil {
 		return err
 	}

@@ -65,9 +65,9 @@ type result struct {
 }
 
 // unit evaluates a Table 2 Gaussian cell in units of αε².
-func unit(p accountant.Table2Preprocessing, v accountant.Table2Params) float64 {
+func unit(p table2Prep, v table2Params) float64 {
 	v.Alpha, v.Eps = figAlpha, figEps
-	x, err := accountant.Table2(accountant.T2Gaussian, p, v, false)
+	x, err := table2Cell(t2Gaussian, p, v, false)
 	if err != nil {
 		panic(err) // the cells used here exist
 	}
@@ -77,7 +77,7 @@ func unit(p accountant.Table2Preprocessing, v accountant.Table2Params) float64 {
 // optUnit is Theorem 2 with optimal c for the Gaussian mechanism (Δ_f = L = 1,
 // noise knob ε) at τ, in units of αε².
 func optUnit(tau float64) float64 {
-	e, _, _ := accountant.Theorem2Opt(figAlpha, accountant.GaussianMechanismSRDP(1, 1, 1/figEps), tau)
+	e, _, _ := accountant.SRDPBound(figAlpha, accountant.GaussianMechanismSRDP(1, 1, 1/figEps), tau)
 	return e / (figAlpha * figEps * figEps)
 }
 
@@ -145,7 +145,7 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 	// (a) Quantization: x = largest good-cluster size b, Δ∞ = p = 2b, τ = ηp.
 	qa := func(eta float64) func(float64) float64 {
 		return func(b float64) float64 {
-			return unit(accountant.T2Quantization, accountant.Table2Params{P: 2 * b, Eta: eta})
+			return unit(t2Quantization, table2Params{P: 2 * b, Eta: eta})
 		}
 	}
 	qaOpt := func(eta float64) func(float64) float64 {
@@ -163,7 +163,7 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 	// (b) Mean imputation: x = number of missing records p, τ = 2p/(n−p).
 	mi := func(n int) func(float64) float64 {
 		return func(p float64) float64 {
-			return unit(accountant.T2MeanImputation, accountant.Table2Params{N: n, P: p})
+			return unit(t2MeanImputation, table2Params{N: n, P: p})
 		}
 	}
 	miOpt := func(n float64) func(float64) float64 {
@@ -185,7 +185,7 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 	}
 	pca122 := func(gap float64) func(float64) float64 {
 		return func(float64) float64 {
-			return unit(accountant.T2PCARank, accountant.Table2Params{DeltaMin: gap})
+			return unit(t2PCARank, table2Params{DeltaMin: gap})
 		}
 	}
 	pcaOpt := func(gap float64) func(float64) float64 {
@@ -233,66 +233,66 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 }
 
 // TV10 parameters (specs/000 §6.3).
-var tv10 = accountant.Table2Params{Alpha: 11, Eps: 0.1, N: 1000, P: 10, Eta: 0.1, DeltaMin: 0.5, SigmaMin: 0.5}
+var tv10 = table2Params{Alpha: 11, Eps: 0.1, N: 1000, P: 10, Eta: 0.1, DeltaMin: 0.5, SigmaMin: 0.5}
 
 func table2() ([]t2cell, error) {
 	v := tv10
 	n, p := float64(v.N), v.P
-	taus := map[accountant.Table2Preprocessing]float64{
-		accountant.T2Dedup:           p,         // Δ2 ≤ η = 1 (dedup), Δ∞ = p
-		accountant.T2Quantization:    v.Eta * p, // Δ2 ≤ η, Δ∞ = p
-		accountant.T2MeanImputation:  2 * p / (n - p),
-		accountant.T2PCARank:         12.2 / v.DeltaMin,
-		accountant.T2StandardScaling: 4 / math.Pow(v.SigmaMin, 3),
+	taus := map[table2Prep]float64{
+		t2Dedup:           p,         // Δ2 ≤ η = 1 (dedup), Δ∞ = p
+		t2Quantization:    v.Eta * p, // Δ2 ≤ η, Δ∞ = p
+		t2MeanImputation:  2 * p / (n - p),
+		t2PCARank:         12.2 / v.DeltaMin,
+		t2StandardScaling: 4 / math.Pow(v.SigmaMin, 3),
 	}
-	prepName := map[accountant.Table2Preprocessing]string{accountant.T2Dedup: "dedup", accountant.T2Quantization: "quantization",
-		accountant.T2MeanImputation: "mean imputation", accountant.T2PCARank: "PCA (rank)", accountant.T2StandardScaling: "standard scaling"}
+	prepName := map[table2Prep]string{t2Dedup: "dedup", t2Quantization: "quantization",
+		t2MeanImputation: "mean imputation", t2PCARank: "PCA (rank)", t2StandardScaling: "standard scaling"}
 	nan := math.NaN()
 	type mech struct {
 		name  string
-		m     accountant.Table2Mechanism
+		m     table2Mech
 		curve accountant.SRDPMechanism
 		pure  bool
-		spec  map[accountant.Table2Preprocessing]float64
+		spec  map[table2Prep]float64
 	}
 	const T = 100 // DP-GD steps; the curves do not depend on T at σ = L√T/(εn)
 	mechs := []mech{
-		{"M_G", accountant.T2Gaussian, accountant.GaussianMechanismSRDP(1, 1, 1/v.Eps), false,
-			map[accountant.Table2Preprocessing]float64{accountant.T2Dedup: 11.6655, accountant.T2Quantization: 0.231, accountant.T2MeanImputation: 0.115547, accountant.T2PCARank: 68.87958, accountant.T2StandardScaling: 118.3875}},
-		{"A_GD", accountant.T2DPGD, accountant.DPGDSRDP(v.N, T, 1, 1, math.Sqrt(T)/(v.Eps*n)), false,
-			map[accountant.Table2Preprocessing]float64{accountant.T2Dedup: 12.012, accountant.T2Quantization: 0.5775, accountant.T2MeanImputation: 0.462047, accountant.T2PCARank: 69.22608, accountant.T2StandardScaling: 118.734}},
-		{"M_L / M_E", accountant.T2PureDP, accountant.LaplaceSRDP(1, 1, 1/v.Eps), true,
-			map[accountant.Table2Preprocessing]float64{accountant.T2Dedup: 1.1, accountant.T2Quantization: 0.2, accountant.T2MeanImputation: 0.10202, accountant.T2PCARank: 2.54, accountant.T2StandardScaling: 3.3}},
-		{"A_SGD-samp", accountant.T2SGDSamp, accountant.SGDSampSRDP{Eps: v.Eps, L: 1, Mu: 1, Gamma: 1}, false,
-			map[accountant.Table2Preprocessing]float64{accountant.T2PCARank: 71.30508, accountant.T2StandardScaling: 120.813}},
-		{"A_SGD-iter", accountant.T2SGDIter, accountant.SGDIterSRDP{N: v.N, Kappa: int(p), L: 1, Mu: 1, Eps: v.Eps}, false,
-			map[accountant.Table2Preprocessing]float64{accountant.T2Dedup: 12.32544, accountant.T2Quantization: 0.243044, accountant.T2MeanImputation: 0.12105}},
+		{"M_G", t2Gaussian, accountant.GaussianMechanismSRDP(1, 1, 1/v.Eps), false,
+			map[table2Prep]float64{t2Dedup: 11.6655, t2Quantization: 0.231, t2MeanImputation: 0.115547, t2PCARank: 68.87958, t2StandardScaling: 118.3875}},
+		{"A_GD", t2DPGD, accountant.DPGDSRDP(v.N, T, 1, 1, math.Sqrt(T)/(v.Eps*n)), false,
+			map[table2Prep]float64{t2Dedup: 12.012, t2Quantization: 0.5775, t2MeanImputation: 0.462047, t2PCARank: 69.22608, t2StandardScaling: 118.734}},
+		{"M_L / M_E", t2PureDP, accountant.LaplaceSRDP(1, 1, 1/v.Eps), true,
+			map[table2Prep]float64{t2Dedup: 1.1, t2Quantization: 0.2, t2MeanImputation: 0.10202, t2PCARank: 2.54, t2StandardScaling: 3.3}},
+		{"A_SGD-samp", t2SGDSamp, accountant.SGDSampSRDP{Eps: v.Eps, L: 1, Mu: 1, Gamma: 1}, false,
+			map[table2Prep]float64{t2PCARank: 71.30508, t2StandardScaling: 120.813}},
+		{"A_SGD-iter", t2SGDIter, sgdIterSRDP{N: v.N, Kappa: int(p), L: 1, Mu: 1, Eps: v.Eps}, false,
+			map[table2Prep]float64{t2Dedup: 12.32544, t2Quantization: 0.243044, t2MeanImputation: 0.12105}},
 	}
-	specPrinted := map[accountant.Table2Mechanism]float64{accountant.T2Gaussian: 3.8115, accountant.T2DPGD: 4.158}
+	specPrinted := map[table2Mech]float64{t2Gaussian: 3.8115, t2DPGD: 4.158}
 	var cells []t2cell
 	for _, m := range mechs {
-		for _, pp := range []accountant.Table2Preprocessing{accountant.T2Dedup, accountant.T2Quantization, accountant.T2MeanImputation, accountant.T2PCARank, accountant.T2StandardScaling} {
+		for _, pp := range []table2Prep{t2Dedup, t2Quantization, t2MeanImputation, t2PCARank, t2StandardScaling} {
 			spec, ok := m.spec[pp]
 			if !ok {
 				continue // the paper leaves the cell empty
 			}
-			closed, err := accountant.Table2(m.m, pp, v, false)
+			closed, err := table2Cell(m.m, pp, v, false)
 			if err != nil {
 				return nil, err
 			}
 			c := t2cell{mech: m.name, prep: prepName[pp], closed: closed, printed: nan, spec: spec, specPrinted: nan, tauIn: taus[pp]}
-			if sp, ok := specPrinted[m.m]; ok && pp == accountant.T2StandardScaling {
-				if c.printed, err = accountant.Table2(m.m, pp, v, true); err != nil {
+			if sp, ok := specPrinted[m.m]; ok && pp == t2StandardScaling {
+				if c.printed, err = table2Cell(m.m, pp, v, true); err != nil {
 					return nil, err
 				}
 				c.specPrinted = sp
 			}
 			if m.pure {
-				c.thm2c2 = accountant.Theorem2(v.Alpha, m.curve, c.tauIn, 1, 1) // c = 1 (order ∞), as the paper
+				c.thm2c2 = accountant.SRDPBoundAt(v.Alpha, m.curve, c.tauIn, 1, 1) // c = 1 (order ∞), as the paper
 				c.thm2opt, c.optC1, c.optC2 = c.thm2c2, 1, 1
 			} else {
-				c.thm2c2 = accountant.Theorem2(v.Alpha, m.curve, c.tauIn, 2, 2)
-				c.thm2opt, c.optC1, c.optC2 = accountant.Theorem2Opt(v.Alpha, m.curve, c.tauIn)
+				c.thm2c2 = accountant.SRDPBoundAt(v.Alpha, m.curve, c.tauIn, 2, 2)
+				c.thm2opt, c.optC1, c.optC2 = accountant.SRDPBound(v.Alpha, m.curve, c.tauIn)
 			}
 			cells = append(cells, c)
 		}

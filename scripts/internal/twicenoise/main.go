@@ -104,15 +104,15 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 	for i, r := range rows {
 		q := math.Round(r.q1*r.q2*1e6) / 1e6
 		for j, b := range budgets {
-			zt, err := calib(r.q1, r.q2, d0, b.T, b.eps, accountant.TwicePaperLemma23)
+			zt, err := calib(r.q1, r.q2, d0, b.T, b.eps, accountant.TwiceMironov)
 			if err != nil {
 				return nil, fmt.Errorf("%s ε=%g: %w", r.label, b.eps, err)
 			}
-			zb, err := calib(q, 1, 1, b.T, b.eps, accountant.TwicePaperLemma23)
+			zb, err := calib(q, 1, 1, b.T, b.eps, accountant.TwiceMironov)
 			if err != nil {
 				return nil, fmt.Errorf("baseline q=%g ε=%g: %w", q, b.eps, err)
 			}
-			_, ord, err := accountant.TwiceEpsilon(accountant.NewTwiceSampled(q, 1, zb, 1), b.T, delta, alphaMax, accountant.TwicePaperLemma23)
+			_, ord, err := accountant.TwiceEpsilon(accountant.NewTwiceSampled(q, 1, zb, 1), b.T, delta, alphaMax, accountant.TwiceMironov)
 			if err != nil {
 				return nil, err
 			}
@@ -185,15 +185,15 @@ func hybridExample(quick bool, res *result) error {
 		eps    float64
 	}{{0.04, 0.5, 5000, 8}, {0.06, 1.0 / 3, 1500, 2}} {
 		q := math.Round(h.q1*h.q2*1e6) / 1e6
-		zb, err := calib(q, 1, 1, h.T, h.eps, accountant.TwicePaperLemma23)
+		zb, err := calib(q, 1, 1, h.T, h.eps, accountant.TwiceMironov)
 		if err != nil {
 			return err
 		}
-		zt, err := calib(h.q1, h.q2, d0, h.T, h.eps, accountant.TwicePaperLemma23)
+		zt, err := calib(h.q1, h.q2, d0, h.T, h.eps, accountant.TwiceMironov)
 		if err != nil {
 			return err
 		}
-		p := accountant.HybridProblem{Q1: h.q1, Q2: h.q2, Blocks: blocks, Steps: h.T, Epsilon: h.eps, Delta: delta, AlphaMax: alphaMax, Conversion: accountant.TwicePaperLemma23}
+		p := accountant.HybridProblem{Q1: h.q1, Q2: h.q2, Blocks: blocks, Steps: h.T, Epsilon: h.eps, Delta: delta, AlphaMax: alphaMax, Conversion: accountant.TwiceMironov}
 		s, tot, err := accountant.CalibrateHybridNoise(p)
 		if err != nil {
 			return err

@@ -1,4 +1,4 @@
-package accountant
+package lowerbound
 
 import (
 	"math"
@@ -63,7 +63,7 @@ func TestOneRunEpsilonClosedForm(t *testing.T) {
 	}
 }
 
-// AuditScores: perfect separation at guess count k reproduces
+// Scores: perfect separation at guess count k reproduces
 // OneRunEpsilon(m, 2k, 2k); trying several k costs confidence.
 func TestAuditScores(t *testing.T) {
 	m := 400
@@ -76,7 +76,7 @@ func TestAuditScores(t *testing.T) {
 			scores[i] = 2 + float64(i)/1e3
 		}
 	}
-	res, err := AuditScores(scores, in, []int{50}, 1e-5, 0.95)
+	res, err := Scores(scores, in, []int{50}, 1e-5, 0.95)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestAuditScores(t *testing.T) {
 	if res.Correct != 100 || res.Guesses != 100 || res.EpsilonLower != want {
 		t.Fatalf("%+v, want 100/100 correct and ε %v", res, want)
 	}
-	multi, _ := AuditScores(scores, in, []int{10, 50, 100}, 1e-5, 0.95)
+	multi, _ := Scores(scores, in, []int{10, 50, 100}, 1e-5, 0.95)
 	bonf, _ := OneRunEpsilon(m, 200, 200, 1e-5, 1-0.05/3)
 	if multi.Thresholds != 3 || math.Abs(multi.EpsilonLower-bonf) > 1e-12 {
 		t.Errorf("three thresholds: %+v, want ε %v at confidence 1−0.05/3", multi, bonf)
@@ -93,7 +93,7 @@ func TestAuditScores(t *testing.T) {
 	for i := range scores {
 		scores[i] = float64((i * 7919) % m)
 	}
-	if res, _ := AuditScores(scores, in, []int{50}, 1e-5, 0.95); res.EpsilonLower > 0.5 {
+	if res, _ := Scores(scores, in, []int{50}, 1e-5, 0.95); res.EpsilonLower > 0.5 {
 		t.Errorf("uninformative scores gave ε_lower %v", res.EpsilonLower)
 	}
 }

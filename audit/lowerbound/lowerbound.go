@@ -1,6 +1,7 @@
-package accountant
+package lowerbound
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sort"
@@ -8,9 +9,23 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Empirical privacy auditing: statistically valid LOWER bounds on ε from
-// what an attacker achieved. An upper bound (the accountants above) that
-// falls below such a lower bound is a bug.
+// ErrInvalid marks counts, scores or levels the statistics cannot use.
+var ErrInvalid = errors.New("invalid audit input")
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+// logAdd returns log(e^a + e^b).
+func logAdd(a, b float64) float64 {
+	if a < b {
+		a, b = b, a
+	}
+	if math.IsInf(b, -1) {
+		return a
+	}
+	return a + math.Log1p(math.Exp(b-a))
+}
 
 // logBinomPMF is log P[Bin(r, q) = k].
 func logBinomPMF(r, k int, logQ, log1mQ float64) float64 {
@@ -55,8 +70,8 @@ func OneRunPValue(eps, delta float64, m, r, v int) float64 {
 	return math.Min(1, beta+2*float64(m)*delta*alpha)
 }
 
-// AuditResult is a one-run audit's lower bound with the counts behind it.
-type AuditResult struct {
+// Result is a one-run audit's lower bound with the counts behind it.
+type Result struct {
 	EpsilonLower float64 `json:"epsilon_lower"`
 	Canaries     int     `json:"canaries"`
 	Guesses      int     `json:"guesses"`
@@ -75,13 +90,13 @@ type AuditResult struct {
 // rejected.
 func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
 	if m < 1 || r < 0 || r > m || v < 0 || v > r {
-		return 0, invalidf("audit: need 0 ≤ correct ≤ guesses ≤ canaries and canaries ≥ 1, got m=%d r=%d v=%d", m, r, v)
+		return 0, invalidf("need 0 ≤ correct ≤ guesses ≤ canaries and canaries ≥ 1, got m=%d r=%d v=%d", m, r, v)
 	}
 	if !(delta >= 0 && delta < 1) {
-		return 0, invalidf("audit: delta must be in [0,1), got %v", delta)
+		return 0, invalidf("delta must be in [0,1), got %v", delta)
 	}
 	if !(confidence > 0 && confidence < 1) {
-		return 0, invalidf("audit: confidence must be in (0,1), got %v", confidence)
+		return 0, invalidf("confidence must be in (0,1), got %v", confidence)
 	}
 	p := 1 - confidence
 	if OneRunPValue(0, delta, m, r, v) >= p {
@@ -105,19 +120,19 @@ func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
 	return lo, nil
 }
 
-// AuditScores turns canary scores (higher: more likely included) and the
+// Scores turns canary scores (higher: more likely included) and the
 // true inclusion bits into the strongest one-run bound over the guess
 // counts in ks (each k guesses "in" for the k highest and "out" for the k
 // lowest scores; 2k ≤ m). With more than one k the confidence is divided
 // among them (the significance p/len(ks) per test), so the bound stays
 // valid although k was chosen by looking at the scores.
-func AuditScores(scores []float64, included []bool, ks []int, delta, confidence float64) (AuditResult, error) {
+func Scores(scores []float64, included []bool, ks []int, delta, confidence float64) (Result, error) {
 	m := len(scores)
 	if m == 0 || len(included) != m {
-		return AuditResult{}, invalidf("audit: %d scores for %d inclusion bits", m, len(included))
+		return Result{}, invalidf("%d scores for %d inclusion bits", m, len(included))
 	}
 	if len(ks) == 0 {
-		return AuditResult{}, invalidf("audit: no guess counts")
+		return Result{}, invalidf("no guess counts")
 	}
 	order := make([]int, m)
 	for i := range order {
@@ -126,10 +141,10 @@ func AuditScores(scores []float64, included []bool, ks []int, delta, confidence 
 	// Sort by score, descending; ties broken by index (deterministic).
 	sortByScore(order, scores)
 	perTest := 1 - (1-confidence)/float64(len(ks))
-	best := AuditResult{Canaries: m, Delta: delta, Confidence: confidence, Thresholds: len(ks)}
+	best := Result{Canaries: m, Delta: delta, Confidence: confidence, Thresholds: len(ks)}
 	for _, k := range ks {
 		if k < 1 || 2*k > m {
-			return AuditResult{}, invalidf("audit: guess count %d outside [1, %d]", k, m/2)
+			return Result{}, invalidf("guess count %d outside [1, %d]", k, m/2)
 		}
 		v := 0
 		for _, i := range order[:k] {
@@ -144,7 +159,7 @@ func AuditScores(scores []float64, included []bool, ks []int, delta, confidence 
 		}
 		eps, err := OneRunEpsilon(m, 2*k, v, delta, perTest)
 		if err != nil {
-			return AuditResult{}, err
+			return Result{}, err
 		}
 		if eps >= best.EpsilonLower {
 			best.EpsilonLower, best.Guesses, best.Correct = eps, 2*k, v
@@ -188,7 +203,7 @@ func ClopperPearson(k, n int, alpha float64) (lo, hi float64, err error) {
 //	ε_lower = max(ln((1 − FNR_ub − δ)/FPR_ub), ln((1 − FPR_ub − δ)/FNR_ub), 0).
 func ManyRunEpsilon(fp, negRuns, fn, posRuns int, delta, confidence float64) (float64, error) {
 	if !(confidence > 0 && confidence < 1) {
-		return 0, invalidf("audit: confidence must be in (0,1), got %v", confidence)
+		return 0, invalidf("confidence must be in (0,1), got %v", confidence)
 	}
 	alpha := 1 - confidence // split between the two rates, each one-sided
 	_, fprUB, err := ClopperPearson(fp, negRuns, alpha)
