@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"sort"
@@ -45,11 +46,36 @@ func (s *state) record(rec *Record, step int) error {
 		}
 	}
 	if s.diag != nil {
-		if err := s.diag.write(rec); err != nil {
+		// JSON has no ±Inf or NaN: a training statistic that is not finite
+		// (a record of 3e38) is written as 0 and named, rather than
+		// failing the write, which would stop the run on the data.
+		d := *rec
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"loss", &d.Loss}, {"grad_norm_mean", &d.GradNormMean}, {"grad_norm_max", &d.GradNormMax}} {
+			if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+				*f.v, d.NonFinite = 0, append(d.NonFinite, f.name)
+			}
+		}
+		if err := s.diag.write(&d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// divergedAt reports whether the run stops as diverged after step. Only
+// the released parameters may decide it: every step's in a run that
+// releases every step, the final one's in a final-only run. A final-only
+// run whose intermediate iterate goes non-finite runs to its planned end
+// (the clipper drops non-finite per-sample gradients, and its stop would
+// otherwise publish the step at which a hidden iterate diverged).
+func (s *state) divergedAt(step int) bool {
+	if s.cfg.FinalOnly && step != s.steps {
+		return false
+	}
+	return !finiteVec(s.model.Params())
 }
 
 // openMetrics opens the metrics logs; a resumed run first keeps exactly the

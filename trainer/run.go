@@ -771,8 +771,14 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			}
 			rec.ClippedFrac = float64(st.clipped) / float64(st.n)
 		}
-		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
-			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
+		// A stop is a release (of the step it happens at), so it may rest on
+		// released quantities only, never on the training loss (one record
+		// of 3e38 makes it infinite; the clipper drops non-finite per-sample
+		// gradients). A run releasing every step stops on its noised
+		// parameters; a final-only run's iterates are hidden, so it checks
+		// only the final, released one (see divergedAt in release.go).
+		if s.divergedAt(step) {
+			return nil, fmt.Errorf("step %d: training diverged (the parameters are not finite); lower lr (now %g) or clip_norm", step, cfg.LR)
 		}
 		if s.count != nil {
 			c, f := s.count.release(st.clipped)
