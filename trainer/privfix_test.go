@@ -1,13 +1,19 @@
 package trainer
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"image"
+	"image/png"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/datasets"
 )
 
 // writeRows writes a CSV table of two features and a label per row.
@@ -77,3 +83,116 @@ func TestHugeRecordDoesNotStopTheRun(t *testing.T) {
 }
 
 var _ = errors.Is
+
+// The class set is public (issue 29, finding 1): the test set's labels or
+// Config.Classes, never the training data's. A training record outside it
+// is refused as bad data, by line, without its value; before the fix one
+// relabelled record grew the model (logreg(2,2) → logreg(2,6)) and a
+// text-label mismatch printed the training label set.
+func TestClassSetIsPublic(t *testing.T) {
+	ints, names := [2]string{"0", "1"}, [2]string{"ant", "bee"}
+	relabel := func(rows []string, label string) []string {
+		rows[2] = rows[2][:strings.LastIndex(rows[2], ",")+1] + label
+		return rows
+	}
+	for _, tc := range []struct {
+		name        string
+		train, test []string
+		classes     []string
+		k           int    // class count, when loaded
+		refused     string // training value the refusal must not name
+	}{
+		{"integer labels", twoClassRows(20, ints), twoClassRows(6, ints), nil, 2, ""},
+		{"integer label outside the test set's", relabel(twoClassRows(20, ints), "5"), twoClassRows(6, ints), nil, 0, "5"},
+		{"text label outside the test set's", relabel(twoClassRows(20, names), "zebra"), twoClassRows(6, names), nil, 0, "zebra"},
+		{"--classes adds a class the test set lacks", twoClassRows(20, names), twoClassRows(6, names), []string{"ant", "bee", "cow"}, 3, ""},
+		{"--classes orders the classes", twoClassRows(20, names), twoClassRows(6, names), []string{"bee", "ant"}, 2, ""},
+		{"a training label outside --classes", relabel(twoClassRows(20, names), "cow"), twoClassRows(6, names), []string{"ant", "bee"}, 0, "cow"},
+	} {
+		c := csvRun(t, tc.train, tc.test)
+		c.Classes = tc.classes
+		l, _, err := loadUserData(&c)
+		if tc.refused != "" {
+			msg := ""
+			if err != nil {
+				msg = strings.ReplaceAll(err.Error(), c.TrainFile, "TRAIN")
+			}
+			if !errors.Is(err, datasets.ErrBadData) || !errors.Is(err, datasets.ErrOutsideClasses) ||
+				!strings.Contains(msg, "line 3") || strings.Contains(msg, tc.refused) {
+				t.Errorf("%s: err %v; want bad data naming line 3, not %q", tc.name, err, tc.refused)
+			}
+			continue
+		}
+		if err != nil || l.Train.NumClasses != tc.k || l.Test.NumClasses != tc.k {
+			t.Fatalf("%s: %v; want %d classes", tc.name, err, tc.k)
+		}
+		if tc.classes != nil && (l.Train.Y[1] != slices.Index(tc.classes, "bee") || l.Test.Y[0] != slices.Index(tc.classes, "ant")) {
+			t.Errorf("%s: labels %v / %v do not follow --classes %v", tc.name, l.Train.Y[:2], l.Test.Y[:2], tc.classes)
+		}
+	}
+	for _, bad := range []struct {
+		dataset string
+		classes []string
+	}{{"embedded", []string{"a", "b"}}, {"csv", []string{"a", "a"}}, {"csv", []string{"a", ""}}, {"csv", []string{" a", "b"}}} {
+		c := csvRun(t, twoClassRows(4, ints), twoClassRows(4, ints))
+		if c.Classes = bad.classes; bad.dataset != "csv" {
+			c.Dataset, c.TrainFile, c.TestFile = bad.dataset, "", ""
+		}
+		if err := c.Validate(); !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--classes") {
+			t.Errorf("dataset %s, classes %q: %v; want an invalid configuration", bad.dataset, bad.classes, err)
+		}
+	}
+}
+
+// writeImageTree writes root/split/class/i.png (4×4 grey images).
+func writeImageTree(t *testing.T, root string, tree map[string]int) {
+	t.Helper()
+	for dir, n := range tree {
+		if err := os.MkdirAll(filepath.Join(root, dir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for i := range n {
+			img := image.NewGray(image.Rect(0, 0, 4, 4))
+			img.Pix[i%16] = 200
+			var b bytes.Buffer
+			if err := png.Encode(&b, img); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(root, dir, fmt.Sprintf("%d.png", i)), b.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// Image folders take their classes from test/ (or --classes): a class
+// directory only train/ holds is refused without being named; before the
+// fix train/'s directories were the classes.
+func TestImageFolderClassesArePublic(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tree    map[string]int
+		classes []string
+		k       int // 0: refused
+	}{
+		{"same classes", map[string]int{"train/ant": 3, "train/bee": 3, "test/ant": 2, "test/bee": 2}, nil, 2},
+		{"test has more", map[string]int{"train/ant": 3, "train/bee": 3, "test/ant": 2, "test/bee": 2, "test/cow": 1}, nil, 3},
+		{"train has another", map[string]int{"train/ant": 3, "train/zebra": 3, "test/ant": 2, "test/bee": 2}, nil, 0},
+		{"--classes", map[string]int{"train/ant": 3, "test/ant": 2}, []string{"ant", "bee"}, 2},
+		{"train outside --classes", map[string]int{"train/ant": 3, "train/zebra": 1, "test/ant": 2}, []string{"ant", "bee"}, 0},
+	} {
+		c := Default()
+		c.Dataset, c.DataDir, c.Classes = "folder", t.TempDir(), tc.classes
+		writeImageTree(t, c.DataDir, tc.tree)
+		l, _, err := loadUserData(&c)
+		if tc.k == 0 {
+			if !errors.Is(err, datasets.ErrBadData) || !errors.Is(err, datasets.ErrOutsideClasses) || strings.Contains(err.Error(), "zebra") {
+				t.Errorf("%s: err %v; want bad data that does not name the class", tc.name, err)
+			}
+			continue
+		}
+		if err != nil || l.Train.NumClasses != tc.k || l.Test.NumClasses != tc.k {
+			t.Errorf("%s: %v; want %d classes", tc.name, err, tc.k)
+		}
+	}
+}

@@ -50,6 +50,24 @@ func (l intList) Set(s string) error {
 	return nil
 }
 
+// stringList is a comma-separated list of names flag (class names).
+type stringList struct{ v *[]string }
+
+func (l stringList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l stringList) Set(s string) error {
+	*l.v = strings.Split(s, ",")
+	return nil
+}
+
+// classesUsage documents --classes for train and eval.
+const classesUsage = "dataset csv or folder: the public class `names`, comma-separated (label NAME_i is class i); default: the test set's labels. A training record outside them is refused; the class set is never taken from the training data"
+
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
@@ -57,6 +75,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected)")
 	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table")
 	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
+	fs.Var(stringList{&c.Classes}, "classes", classesUsage)
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
 	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
 	fs.StringVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
