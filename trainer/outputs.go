@@ -170,8 +170,8 @@ type releasedSummary struct {
 	Calibrated   bool               `json:"calibrated" prov:"config"`
 	Q            float64            `json:"q" prov:"config"`
 	Delta        float64            `json:"delta" prov:"config"`
-	TestAcc      float64            `json:"test_acc" prov:"model"`
-	TestLoss     float64            `json:"test_loss" prov:"model"`
+	TestAcc      *float64           `json:"test_acc,omitempty" prov:"model"` // nil: withheld (Summary.TestWithheld)
+	TestLoss     *float64           `json:"test_loss,omitempty" prov:"model"`
 	Epsilon      map[string]float64 `json:"epsilon" prov:"account"`
 	Best         accountant.Bound   `json:"best" prov:"account"`
 	Bounds       []releasedBound    `json:"bounds" prov:"account"`
@@ -198,8 +198,11 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 		Publish: publishNote, Claim: s.Claim, PrivateRel: s.PrivateRelease,
 		Dataset: s.Dataset, Model: s.Model, Params: s.Params, TrainN: s.TrainN, TestN: s.TestN, Covered: s.CoveredN,
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
-		TestAcc: s.TestAcc, TestLoss: s.TestLoss, Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
+		Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
+	}
+	if !s.TestWithheld {
+		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
 	}
 	for _, tb := range s.Bounds {
 		if tb.Err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/datasets"
 )
 
@@ -193,6 +194,57 @@ func TestImageFolderClassesArePublic(t *testing.T) {
 		}
 		if err != nil || l.Train.NumClasses != tc.k || l.Test.NumClasses != tc.k {
 			t.Errorf("%s: %v; want %d classes", tc.name, err, tc.k)
+		}
+	}
+}
+
+// hiddenBound is the summary's hidden-state bound (nil: none).
+func hiddenBound(s *Summary) *accountant.TrackedBound {
+	for i := range s.Bounds {
+		if s.Bounds[i].Name == "hidden" {
+			return &s.Bounds[i]
+		}
+	}
+	return nil
+}
+
+// An interrupted final-only run releases nothing about its iterate: no
+// test figures in release/summary.json or report.html, and its resumption
+// keeps the hidden-state bound. Asked for them (InterruptedTest), it
+// releases them, and the run and its resumption drop the hidden-state
+// bound, saying why (issue 29, finding 3).
+func TestInterruptedFinalOnlyWithholdsTest(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		c := small(t) // as TestHiddenStateApplicability: the hidden-state bound applies
+		c.Optimizer, c.Momentum, c.Radius, c.FinalOnly = "sgd", 0, 0.1, true
+		c.BatchSize, c.Sigma, c.LR, c.Steps = 5, 10, 1, 20
+		s, err := Run(context.Background(), c, Options{StopAfter: 7, InterruptedTest: ask})
+		if !errors.Is(err, ErrInterrupted) {
+			t.Fatal(err)
+		}
+		sum := jsonObjects(t, filepath.Join(c.OutDir, "release", "summary.json"))[0]
+		_, hasAcc := sum["test_acc"]
+		_, hasLoss := sum["test_loss"]
+		page := string(readFile(t, filepath.Join(c.OutDir, "release", "report.html")))
+		if hasAcc != ask || hasLoss != ask || strings.Contains(page, "withheld") == ask || s.TestWithheld == ask {
+			t.Errorf("asked %v: released test_acc %v, test_loss %v, report withholds %v; want the figures exactly when asked",
+				ask, hasAcc, hasLoss, strings.Contains(page, "withheld"))
+		}
+		hb := hiddenBound(s)
+		if hb == nil || hb.Applicable == ask || strings.Contains(s.Claim, "hidden-state bound does not apply") != ask {
+			t.Fatalf("asked %v: interrupted run's hidden bound %+v, claim %q", ask, hb, s.Claim)
+		}
+		// The resumption claims what covers everything released.
+		r, err := Run(context.Background(), c, Options{Resume: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		hb = hiddenBound(r)
+		if hb == nil || hb.Applicable == ask || ask && r.Best.Accountant == "hidden" || strings.Contains(r.Claim, "hidden-state bound does not apply") != ask {
+			t.Errorf("asked %v: resumed run's hidden bound %+v, best %s, claim %q", ask, hb, r.Best.Accountant, r.Claim)
+		}
+		if _, ok := jsonObjects(t, filepath.Join(c.OutDir, "release", "summary.json"))[0]["test_acc"]; !ok || r.TestWithheld {
+			t.Errorf("asked %v: the completed run withholds its test figures", ask)
 		}
 	}
 }

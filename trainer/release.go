@@ -65,6 +65,33 @@ func (s *state) record(rec *Record, step int) error {
 	return nil
 }
 
+// interruptedTestReason is the hidden-state bound's reason for not applying
+// once an interrupted final-only run released its iterate's test figures.
+const interruptedTestReason = "the test figures of an interrupted iterate were released (--interrupted-test), so more than the final model is public; the composition bound covers both releases"
+
+// withholdTest reports whether the run withholds its test figures: an
+// interrupted final-only run releases nothing about its iterate (the
+// hidden-state bound covers the final model alone) unless asked to.
+func (s *state) withholdTest(stopped string) bool {
+	return stopped != "" && s.cfg.FinalOnly && !s.opts.InterruptedTest
+}
+
+// markInterruptedRelease marks the hidden-state bound not applicable when
+// an interrupted final-only run is asked to release its iterate's test
+// figures. The tracker carries the mark into the checkpoint, so the
+// resumed run claims the composition bound too.
+func (s *state) markInterruptedRelease(stopped string) error {
+	if stopped == "" || !s.cfg.FinalOnly || !s.opts.InterruptedTest || s.tracker.Accountant("hidden") == nil {
+		return nil
+	}
+	for _, b := range s.tracker.Bounds(s.cfg.Delta) {
+		if b.Name == "hidden" && !b.Applicable {
+			return nil // already not applicable, for its own reason
+		}
+	}
+	return s.tracker.SetApplicable("hidden", false, interruptedTestReason)
+}
+
 // divergedAt reports whether the run stops as diverged after step. Only
 // the released parameters may decide it: every step's in a run that
 // releases every step, the final one's in a final-only run. A final-only
@@ -153,6 +180,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 			return err
 		}
 		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
+		if sum.TestWithheld {
+			sum.Notes = append(sum.Notes, "no test figures: nothing about an interrupted final_only run's iterate is released")
+		}
 	} else if err := s.writeModel(); err != nil {
 		return err
 	}
@@ -266,6 +296,11 @@ func (s *state) claim(sum *Summary) string {
 			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, sum.Best.Accountant)
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
+		}
+		for _, tb := range sum.Bounds {
+			if tb.Name == "hidden" && tb.Reason == interruptedTestReason {
+				b.WriteString("; the hidden-state bound does not apply: " + interruptedTestReason)
+			}
 		}
 	}
 	if !sum.PrivateRelease {

@@ -47,6 +47,10 @@ type Options struct {
 	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
 	// without it that is an error.
 	Overwrite bool
+	// InterruptedTest releases the test figures of an interrupted
+	// final-only run's iterate (by default withheld): a second release, so
+	// the hidden-state bound stops applying, for this run and its resumption.
+	InterruptedTest bool
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -65,6 +69,10 @@ type Summary struct {
 	Delta       float64                   `json:"delta"`
 	TestAcc     float64                   `json:"test_acc"`
 	TestLoss    float64                   `json:"test_loss"`
+	// TestWithheld: the test figures were not computed (an interrupted
+	// final-only run releases nothing about its iterate); TestAcc and
+	// TestLoss are 0.
+	TestWithheld bool `json:"test_withheld,omitempty"`
 	Epsilon     map[string]float64        `json:"epsilon"`
 	Best        accountant.Bound          `json:"best"`
 	Bounds      []accountant.TrackedBound `json:"-"`
@@ -816,6 +824,9 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			}
 		}
 	}
+	if err := s.markInterruptedRelease(stopped); err != nil {
+		return nil, err
+	}
 	if s.out != nil && stopped != "" {
 		if err := s.checkpoint(done); err != nil {
 			return nil, err
@@ -878,7 +889,10 @@ func (s *state) best() (accountant.Bound, bool) {
 
 func (s *state) summary(done int, stopped string) (*Summary, error) {
 	acc, loss := s.lastEval.acc, s.lastEval.loss
-	if s.lastEval.step != done || done == 0 {
+	withheld := s.withholdTest(stopped)
+	if withheld {
+		acc, loss = 0, 0
+	} else if s.lastEval.step != done || done == 0 {
 		var err error
 		if acc, loss, err = s.evaluateTest(); err != nil {
 			return nil, fmt.Errorf("final evaluation: %w", err)
@@ -892,7 +906,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
-		PrivateNotes: s.privNote, cfg: s.cfg,
+		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld,
 	}
 	if s.sub != nil && s.sub.carved > 0 {
 		// Records carved out of the training set as "public" are trained

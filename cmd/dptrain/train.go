@@ -157,6 +157,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
 	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	interruptedTest := fs.Bool("interrupted-test", false, "final-only run: if interrupted, still evaluate and release the interrupted iterate's test figures (withheld by default); a second release, so the hidden-state bound no longer applies, to this run or its resumption")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	fs.Usage = func() { trainUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
@@ -180,6 +181,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fs2.Bool("overwrite", false, "")
 			fs2.Bool("quiet", false, "")
 			fs2.Bool("json", false, "")
+			fs2.Bool("interrupted-test", false, "")
 			if err := parseFlags(fs2, args); err != nil {
 				return err
 			}
@@ -194,7 +196,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
-	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite, InterruptedTest: *interruptedTest}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
 	}
@@ -252,7 +254,11 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 	} else {
 		fmt.Fprintln(w, "noise     crypto/rand-seeded (the seed is kept only in the private checkpoint while the run is unfinished)")
 	}
-	fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
+	if s.TestWithheld {
+		fmt.Fprintln(w, "test      withheld: an interrupted final-only run releases nothing about its iterate (--interrupted-test releases it, at the cost of the hidden-state bound)")
+	} else {
+		fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
+	}
 	for _, b := range s.Bounds {
 		switch {
 		case b.Err != nil:
@@ -278,7 +284,11 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 		if !s.PrivateRelease {
 			caveat += "; NOT a private release (seeded noise)"
 		}
-		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s, test accuracy %.2f%%\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, 100*s.TestAcc)
+		acc := fmt.Sprintf(", test accuracy %.2f%%", 100*s.TestAcc)
+		if s.TestWithheld {
+			acc = ""
+		}
+		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s%s\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, acc)
 	}
 	if s.OutDir != "" {
 		rel, priv := filepath.Join(s.OutDir, "release"), filepath.Join(s.OutDir, "private")
