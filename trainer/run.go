@@ -69,10 +69,6 @@ type Summary struct {
 	Delta       float64                   `json:"delta"`
 	TestAcc     float64                   `json:"test_acc"`
 	TestLoss    float64                   `json:"test_loss"`
-	// TestWithheld: the test figures were not computed (an interrupted
-	// final-only run releases nothing about its iterate); TestAcc and
-	// TestLoss are 0.
-	TestWithheld bool `json:"test_withheld,omitempty"`
 	Epsilon     map[string]float64        `json:"epsilon"`
 	Best        accountant.Bound          `json:"best"`
 	Bounds      []accountant.TrackedBound `json:"-"`
@@ -105,6 +101,10 @@ type Summary struct {
 	// PrivateNotes are curator-only messages (they may name records);
 	// written to private/summary.json only.
 	PrivateNotes []string `json:"private_notes,omitempty"`
+	// TestWithheld: the test figures were not computed (an interrupted
+	// final-only run releases nothing about its iterate); TestAcc and
+	// TestLoss are 0.
+	TestWithheld bool `json:"test_withheld,omitempty"`
 
 	cfg Config // the run's configuration, for the released summary
 }
