@@ -183,8 +183,14 @@ type releasedSummary struct {
 	Config       Config             `json:"config" prov:"config"`
 }
 
-// publishNote is written into release/summary.json.
-const publishNote = "this directory may be published: every file is covered by the stated privacy claim or is a function of public data (the configuration, n, the test set); private/ must not be"
+// publishNote is written into release/summary.json; seededPublishNote
+// instead when the run is not a private release; privatePublishNote into
+// private/summary.json.
+const (
+	publishNote        = "this directory may be published: every file is covered by the stated privacy claim or is a function of public data (the configuration, n, the test set); private/ must not be"
+	seededPublishNote  = "NOT a private release: the noise and sampling were derived from the seed in config (seeded), so anyone who knows it can recompute and subtract the noise; the stated ε describes the mechanism, not these files. Publish them only as a reproducible, non-private result; private/ must not be published in any case"
+	privatePublishNote = "private/: curator only, never publish (training-data statistics, wall time, the checkpoint); release/summary.json says whether release/ can be"
+)
 
 // releasedSummaryOf projects a run's summary onto what may be published.
 func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
@@ -204,6 +210,9 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
 	}
+	if !s.PrivateRelease {
+		out.Publish = seededPublishNote
+	}
 	for _, tb := range s.Bounds {
 		if tb.Err != nil {
 			out.Bounds = append(out.Bounds, releasedBound{Name: tb.Name, Reason: tb.Err.Error()})
@@ -218,6 +227,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 // is a statistic of the training data (the realised sample count, wall
 // time: both move with the realised batch sizes) and curator-only notes.
 type privateSummary struct {
+	Publish string `json:"publish"` // shadows the released summary's
 	releasedSummary
 	Samples      int      `json:"samples"`
 	Seconds      float64  `json:"seconds"`

@@ -240,7 +240,7 @@ func (s *state) writeSummaries(sum *Summary) error {
 	if err := s.out.writeRelease("summary.json", b); err != nil {
 		return err
 	}
-	priv := privateSummary{releasedSummary: rel, Samples: sum.Samples, Seconds: sum.Seconds, PrivateNotes: sum.PrivateNotes, OutDir: s.cfg.OutDir}
+	priv := privateSummary{Publish: privatePublishNote, releasedSummary: rel, Samples: sum.Samples, Seconds: sum.Seconds, PrivateNotes: sum.PrivateNotes, OutDir: s.cfg.OutDir}
 	if b, err = json.MarshalIndent(priv, "", "  "); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
