@@ -3,10 +3,12 @@ package trainer
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -245,6 +247,73 @@ func TestInterruptedFinalOnlyWithholdsTest(t *testing.T) {
 		}
 		if _, ok := jsonObjects(t, filepath.Join(c.OutDir, "release", "summary.json"))[0]["test_acc"]; !ok || r.TestWithheld {
 			t.Errorf("asked %v: the completed run withholds its test figures", ask)
+		}
+	}
+}
+
+// The total of a sweep (issue 29, finding 5): two 5-step runs on the same
+// data compose to the account of one 10-step run of the same mechanism;
+// a shuffled run is accounted under replace-one, so it gets a total of its
+// own (its own ε), not added to the add/remove total.
+func TestComposeRuns(t *testing.T) {
+	base := small(t)
+	base.Model, base.Hidden, base.PrivateDiagnostics, base.KeepCheckpoint = "logreg", nil, false, false
+	base.Steps, base.EvalEvery, base.CheckpointEvery, base.OutDir = 5, 0, 0, ""
+	var sums []*Summary
+	for _, lr := range []float64{0.5, 1} {
+		c := base
+		c.LR = lr
+		sums = append(sums, run(t, c, Options{}))
+	}
+	long := base
+	long.Steps = 10
+	want := run(t, long, Options{})
+	sh := base
+	sh.Sampler = "shuffle"
+	shuffled := run(t, sh, Options{})
+	sums = append(sums, nil, shuffled)
+
+	totals, err := ComposeRuns(sums, base.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(totals) != 2 {
+		t.Fatalf("%d totals, want one per relation: %+v", len(totals), totals)
+	}
+	ar, ro := totals[0], totals[1]
+	if ar.Relation != accountant.AddRemove || !slices.Equal(ar.Runs, []int{0, 1}) || ar.Bound.Accountant != want.Best.Accountant ||
+		math.Abs(ar.Bound.Epsilon-want.Best.Epsilon) > 1e-9*want.Best.Epsilon {
+		t.Errorf("add/remove total %+v; want runs [0 1] at the 10-step run's %s ε = %v", ar, want.Best.Accountant, want.Best.Epsilon)
+	}
+	if one := sums[0].Best.Epsilon; !(ar.Bound.Epsilon > one && ar.Bound.Epsilon < 2*one) {
+		t.Errorf("total %v of two runs of ε %v: want more than one, less than their sum", ar.Bound.Epsilon, one)
+	}
+	if ro.Relation != accountant.ReplaceOne || !slices.Equal(ro.Runs, []int{3}) || ro.Bound.Epsilon != shuffled.Best.Epsilon {
+		t.Errorf("replace-one total %+v; want run [3] at its own ε = %v", ro, shuffled.Best.Epsilon)
+	}
+}
+
+// summary.json says what is true of its directory (issue 29, finding 4):
+// a seeded run's release/ is not a private release, and private/ is never
+// to be published; only an unseeded run's release/ may be published.
+func TestSummaryPublishSaysWhatIsTrue(t *testing.T) {
+	for _, seeded := range []bool{true, false} {
+		c := releaseRun(t)
+		c.Steps, c.EvalEvery, c.Plots, c.Seeded = 2, 0, false, seeded
+		run(t, c, Options{})
+		publish := func(side string) string {
+			var p string
+			if err := json.Unmarshal(jsonObjects(t, filepath.Join(c.OutDir, side, "summary.json"))[0]["publish"], &p); err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+		rel, priv := publish("release"), publish("private")
+		if strings.Contains(rel, "may be published") == seeded || strings.HasPrefix(rel, "NOT a private release") != seeded {
+			t.Errorf("seeded %v: release/summary.json publish %q", seeded, rel)
+		}
+		if strings.Contains(priv, "may be published") || !strings.Contains(priv, "never publish") {
+			t.Errorf("seeded %v: private/summary.json publish %q", seeded, priv)
 		}
 	}
 }

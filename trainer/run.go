@@ -106,7 +106,8 @@ type Summary struct {
 	// TestLoss are 0.
 	TestWithheld bool `json:"test_withheld,omitempty"`
 
-	cfg Config // the run's configuration, for the released summary
+	cfg  Config      // the run's configuration, for the released summary
+	acct *accounting // the run's account, for ComposeRuns
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -906,7 +907,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
-		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld,
+		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct,
 	}
 	if s.sub != nil && s.sub.carved > 0 {
 		// Records carved out of the training set as "public" are trained

@@ -51,3 +51,48 @@ func TestTrainRefusesLabelOutsidePublicClasses(t *testing.T) {
 		}
 	}
 }
+
+// sweepTotals returns the "total:" lines of a sweep's output and whether it
+// says the totals do not add.
+func sweepTotals(out string) (totals []string, apart bool) {
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "total: ") {
+			totals = append(totals, l)
+		}
+		apart = apart || strings.Contains(l, "the totals do not add")
+	}
+	return totals, apart
+}
+
+// A sweep prints the composed ε of its whole table (issue 29, finding 5):
+// one total per neighbouring relation, saying when they do not add; and a
+// seeded sweep marks every ε as not a private release (finding 4), an
+// unseeded one does not.
+func TestSweepTotal(t *testing.T) {
+	args := []string{"sweep", "--dataset", "synthetic", "--model", "logreg", "--batch", "100", "--steps", "4", "--sigma", "1", "--epsilon", "50"}
+	for _, tc := range []struct {
+		extra          []string
+		totals         []string
+		apart, private bool
+	}{
+		{[]string{"--seed", "3", "--grid", "lr=0.5,1"}, []string{"under add-remove neighbouring (pld), composing every step of all 2 runs"}, false, false},
+		{[]string{"--grid", "sampler=poisson,shuffle"}, []string{"under add-remove neighbouring (pld), composing every step of runs 1 (in table order)",
+			"under replace-one neighbouring (rdp), composing every step of runs 2 (in table order)"}, true, true},
+	} {
+		code, out, stderr := runCLI(t, append(args, tc.extra...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.extra, code, stderr)
+		}
+		totals, apart := sweepTotals(out)
+		ok := len(totals) == len(tc.totals) && apart == tc.apart
+		for i := 0; ok && i < len(totals); i++ {
+			ok = strings.Contains(totals[i], tc.totals[i]) && strings.Contains(totals[i], "†") != tc.private
+		}
+		if ok && strings.Contains(out, "†") == tc.private {
+			ok = false
+		}
+		if !ok {
+			t.Errorf("%v: totals %q (apart %v); want %q (apart %v), marked not private %v:\n%s", tc.extra, totals, apart, tc.totals, tc.apart, !tc.private, out)
+		}
+	}
+}
