@@ -22,6 +22,13 @@ import (
 //	               seed of the noise), statistics of the training data,
 //	               per-instance files, anything that names a record
 //
+// The terminal (progress bar with its elapsed time and ETA, log lines, the
+// printed summary with its wall time, --json output) is the curator's, like
+// private/: it may show what private/ holds, and is never published as it
+// is. Wall time and the realised sample count move with the realised batch
+// sizes, so they are statistics of the training data: private/ and the
+// terminal only, never release/ (privateRecordFields, privateSummary).
+//
 // Each field written to release/ declares its provenance with a `prov`
 // struct tag; the provenance test refuses any other kind, and the leak test
 // checks that the non-model fields do not move when one training record
@@ -63,8 +70,9 @@ var releasedFiles = map[string]string{
 	"canaries.json": "fields", // see canaryRelease
 	// A page made of the released summary and the plots above only
 	// (config, account and model provenances; nothing of its own).
-	"report.html":      ProvModel,
-	"audit_scores.png": ProvModel,
+	// (An audit's plot of the canary scores split by inclusion bit is
+	// drawn from private/canaries' bits, so it goes to private/.)
+	"report.html": ProvModel,
 }
 
 // outputs owns a run's output directory: it is the only writer of files,
@@ -135,6 +143,20 @@ type releasedRecord struct {
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
 }
 
+// privateRecordFields are the JSON keys of a Record that release/ never
+// holds (written to private/diagnostics.jsonl, shown on the terminal), and
+// why; every other key is a releasedRecord key.
+var privateRecordFields = map[string]string{
+	"loss":           "mean training loss of the batch",
+	"batch_size":     "realised batch size",
+	"grad_norm_mean": "training gradient norms",
+	"grad_norm_max":  "training gradient norms",
+	"clipped_frac":   "raw clipped fraction",
+	"train_acc":      "accuracy on training records",
+	"elapsed_s":      "wall time: moves with the realised batch sizes",
+	"non_finite":     "which training statistics were not finite",
+}
+
 // released is the part of r that may be published.
 func (r *Record) released() releasedRecord {
 	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
@@ -180,7 +202,9 @@ type releasedSummary struct {
 	NoiseVar     float64            `json:"noise_variance" prov:"account"`
 	Sensitivity  float64            `json:"sensitivity" prov:"account"`
 	NoiseSeeded  bool               `json:"noise_seeded" prov:"config"`
-	Config       Config             `json:"config" prov:"config"`
+	// D0Used is hybrid clipping's d0 as clipped and accounted: min(d0, D).
+	D0Used float64 `json:"d0_used,omitempty" prov:"config"`
+	Config Config  `json:"config" prov:"config"`
 }
 
 // publishNote is written into release/summary.json; seededPublishNote
@@ -198,6 +222,9 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	for i, n := range s.Notes {
 		notes[i] = portableText(cfg, n)
 	}
+	if s.acct != nil && cfg.Clip == "hybrid" && s.acct.d0 != cfg.D0 {
+		notes = append(notes, fmt.Sprintf("d0 = %g used (d0_used): the model has %d parameters, fewer than the configured d0 = %g", s.acct.d0, s.Params, cfg.D0))
+	}
 	cfg = portableConfig(cfg)
 	cfg.OutDir = "" // a path on the curator's machine
 	out := releasedSummary{
@@ -209,6 +236,9 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	}
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
+	}
+	if s.acct != nil && cfg.Clip == "hybrid" {
+		out.D0Used = s.acct.d0
 	}
 	if !s.PrivateRelease {
 		out.Publish = seededPublishNote

@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -315,5 +316,99 @@ func TestSummaryPublishSaysWhatIsTrue(t *testing.T) {
 		if strings.Contains(priv, "may be published") || !strings.Contains(priv, "never publish") {
 			t.Errorf("seeded %v: private/summary.json publish %q", seeded, priv)
 		}
+	}
+}
+
+// Every Record key is either released (a releasedRecord key) or declared
+// private with its reason, never both: wall time (elapsed_s) is private,
+// shown on the curator's terminal only (issue 29, finding 6).
+func TestRecordFieldsClassified(t *testing.T) {
+	rel := fieldProvenance(reflect.TypeFor[releasedRecord]())
+	for key := range fieldProvenance(reflect.TypeFor[Record]()) {
+		_, r := rel[key]
+		_, p := privateRecordFields[key]
+		if r == p {
+			t.Errorf("record key %q: released %v, declared private %v; want exactly one", key, r, p)
+		}
+	}
+	if _, ok := privateRecordFields["elapsed_s"]; !ok {
+		t.Error("wall time is not declared private")
+	}
+	for key := range privateRecordFields {
+		if _, ok := fieldProvenance(reflect.TypeFor[Record]())[key]; !ok {
+			t.Errorf("declared private key %q is no Record key", key)
+		}
+	}
+}
+
+// Twice sampling with hybrid clipping on a model with fewer parameters
+// than d0 clips and accounts with d0 = D; release/summary.json says so
+// (d0_used and a note), not only the configured d0 (issue 29, finding 6).
+func TestSummaryEchoesD0Used(t *testing.T) {
+	c := releaseRun(t)
+	c.Sampler, c.Q2, c.Clip, c.D0, c.Steps, c.EvalEvery, c.Plots = "twice", 0.25, "hybrid", 1000, 2, 0, false
+	s := run(t, c, Options{})
+	sum := jsonObjects(t, filepath.Join(c.OutDir, "release", "summary.json"))[0]
+	var used float64
+	var notes []string
+	json.Unmarshal(sum["d0_used"], &used)
+	json.Unmarshal(sum["notes"], &notes)
+	if used != float64(s.Params) || !slices.ContainsFunc(notes, func(n string) bool { return strings.HasPrefix(n, fmt.Sprintf("d0 = %d used", s.Params)) }) {
+		t.Errorf("d0_used %v, notes %q; want %d and a note", used, notes, s.Params)
+	}
+}
+
+// Every file a run writes into private/ is 0600, plots included; the audit
+// plot, drawn from the canaries' private inclusion bits, is among them
+// (issue 29, finding 6).
+func TestPrivateFilesAre0600(t *testing.T) {
+	c := releaseRun(t)
+	c.Steps, c.PrivateDiagnostics, c.KeepCheckpoint, c.PerInstance = 4, true, true, 20
+	run(t, c, Options{})
+	ents, err := os.ReadDir(filepath.Join(c.OutDir, "private"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasSuffix(e.Name(), ".png") {
+			seen++
+		}
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("private/%s: mode %v, want 0600", e.Name(), fi.Mode().Perm())
+		}
+	}
+	if seen == 0 {
+		t.Errorf("no plot in private/ to check: %v", ents)
+	}
+	if _, ok := releasedFiles["audit_scores.png"]; ok {
+		t.Error("audit_scores.png is declared a release file")
+	}
+}
+
+// --resume with no checkpoint refuses, naming the way out, when release/
+// already holds an earlier run's records (issue 29, finding 6); with an
+// empty directory it starts afresh as before.
+func TestResumeWithoutCheckpointRefusesOverRecords(t *testing.T) {
+	c := releaseRun(t)
+	c.Steps, c.EvalEvery, c.Plots = 4, 0, false
+	if _, err := Run(context.Background(), c, Options{StopAfter: 2}); !errors.Is(err, ErrInterrupted) {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(c.OutDir, "private", "checkpoint.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Run(context.Background(), c, Options{Resume: true})
+	if !errors.Is(err, ErrInvalidConfig) || !strings.Contains(err.Error(), "--overwrite") {
+		t.Errorf("resume without checkpoint over records: %v; want refused naming --overwrite", err)
+	}
+	fresh := c
+	fresh.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), fresh, Options{Resume: true}); err != nil {
+		t.Errorf("resume in an empty directory: %v; want a fresh start", err)
 	}
 }

@@ -283,6 +283,18 @@ func (s *state) checkResumable() error {
 	if json.Unmarshal(b, &sum) == nil && sum.Stopped == "" && sum.Steps > 0 && sum.Steps == sum.Planned {
 		return fmt.Errorf("%w: %s holds a completed run (%d steps); nothing to resume (use a new --out to train again)", ErrFinished, s.cfg.OutDir, sum.Steps)
 	}
+	return s.checkNoRecords()
+}
+
+// checkNoRecords refuses to start afresh (resume without a checkpoint) in
+// a directory whose release/ holds an earlier run's records: the new run,
+// with its own settings and seed, would append to or replace them.
+func (s *state) checkNoRecords() error {
+	for _, name := range []string{"metrics.jsonl", "summary.json", "model.bin"} {
+		if fi, err := os.Stat(s.out.release(name)); err == nil && fi.Size() > 0 {
+			return fmt.Errorf("%w: --resume: %s holds no checkpoint to continue from (private/checkpoint.json), but release/%s holds an earlier run's records; train again with --overwrite (replacing them) or a new --out", ErrInvalidConfig, s.cfg.OutDir, name)
+		}
+	}
 	return nil
 }
 

@@ -96,3 +96,17 @@ func TestSweepTotal(t *testing.T) {
 		}
 	}
 }
+
+// dptrain report in its default mode releases no report, and the
+// per-record figures it prints are statistics of the training records:
+// it must not call them post-processing of the released model (issue 29,
+// finding 6).
+func TestReportIndepIsNotPostProcessing(t *testing.T) {
+	code, out, errs := runCLI(t, "report", "--synthetic", "--n", "200", "--d", "4", "--seed", "7", "--out", t.TempDir())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "post-processing") || !strings.Contains(out, "statistics of the training records, not covered by ε: curator only") {
+		t.Errorf("report output:\n%s", out)
+	}
+}
