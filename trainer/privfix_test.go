@@ -412,3 +412,30 @@ func TestResumeWithoutCheckpointRefusesOverRecords(t *testing.T) {
 		t.Errorf("resume in an empty directory: %v; want a fresh start", err)
 	}
 }
+
+// A run stops as diverged only on released parameters: every step's when
+// it releases every step, only the final step's in a final-only run, whose
+// intermediate iterates are hidden (issue 29, finding 2).
+func TestDivergedOnlyOnReleasedParameters(t *testing.T) {
+	for _, finalOnly := range []bool{false, true} {
+		c := small(t)
+		c.Model, c.Hidden, c.FinalOnly = "logreg", nil, finalOnly
+		st := &state{cfg: c, out: &outputs{root: c.OutDir}}
+		if err := st.initRoot(nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := st.setup(); err != nil {
+			t.Fatal(err)
+		}
+		if st.divergedAt(1) || st.divergedAt(st.steps) {
+			t.Fatalf("final_only=%v: finite parameters diverged", finalOnly)
+		}
+		st.model.Params()[3] = float32(math.Inf(1))
+		if got := st.divergedAt(1); got == finalOnly {
+			t.Errorf("final_only=%v: non-finite parameters at step 1 stop the run: %v", finalOnly, got)
+		}
+		if !st.divergedAt(st.steps) {
+			t.Errorf("final_only=%v: non-finite final parameters do not stop the run", finalOnly)
+		}
+	}
+}
