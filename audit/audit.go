@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"image/color"
+	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
@@ -64,7 +66,9 @@ func Run(ctx context.Context, cfg trainer.Config, opts trainer.Options, m int, k
 	}
 	res.Accounted, res.Seconds = sum.Best, sum.Seconds
 	res.Contradicts = res.EpsilonLower > sum.Best.Epsilon
-	if err := plotScores(filepath.Join(cfg.OutDir, "release", "audit_scores.png"), ev, res); err != nil {
+	// The plot splits the scores by the canaries' inclusion bits, which are
+	// private (private/canaries.json): it is the curator's.
+	if err := plotScores(filepath.Join(cfg.OutDir, "private", "audit_scores.png"), ev, res); err != nil {
 		return nil, sum, err
 	}
 	return res, sum, nil
@@ -148,8 +152,12 @@ func plotScores(path string, ev *trainer.CanaryEvidence, res *Result) error {
 	if err != nil {
 		return err
 	}
-	if err := plotkit.Save(path, 8*vg.Inch, 4*vg.Inch, p); err != nil {
+	b, err := plotkit.Render(strings.TrimPrefix(filepath.Ext(path), "."), 8*vg.Inch, 4*vg.Inch, p)
+	if err != nil {
 		return fmt.Errorf("audit plot: %w", err)
 	}
-	return nil
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		return fmt.Errorf("audit plot: %w", err)
+	}
+	return os.Chmod(path, 0o600) // an earlier file keeps its mode otherwise
 }

@@ -86,6 +86,9 @@ type Row struct {
 	Relation      string  `json:"relation,omitempty"`   // its neighbouring relation
 	TestAcc       float64 `json:"test_acc"`             // after the run's steps
 	Err           string  `json:"error,omitempty"`
+	// NotPrivate: the cell's noise and sampling were seeded (every bench
+	// cell's are), so its ε describes the mechanism, not a private release.
+	NotPrivate bool `json:"not_private,omitempty"`
 }
 
 // Run trains every cell of g in the grid's order (clip-major). A cell that
@@ -158,7 +161,7 @@ func (g Grid) trainCell(ctx context.Context, c, s string) Row {
 		// largest cumulative rank (a run succeeded, so ranks are set).
 		r.Dim += cfg.SubspaceRanks[len(cfg.SubspaceRanks)-1]
 	}
-	r.Epsilon, r.Accountant, r.TestAcc = sum.Best.Epsilon, sum.Best.Accountant, sum.TestAcc
+	r.Epsilon, r.Accountant, r.TestAcc, r.NotPrivate = sum.Best.Epsilon, sum.Best.Accountant, sum.TestAcc, !sum.PrivateRelease
 	if sum.Best.Accountant != "" {
 		r.Relation = sum.Best.Relation.String()
 	}

@@ -24,10 +24,30 @@ func display(r Row) []string {
 	if r.Accountant != "" {
 		// ε of different neighbouring relations are not comparable.
 		eps, acct, rel = fmt.Sprintf("%.4g", r.Epsilon), r.Accountant, r.Relation
+		if r.NotPrivate {
+			eps += NotPrivateMark
+		}
 	}
 	return []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
 		mib(r.PeakHeapMiB), fmt.Sprintf("%.4g", r.Sigma), fmt.Sprintf("%.4g", r.NoiseVariance),
 		eps, fmt.Sprintf("%.0e", r.Delta), acct, rel, fmt.Sprintf("%.4f", r.TestAcc), r.Err}
+}
+
+// NotPrivateMark follows the ε of a cell that is not a private release;
+// NotPrivateNote, printed under a table that has one, says what it means.
+const (
+	NotPrivateMark = "†"
+	NotPrivateNote = "† seeded noise and sampling (reproducible): NOT a private release, since anyone who knows the seed can recompute and subtract the noise; ε describes the mechanism only"
+)
+
+// notPrivateNote is the footnote line rows need ("" when none).
+func notPrivateNote(rows []Row) string {
+	for _, r := range rows {
+		if r.NotPrivate && r.Accountant != "" {
+			return NotPrivateNote + "\n"
+		}
+	}
+	return ""
 }
 
 func mib(v float64) string {
@@ -44,7 +64,11 @@ func WriteTable(w io.Writer, rows []Row) error {
 	for _, r := range rows {
 		fmt.Fprintln(tw, strings.Join(display(r), "\t"))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := io.WriteString(w, notPrivateNote(rows))
+	return err
 }
 
 // WriteMarkdown prints rows as a GitHub markdown table.
@@ -70,6 +94,9 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	line(sep)
 	for _, r := range rows {
 		line(display(r))
+	}
+	if note := notPrivateNote(rows); note != "" {
+		b.WriteString("\n" + note)
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -26,7 +26,19 @@ type CSVOptions struct {
 	AllowMissing bool
 	// Comma is the field separator; 0 means ','.
 	Comma rune
+	// Classes, when set, is the public class set: a label must equal one
+	// of its entries (label Classes[i] is class i), and Classes becomes
+	// ClassNames. NumClasses, when positive and Classes is nil, is the
+	// public count of integer labels: every label must be an integer in
+	// [0, NumClasses). A label outside the set is an error that names its
+	// line but not its value (it may be a training record's).
+	Classes    []string
+	NumClasses int
 }
+
+// ErrOutsideClasses is wrapped by the error for a label outside the public
+// class set (CSVOptions.Classes or NumClasses).
+var ErrOutsideClasses = errors.New("label outside the public class set")
 
 // isMissing reports whether a CSV field denotes a missing value.
 func isMissing(s string) bool {
@@ -121,6 +133,12 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 			d.X = append(d.X, float32(v))
 		}
 	}
+	if opts.Classes != nil || opts.NumClasses > 0 {
+		if err := setPublicLabels(d, labels, opts, line); err != nil {
+			return nil, err
+		}
+		return d, d.Validate()
+	}
 	if err := setLabels(d, labels); err != nil {
 		return nil, err
 	}
@@ -184,6 +202,35 @@ func setLabels(d *Dataset, labels []string) error {
 	}
 	d.NumClasses = len(names)
 	d.ClassNames = names
+	return nil
+}
+
+// setPublicLabels maps labels onto the public class set of opts. The class
+// count never depends on the labels read, and an error names no label.
+func setPublicLabels(d *Dataset, labels []string, opts CSVOptions, line func(int) int) error {
+	outside := func(i int) error {
+		n := opts.NumClasses
+		if opts.Classes != nil {
+			n = len(opts.Classes)
+		}
+		return fmt.Errorf("line %d: %w of %d classes (remove the record, or add its class to --classes)", line(i), ErrOutsideClasses, n)
+	}
+	for i, s := range labels {
+		k := -1
+		if opts.Classes != nil {
+			k = slices.Index(opts.Classes, s)
+		} else if v, err := strconv.Atoi(s); err == nil && v >= 0 && v < opts.NumClasses {
+			k = v
+		}
+		if k < 0 {
+			return outside(i)
+		}
+		d.Y[i] = k
+	}
+	d.NumClasses, d.ClassNames = opts.NumClasses, nil
+	if opts.Classes != nil {
+		d.NumClasses, d.ClassNames = len(opts.Classes), slices.Clone(opts.Classes)
+	}
 	return nil
 }
 

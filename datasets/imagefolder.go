@@ -27,6 +27,10 @@ type ImageFolderOptions struct {
 	// Width and Height, when set, are required of every image; otherwise
 	// every image must have the size of the first one.
 	Width, Height int
+	// OnlyClasses refuses a class directory outside Classes (which must
+	// be set) instead of skipping it: Classes is then the public class
+	// set, and the error names no directory (it may be a training label).
+	OnlyClasses bool
 }
 
 // imageSet is a decoded image folder: pixel bytes in CHW (R, G, B planes)
@@ -85,6 +89,17 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 	}
 	if len(classes) == 0 {
 		return nil, fmt.Errorf("image folder %s: no class directories", dir)
+	}
+	if opts.OnlyClasses {
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("image folder: %w", err)
+		}
+		for _, e := range ents {
+			if e.IsDir() && !strings.HasPrefix(e.Name(), ".") && !slices.Contains(classes, e.Name()) {
+				return nil, fmt.Errorf("image folder %s: a class directory is %w of %d classes (remove it, or add its class to --classes)", dir, ErrOutsideClasses, len(classes))
+			}
+		}
 	}
 	var files []string
 	var labels []int

@@ -8,8 +8,12 @@ import (
 
 // writeFileAtomic writes data to path through a temporary file in the same
 // directory, synced and renamed, so path never holds a half-written file.
-// Outputs are ordinary files (0644).
+// Outputs are ordinary files (0644), except in a run's private/: 0600,
+// whatever writes them (plots included).
 func writeFileAtomic(path string, data []byte) error {
+	if filepath.Base(filepath.Dir(path)) == privateDir {
+		return writeFileAtomicMode(path, data, 0o600)
+	}
 	return writeFileAtomicMode(path, data, 0o644)
 }
 

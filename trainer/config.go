@@ -27,6 +27,9 @@ type Config struct {
 	TrainFile   string `json:"train,omitempty"`
 	TestFile    string `json:"test,omitempty"`
 	LabelColumn string `json:"label_column,omitempty"`
+	// Classes is the public class set of datasets csv and folder (label
+	// Classes[i] is class i); nil: the test set's (trainer/userdata.go).
+	Classes []string `json:"classes,omitempty"`
 
 	Features FeatureMap `json:"features"` // "" (raw) or "scatternet"
 	// ScatterNet normalisation: "group" (per example, no privacy cost),

@@ -49,6 +49,9 @@ type Record struct {
 	// Deferred lists accountants computed only at evaluation steps and the
 	// end (PLD): absent from this record's epsilon and epsilon_best.
 	Deferred []string `json:"deferred,omitempty"`
+	// NonFinite names the training statistics above that were not finite
+	// (written as 0; private diagnostics only).
+	NonFinite []string `json:"non_finite,omitempty"`
 }
 
 // metricsLog appends records to a JSON-lines file, flushing every line so

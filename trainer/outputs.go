@@ -22,6 +22,13 @@ import (
 //	               seed of the noise), statistics of the training data,
 //	               per-instance files, anything that names a record
 //
+// The terminal (progress bar with its elapsed time and ETA, log lines, the
+// printed summary with its wall time, --json output) is the curator's, like
+// private/: it may show what private/ holds, and is never published as it
+// is. Wall time and the realised sample count move with the realised batch
+// sizes, so they are statistics of the training data: private/ and the
+// terminal only, never release/ (privateRecordFields, privateSummary).
+//
 // Each field written to release/ declares its provenance with a `prov`
 // struct tag; the provenance test refuses any other kind, and the leak test
 // checks that the non-model fields do not move when one training record
@@ -63,8 +70,9 @@ var releasedFiles = map[string]string{
 	"canaries.json": "fields", // see canaryRelease
 	// A page made of the released summary and the plots above only
 	// (config, account and model provenances; nothing of its own).
-	"report.html":      ProvModel,
-	"audit_scores.png": ProvModel,
+	// (An audit's plot of the canary scores split by inclusion bit is
+	// drawn from private/canaries' bits, so it goes to private/.)
+	"report.html": ProvModel,
 }
 
 // outputs owns a run's output directory: it is the only writer of files,
@@ -135,6 +143,20 @@ type releasedRecord struct {
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
 }
 
+// privateRecordFields are the JSON keys of a Record that release/ never
+// holds (written to private/diagnostics.jsonl, shown on the terminal), and
+// why; every other key is a releasedRecord key.
+var privateRecordFields = map[string]string{
+	"loss":           "mean training loss of the batch",
+	"batch_size":     "realised batch size",
+	"grad_norm_mean": "training gradient norms",
+	"grad_norm_max":  "training gradient norms",
+	"clipped_frac":   "raw clipped fraction",
+	"train_acc":      "accuracy on training records",
+	"elapsed_s":      "wall time: moves with the realised batch sizes",
+	"non_finite":     "which training statistics were not finite",
+}
+
 // released is the part of r that may be published.
 func (r *Record) released() releasedRecord {
 	return releasedRecord{Step: r.Step, Epoch: r.Epoch, LR: r.LR, TestAcc: r.TestAcc, TestLoss: r.TestLoss,
@@ -170,8 +192,8 @@ type releasedSummary struct {
 	Calibrated   bool               `json:"calibrated" prov:"config"`
 	Q            float64            `json:"q" prov:"config"`
 	Delta        float64            `json:"delta" prov:"config"`
-	TestAcc      float64            `json:"test_acc" prov:"model"`
-	TestLoss     float64            `json:"test_loss" prov:"model"`
+	TestAcc      *float64           `json:"test_acc,omitempty" prov:"model"` // nil: withheld (Summary.TestWithheld)
+	TestLoss     *float64           `json:"test_loss,omitempty" prov:"model"`
 	Epsilon      map[string]float64 `json:"epsilon" prov:"account"`
 	Best         accountant.Bound   `json:"best" prov:"account"`
 	Bounds       []releasedBound    `json:"bounds" prov:"account"`
@@ -180,11 +202,19 @@ type releasedSummary struct {
 	NoiseVar     float64            `json:"noise_variance" prov:"account"`
 	Sensitivity  float64            `json:"sensitivity" prov:"account"`
 	NoiseSeeded  bool               `json:"noise_seeded" prov:"config"`
-	Config       Config             `json:"config" prov:"config"`
+	// D0Used is hybrid clipping's d0 as clipped and accounted: min(d0, D).
+	D0Used float64 `json:"d0_used,omitempty" prov:"config"`
+	Config Config  `json:"config" prov:"config"`
 }
 
-// publishNote is written into release/summary.json.
-const publishNote = "this directory may be published: every file is covered by the stated privacy claim or is a function of public data (the configuration, n, the test set); private/ must not be"
+// publishNote is written into release/summary.json; seededPublishNote
+// instead when the run is not a private release; privatePublishNote into
+// private/summary.json.
+const (
+	publishNote        = "this directory may be published: every file is covered by the stated privacy claim or is a function of public data (the configuration, n, the test set); private/ must not be"
+	seededPublishNote  = "NOT a private release: the noise and sampling were derived from the seed in config (seeded), so anyone who knows it can recompute and subtract the noise; the stated ε describes the mechanism, not these files. Publish them only as a reproducible, non-private result; private/ must not be published in any case"
+	privatePublishNote = "private/: curator only, never publish (training-data statistics, wall time, the checkpoint); release/summary.json says whether release/ can be"
+)
 
 // releasedSummaryOf projects a run's summary onto what may be published.
 func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
@@ -192,14 +222,26 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	for i, n := range s.Notes {
 		notes[i] = portableText(cfg, n)
 	}
+	if s.acct != nil && cfg.Clip == "hybrid" && s.acct.d0 != cfg.D0 {
+		notes = append(notes, fmt.Sprintf("d0 = %g used (d0_used): the model has %d parameters, fewer than the configured d0 = %g", s.acct.d0, s.Params, cfg.D0))
+	}
 	cfg = portableConfig(cfg)
 	cfg.OutDir = "" // a path on the curator's machine
 	out := releasedSummary{
 		Publish: publishNote, Claim: s.Claim, PrivateRel: s.PrivateRelease,
 		Dataset: s.Dataset, Model: s.Model, Params: s.Params, TrainN: s.TrainN, TestN: s.TestN, Covered: s.CoveredN,
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
-		TestAcc: s.TestAcc, TestLoss: s.TestLoss, Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
+		Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
+	}
+	if !s.TestWithheld {
+		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
+	}
+	if s.acct != nil && cfg.Clip == "hybrid" {
+		out.D0Used = s.acct.d0
+	}
+	if !s.PrivateRelease {
+		out.Publish = seededPublishNote
 	}
 	for _, tb := range s.Bounds {
 		if tb.Err != nil {
@@ -215,6 +257,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 // is a statistic of the training data (the realised sample count, wall
 // time: both move with the realised batch sizes) and curator-only notes.
 type privateSummary struct {
+	Publish string `json:"publish"` // shadows the released summary's
 	releasedSummary
 	Samples      int      `json:"samples"`
 	Seconds      float64  `json:"seconds"`

@@ -25,7 +25,8 @@ const (
 	ProgressLines
 )
 
-// reporter shows progress in the selected mode.
+// reporter shows progress in the selected mode, on the curator's terminal
+// (see outputs.go): the bar's elapsed time and ETA are private figures.
 type reporter struct {
 	mode    Progress
 	w       io.Writer

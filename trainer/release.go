@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"reflect"
 	"sort"
@@ -45,11 +46,63 @@ func (s *state) record(rec *Record, step int) error {
 		}
 	}
 	if s.diag != nil {
-		if err := s.diag.write(rec); err != nil {
+		// JSON has no ±Inf or NaN: a training statistic that is not finite
+		// (a record of 3e38) is written as 0 and named, rather than
+		// failing the write, which would stop the run on the data.
+		d := *rec
+		for _, f := range []struct {
+			name string
+			v    *float64
+		}{{"loss", &d.Loss}, {"grad_norm_mean", &d.GradNormMean}, {"grad_norm_max", &d.GradNormMax}} {
+			if math.IsNaN(*f.v) || math.IsInf(*f.v, 0) {
+				*f.v, d.NonFinite = 0, append(d.NonFinite, f.name)
+			}
+		}
+		if err := s.diag.write(&d); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// interruptedTestReason is the hidden-state bound's reason for not applying
+// once an interrupted final-only run released its iterate's test figures.
+const interruptedTestReason = "the test figures of an interrupted iterate were released (--interrupted-test), so more than the final model is public; the composition bound covers both releases"
+
+// withholdTest reports whether the run withholds its test figures: an
+// interrupted final-only run releases nothing about its iterate (the
+// hidden-state bound covers the final model alone) unless asked to.
+func (s *state) withholdTest(stopped string) bool {
+	return stopped != "" && s.cfg.FinalOnly && !s.opts.InterruptedTest
+}
+
+// markInterruptedRelease marks the hidden-state bound not applicable when
+// an interrupted final-only run is asked to release its iterate's test
+// figures. The tracker carries the mark into the checkpoint, so the
+// resumed run claims the composition bound too.
+func (s *state) markInterruptedRelease(stopped string) error {
+	if stopped == "" || !s.cfg.FinalOnly || !s.opts.InterruptedTest || s.tracker.Accountant("hidden") == nil {
+		return nil
+	}
+	for _, b := range s.tracker.Bounds(s.cfg.Delta) {
+		if b.Name == "hidden" && !b.Applicable {
+			return nil // already not applicable, for its own reason
+		}
+	}
+	return s.tracker.SetApplicable("hidden", false, interruptedTestReason)
+}
+
+// divergedAt reports whether the run stops as diverged after step. Only
+// the released parameters may decide it: every step's in a run that
+// releases every step, the final one's in a final-only run. A final-only
+// run whose intermediate iterate goes non-finite runs to its planned end
+// (the clipper drops non-finite per-sample gradients, and its stop would
+// otherwise publish the step at which a hidden iterate diverged).
+func (s *state) divergedAt(step int) bool {
+	if s.cfg.FinalOnly && step != s.steps {
+		return false
+	}
+	return !finiteVec(s.model.Params())
 }
 
 // openMetrics opens the metrics logs; a resumed run first keeps exactly the
@@ -127,6 +180,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 			return err
 		}
 		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
+		if sum.TestWithheld {
+			sum.Notes = append(sum.Notes, "no test figures: nothing about an interrupted final_only run's iterate is released")
+		}
 	} else if err := s.writeModel(); err != nil {
 		return err
 	}
@@ -184,7 +240,7 @@ func (s *state) writeSummaries(sum *Summary) error {
 	if err := s.out.writeRelease("summary.json", b); err != nil {
 		return err
 	}
-	priv := privateSummary{releasedSummary: rel, Samples: sum.Samples, Seconds: sum.Seconds, PrivateNotes: sum.PrivateNotes, OutDir: s.cfg.OutDir}
+	priv := privateSummary{Publish: privatePublishNote, releasedSummary: rel, Samples: sum.Samples, Seconds: sum.Seconds, PrivateNotes: sum.PrivateNotes, OutDir: s.cfg.OutDir}
 	if b, err = json.MarshalIndent(priv, "", "  "); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
@@ -227,6 +283,18 @@ func (s *state) checkResumable() error {
 	if json.Unmarshal(b, &sum) == nil && sum.Stopped == "" && sum.Steps > 0 && sum.Steps == sum.Planned {
 		return fmt.Errorf("%w: %s holds a completed run (%d steps); nothing to resume (use a new --out to train again)", ErrFinished, s.cfg.OutDir, sum.Steps)
 	}
+	return s.checkNoRecords()
+}
+
+// checkNoRecords refuses to start afresh (resume without a checkpoint) in
+// a directory whose release/ holds an earlier run's records: the new run,
+// with its own settings and seed, would append to or replace them.
+func (s *state) checkNoRecords() error {
+	for _, name := range []string{"metrics.jsonl", "summary.json", "model.bin"} {
+		if fi, err := os.Stat(s.out.release(name)); err == nil && fi.Size() > 0 {
+			return fmt.Errorf("%w: --resume: %s holds no checkpoint to continue from (private/checkpoint.json), but release/%s holds an earlier run's records; train again with --overwrite (replacing them) or a new --out", ErrInvalidConfig, s.cfg.OutDir, name)
+		}
+	}
 	return nil
 }
 
@@ -240,6 +308,11 @@ func (s *state) claim(sum *Summary) string {
 			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, sum.Best.Accountant)
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
+		}
+		for _, tb := range sum.Bounds {
+			if tb.Name == "hidden" && tb.Reason == interruptedTestReason {
+				b.WriteString("; the hidden-state bound does not apply: " + interruptedTestReason)
+			}
 		}
 	}
 	if !sum.PrivateRelease {

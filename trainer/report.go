@@ -26,8 +26,8 @@ example of the {{.S.TrainN}} training examples can change the probability of any
 data, and the files in <code>private/</code> (never publish them). The test set ({{.S.TestN}} examples) is
 treated as public: the test figures below are computed on it.</p>
 <h2>Result</h2>
-<table><tr><td>test accuracy</td><td>{{printf "%.4f" .S.TestAcc}}</td></tr>
-<tr><td>test loss</td><td>{{printf "%.4f" .S.TestLoss}}</td></tr>
+<table><tr><td>test accuracy</td><td>{{.TestAcc}}</td></tr>
+<tr><td>test loss</td><td>{{.TestLoss}}</td></tr>
 <tr><td>steps</td><td>{{.S.Steps}} of {{.S.PlannedSteps}}</td></tr>
 <tr><td>noise multiplier σ</td><td>{{.S.Sigma}}{{if .S.Calibrated}} (calibrated){{end}}</td></tr>
 <tr><td>sampling rate q</td><td>{{.S.Q}}</td></tr></table>
@@ -58,8 +58,12 @@ func (s *state) writeReport(sum *Summary) error {
 		}
 	}
 	relation := rel.Best.Relation.String()
+	acc, loss := "withheld (an interrupted final-only run releases nothing about its iterate)", "withheld"
+	if rel.TestAcc != nil {
+		acc, loss = fmt.Sprintf("%.4f", *rel.TestAcc), fmt.Sprintf("%.4f", *rel.TestLoss)
+	}
 	var buf bytes.Buffer
-	if err := reportPage.Execute(&buf, map[string]any{"S": rel, "Relation": relation, "Plots": plots, "Config": string(cfg)}); err != nil {
+	if err := reportPage.Execute(&buf, map[string]any{"S": rel, "TestAcc": acc, "TestLoss": loss, "Relation": relation, "Plots": plots, "Config": string(cfg)}); err != nil {
 		return fmt.Errorf("report.html: %w", err)
 	}
 	return s.out.writeRelease("report.html", buf.Bytes())

@@ -47,6 +47,10 @@ type Options struct {
 	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
 	// without it that is an error.
 	Overwrite bool
+	// InterruptedTest releases the test figures of an interrupted
+	// final-only run's iterate (by default withheld): a second release, so
+	// the hidden-state bound stops applying, for this run and its resumption.
+	InterruptedTest bool
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -97,8 +101,13 @@ type Summary struct {
 	// PrivateNotes are curator-only messages (they may name records);
 	// written to private/summary.json only.
 	PrivateNotes []string `json:"private_notes,omitempty"`
+	// TestWithheld: the test figures were not computed (an interrupted
+	// final-only run releases nothing about its iterate); TestAcc and
+	// TestLoss are 0.
+	TestWithheld bool `json:"test_withheld,omitempty"`
 
-	cfg Config // the run's configuration, for the released summary
+	cfg  Config      // the run's configuration, for the released summary
+	acct *accounting // the run's account, for ComposeRuns
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -771,8 +780,14 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			}
 			rec.ClippedFrac = float64(st.clipped) / float64(st.n)
 		}
-		if math.IsNaN(rec.Loss) || math.IsInf(rec.Loss, 0) || !finiteVec(s.model.Params()) {
-			return nil, fmt.Errorf("step %d: training diverged (loss %v); lower lr (now %g) or clip_norm", step, rec.Loss, cfg.LR)
+		// A stop is a release (of the step it happens at), so it may rest on
+		// released quantities only, never on the training loss (one record
+		// of 3e38 makes it infinite; the clipper drops non-finite per-sample
+		// gradients). A run releasing every step stops on its noised
+		// parameters; a final-only run's iterates are hidden, so it checks
+		// only the final, released one (see divergedAt in release.go).
+		if s.divergedAt(step) {
+			return nil, fmt.Errorf("step %d: training diverged (the parameters are not finite); lower lr (now %g) or clip_norm", step, cfg.LR)
 		}
 		if s.count != nil {
 			c, f := s.count.release(st.clipped)
@@ -809,6 +824,9 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 				return nil, err
 			}
 		}
+	}
+	if err := s.markInterruptedRelease(stopped); err != nil {
+		return nil, err
 	}
 	if s.out != nil && stopped != "" {
 		if err := s.checkpoint(done); err != nil {
@@ -872,7 +890,10 @@ func (s *state) best() (accountant.Bound, bool) {
 
 func (s *state) summary(done int, stopped string) (*Summary, error) {
 	acc, loss := s.lastEval.acc, s.lastEval.loss
-	if s.lastEval.step != done || done == 0 {
+	withheld := s.withholdTest(stopped)
+	if withheld {
+		acc, loss = 0, 0
+	} else if s.lastEval.step != done || done == 0 {
 		var err error
 		if acc, loss, err = s.evaluateTest(); err != nil {
 			return nil, fmt.Errorf("final evaluation: %w", err)
@@ -886,7 +907,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
-		PrivateNotes: s.privNote, cfg: s.cfg,
+		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct,
 	}
 	if s.sub != nil && s.sub.carved > 0 {
 		// Records carved out of the training set as "public" are trained

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/dptrain/dptrain/datasets"
 )
@@ -33,6 +34,17 @@ func (c *Config) validateUserData(bad func(string, ...any)) {
 	if c.Dataset != DatasetCSV && (c.TrainFile != "" || c.TestFile != "" || c.LabelColumn != "") {
 		bad("--train, --test and --label-column need --dataset csv (dataset is %q)", c.Dataset)
 	}
+	if c.Classes != nil {
+		if c.Dataset != "csv" && c.Dataset != "folder" {
+			bad("--classes needs --dataset csv or folder (dataset is %q)", c.Dataset)
+		}
+		for i, k := range c.Classes {
+			if strings.TrimSpace(k) != k || k == "" || slices.Contains(c.Classes[:i], k) {
+				bad("--classes %q: class %d is empty, padded with spaces or repeated", strings.Join(c.Classes, ","), i+1)
+				break
+			}
+		}
+	}
 }
 
 // badUserData marks an error as the data's fault (exit status 2 in the
@@ -47,46 +59,50 @@ func userDataErr(format string, args ...any) error {
 
 // loadUserData reads dataset "csv" (two tables) or "folder" (an image
 // tree with train/ and test/ splits, as 'data import' reads).
+//
+// The class set (and so the model's output size) must be public: it is
+// Config.Classes, else the test set's labels (public, like every test-set
+// figure), never the training data's. A training record whose label is
+// outside it is refused, by line and without its value: dropping it would
+// change n, and naming it would print a training value.
 func loadUserData(cfg *Config) (*datasets.Loaded, string, error) {
 	if cfg.Dataset == DatasetFolder {
 		if _, err := os.Stat(cfg.DataDir); err != nil {
 			return nil, "", userDataErr("data %s: %w", cfg.DataDir, err)
 		}
-		tr, err := datasets.LoadImageFolder(cfg.DataDir, "train", datasets.ImageFolderOptions{})
+		te, err := datasets.LoadImageFolder(cfg.DataDir, "test", datasets.ImageFolderOptions{Classes: cfg.Classes, OnlyClasses: cfg.Classes != nil})
 		if err != nil {
 			return nil, "", err
 		}
-		te, err := datasets.LoadImageFolder(cfg.DataDir, "test", datasets.ImageFolderOptions{Classes: tr.ClassNames, Width: tr.Shape[2], Height: tr.Shape[1]})
+		tr, err := datasets.LoadImageFolder(cfg.DataDir, "train", datasets.ImageFolderOptions{Classes: te.ClassNames, Width: te.Shape[2], Height: te.Shape[1], OnlyClasses: true})
 		if err != nil {
 			return nil, "", err
 		}
-		return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("image folder %s (%d classes)", cfg.DataDir, tr.NumClasses), nil
+		return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("image folder %s (%d classes)", cfg.DataDir, te.NumClasses), nil
 	}
-	tr, err := loadCSV(cfg.TrainFile, cfg.LabelColumn)
+	te, err := loadCSV(cfg.TestFile, cfg.LabelColumn, cfg.Classes, 0)
 	if err != nil {
 		return nil, "", err
 	}
-	te, err := loadCSV(cfg.TestFile, cfg.LabelColumn)
+	tr, err := loadCSV(cfg.TrainFile, cfg.LabelColumn, te.ClassNames, te.NumClasses)
 	if err != nil {
 		return nil, "", err
 	}
 	if tr.Dim() != te.Dim() {
 		return nil, "", userDataErr("csv: %s has %d features, %s has %d", cfg.TrainFile, tr.Dim(), cfg.TestFile, te.Dim())
 	}
-	if tr.ClassNames != nil || te.ClassNames != nil {
-		if !slices.Equal(tr.ClassNames, te.ClassNames) {
-			return nil, "", userDataErr("csv: the label classes differ: %s has %v, %s has %v", cfg.TrainFile, tr.ClassNames, cfg.TestFile, te.ClassNames)
-		}
-	}
-	k := max(tr.NumClasses, te.NumClasses)
-	tr.NumClasses, te.NumClasses = k, k
 	return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("csv %s / %s", cfg.TrainFile, cfg.TestFile), nil
 }
 
 // loadCSV reads one table; a first line with a non-numeric field is a
 // header. label is a header name or a 0-based index ("": the last column).
-func loadCSV(path, label string) (*datasets.Dataset, error) {
-	opts := datasets.CSVOptions{LabelIndex: -1}
+// classes (names) or k > 0 (integer labels) is the public class set; both
+// unset: the table's own labels.
+func loadCSV(path, label string, classes []string, k int) (*datasets.Dataset, error) {
+	opts := datasets.CSVOptions{LabelIndex: -1, Classes: classes}
+	if classes == nil {
+		opts.NumClasses = k
+	}
 	if label != "" {
 		if i, err := strconv.Atoi(label); err == nil {
 			opts.LabelIndex = i

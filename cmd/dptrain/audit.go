@@ -94,7 +94,7 @@ the accounted ε (exit 3 when the lower bound exceeds it).
 			verdict = "CONTRADICTION: the release proves more privacy loss than the account allows; please report this as a bug"
 		}
 		fmt.Fprintf(stdout, "verdict   %s\n", verdict)
-		fmt.Fprintf(stdout, "outputs   %s/release/audit_scores.png (canary scores, included vs excluded)\n", cfg.OutDir)
+		fmt.Fprintf(stdout, "outputs   %s/private/audit_scores.png (canary scores, included vs excluded: drawn from the private inclusion bits, curator only)\n", cfg.OutDir)
 	}
 	if res.Contradicts {
 		return &exitError{3, fmt.Errorf("ε_lower = %.4f exceeds the accounted ε = %.4f", res.EpsilonLower, res.Accounted.Epsilon)}

@@ -53,7 +53,11 @@ func TestAuditRun(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
 	}
-	if fi, err := os.Stat(filepath.Join(out, "release", "audit_scores.png")); err != nil || fi.Size() < 1000 {
-		t.Errorf("score plot: %v", err)
+	// The plot splits scores by the private inclusion bits: private/, 0600.
+	if fi, err := os.Stat(filepath.Join(out, "private", "audit_scores.png")); err != nil || fi.Size() < 1000 || fi.Mode().Perm() != 0o600 {
+		t.Errorf("score plot: %v; want private/audit_scores.png, mode 0600", err)
+	}
+	if _, err := os.Stat(filepath.Join(out, "release", "audit_scores.png")); err == nil {
+		t.Error("release/audit_scores.png written")
 	}
 }

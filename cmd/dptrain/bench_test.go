@@ -24,9 +24,15 @@ func TestBenchTable(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	// setup line, header, 3 × 2 rows
-	if len(lines) != 8 {
-		t.Fatalf("%d lines, want 8:\n%s", len(lines), stdout)
+	// setup line, header, 3 × 2 rows, the footnote of the † marking every
+	// ε (bench cells are seeded: not private releases)
+	if len(lines) != 9 || lines[8] != benchmarks.NotPrivateNote {
+		t.Fatalf("%d lines, want 8 and the not-private footnote:\n%s", len(lines), stdout)
+	}
+	for _, l := range lines[2:6] {
+		if f := strings.Fields(l); len(f) < 8 || !strings.HasSuffix(f[7], benchmarks.NotPrivateMark) {
+			t.Errorf("row %q: ε not marked %s", l, benchmarks.NotPrivateMark)
+		}
 	}
 	if !strings.HasPrefix(lines[0], "logreg on synthetic: 2 steps, expected batch 32, σ = 1,") {
 		t.Errorf("setup line %q", lines[0])
@@ -245,8 +251,8 @@ func TestBenchClipQuantile(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d lines, want 4:\n%s", len(lines), stdout)
+	if len(lines) != 5 {
+		t.Fatalf("%d lines, want 5 (with the not-private footnote):\n%s", len(lines), stdout)
 	}
 	q, l := strings.Fields(lines[2]), strings.Fields(lines[3])
 	if q[0] != "flat+q0.5" || l[0] != "linf" || q[7] != l[7] {

@@ -43,6 +43,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
 	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
+	fs.Var(stringList{&cfg.Classes}, "classes", classesUsage+" (give the training run's)")
 	split := fs.String("split", "test", "test or train (train: a curator's diagnostic of the private records, not covered by ε)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	plotPath := fs.String("plot", "", "also draw the confusion matrix as a heat map to `FILE.png` (or .svg): rows the true class, columns the predicted one, each cell coloured by its share of the row, with its count and percentage")

@@ -409,7 +409,7 @@ func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
 		fmt.Fprintf(w, "report releases (%v): %s tau=%.4f (%v); DP overhead (%.4g, %.3g) summed per release, (%.4g, %.3g) composed by RDP\n",
 			a.Dep.Mode, sig, a.Dep.Tau, a.Dep.GOE, a.ReportDP.Epsilon, a.ReportDP.Delta, a.ReportRDP.Epsilon, a.ReportRDP.Delta)
 	} else {
-		fmt.Fprintln(w, "report: data-independent (post-processing of the released model: no extra privacy cost)")
+		fmt.Fprintln(w, "report: none released (--mode indep: no report overhead in the account); the per-record figures above are statistics of the training records, not covered by ε: curator only, never publish them")
 	}
 	fmt.Fprintf(w, "account: (%.4g, %.3g)-DP, %s (release + report overhead, basic composition)\n", a.Total.Epsilon, a.Total.Delta, a.Total.Relation)
 	// b = −∇J(θ̂; D) ~ N(0, σ²I) when D is the model's training set, so

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/dptrain/dptrain/benchmarks"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -153,7 +154,9 @@ is itself a release; tune on public or held-out proxy data.
 		}
 	}
 	writeSweepTable(stdout, axes, rows)
-	fmt.Fprintln(stdout, "note: every row's ε is that run's own account; choosing among the runs by their accuracy on the private data is itself a release not covered by any row's ε (tune on public or held-out proxy data, or account for the selection: Papernot & Steinke 2022)")
+	if err := writeSweepTotal(stdout, rows); err != nil {
+		return err
+	}
 	failed := 0
 	for _, r := range rows {
 		if r.err != nil {
@@ -172,6 +175,7 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 		fmt.Fprintf(tw, "%s\t", a.name)
 	}
 	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss\tseconds")
+	seeded := false
 	for _, r := range rows {
 		for _, v := range r.values {
 			fmt.Fprintf(tw, "%s\t", v)
@@ -185,9 +189,54 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
 			continue
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%.4f\t%s\t%.4g\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, s.Best.Epsilon, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss, r.seconds)
+		eps := fmt.Sprintf("%.4f", s.Best.Epsilon)
+		if !s.PrivateRelease {
+			eps += benchmarks.NotPrivateMark
+			seeded = true
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%.4g\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, eps, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss, r.seconds)
 	}
 	tw.Flush()
+	if seeded {
+		fmt.Fprintln(w, benchmarks.NotPrivateNote)
+	}
+}
+
+// writeSweepTotal prints the composed ε of every run of the table (one
+// total per neighbouring relation) and what the rows' figures mean.
+func writeSweepTotal(w io.Writer, rows []sweepRow) error {
+	sums := make([]*trainer.Summary, len(rows))
+	delta, seeded := 0.0, ""
+	for i, r := range rows {
+		sums[i] = r.sum
+		if r.sum != nil {
+			delta = max(delta, r.cfg.Delta)
+			if !r.sum.PrivateRelease {
+				seeded = benchmarks.NotPrivateMark
+			}
+		}
+	}
+	totals, err := trainer.ComposeRuns(sums, delta)
+	if err != nil {
+		return fmt.Errorf("sweep total: %w", err)
+	}
+	for _, t := range totals {
+		which := fmt.Sprintf("all %d runs", len(t.Runs))
+		if len(totals) > 1 || len(t.Runs) < len(rows) {
+			nums := make([]string, len(t.Runs))
+			for k, i := range t.Runs {
+				nums[k] = fmt.Sprint(i + 1)
+			}
+			which = "runs " + strings.Join(nums, ", ") + " (in table order)"
+		}
+		fmt.Fprintf(w, "total: ε = %.4f%s (δ = %g) under %s neighbouring (%s), composing every step of %s: the cost of this table on the training data\n",
+			t.Bound.Epsilon, seeded, delta, t.Bound.Relation, t.Bound.Accountant, which)
+	}
+	if len(totals) > 1 {
+		fmt.Fprintln(w, "note: the totals do not add: ε under add-remove and under replace-one neighbours are different guarantees, each covering only its own runs (by group privacy an add-remove bound gives a replace-one bound of twice the ε, with a larger δ)")
+	}
+	fmt.Fprintln(w, "note: a row's ε covers that run alone. Its test acc is measured on the test set, treated as public, but every run trained on the same private data: publishing a run chosen from this table, or several, is covered by the total above, not by its row's ε; and the chosen row's test accuracy, selected on the test set, overstates its accuracy on new data (keep a separate test set for the final figure)")
+	return nil
 }
 
 // noisePerMean is one step's noise variance on the averaged gradient,

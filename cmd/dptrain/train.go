@@ -42,6 +42,24 @@ func (l intList) Set(s string) error {
 	return nil
 }
 
+// stringList is a comma-separated list of names flag (class names).
+type stringList struct{ v *[]string }
+
+func (l stringList) String() string {
+	if l.v == nil {
+		return ""
+	}
+	return strings.Join(*l.v, ",")
+}
+
+func (l stringList) Set(s string) error {
+	*l.v = strings.Split(s, ",")
+	return nil
+}
+
+// classesUsage documents --classes for train and eval.
+const classesUsage = "dataset csv or folder: the public class `names`, comma-separated (label NAME_i is class i); default: the test set's labels. A training record outside them is refused; the class set is never taken from the training data"
+
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
@@ -49,6 +67,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected)")
 	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table")
 	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
+	fs.Var(stringList{&c.Classes}, "classes", classesUsage)
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
 	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
 	fs.TextVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)
@@ -130,6 +149,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
 	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	interruptedTest := fs.Bool("interrupted-test", false, "final-only run: if interrupted, still evaluate and release the interrupted iterate's test figures (withheld by default); a second release, so the hidden-state bound no longer applies, to this run or its resumption")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	fs.Usage = func() { trainUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
@@ -153,6 +173,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			fs2.Bool("overwrite", false, "")
 			fs2.Bool("quiet", false, "")
 			fs2.Bool("json", false, "")
+			fs2.Bool("interrupted-test", false, "")
 			if err := parseFlags(fs2, args); err != nil {
 				return err
 			}
@@ -167,7 +188,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
-	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite, InterruptedTest: *interruptedTest}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
 	}
@@ -225,7 +246,11 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 	} else {
 		fmt.Fprintln(w, "noise     crypto/rand-seeded (the seed is kept only in the private checkpoint while the run is unfinished)")
 	}
-	fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
+	if s.TestWithheld {
+		fmt.Fprintln(w, "test      withheld: an interrupted final-only run releases nothing about its iterate (--interrupted-test releases it, at the cost of the hidden-state bound)")
+	} else {
+		fmt.Fprintf(w, "test      accuracy %.4f, loss %.4f\n", s.TestAcc, s.TestLoss)
+	}
 	for _, b := range s.Bounds {
 		switch {
 		case b.Err != nil:
@@ -251,7 +276,11 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 		if !s.PrivateRelease {
 			caveat += "; NOT a private release (seeded noise)"
 		}
-		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s, test accuracy %.2f%%\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, 100*s.TestAcc)
+		acc := fmt.Sprintf(", test accuracy %.2f%%", 100*s.TestAcc)
+		if s.TestWithheld {
+			acc = ""
+		}
+		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s%s\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, acc)
 	}
 	if s.OutDir != "" {
 		rel, priv := filepath.Join(s.OutDir, "release"), filepath.Join(s.OutDir, "private")

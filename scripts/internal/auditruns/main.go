@@ -73,7 +73,7 @@ func run(out string, quick bool, epsList string, epochs float64, m int) error {
 		fmt.Printf("ε = %g: accounted %.4f (%s), ε_lower %.4f (%d/%d), test acc %.4f, %s\n", eps, res.Accounted.Epsilon, res.Accounted.Accountant, res.EpsilonLower, res.Correct, res.Guesses, sum.TestAcc, wall)
 		fmt.Fprintf(&md, "| %g | %.4f (%s) | %.4f | %d | %d | %.2f | %s |\n", eps, res.Accounted.Epsilon, res.Accounted.Accountant, res.EpsilonLower, res.Guesses, res.Correct, 100*sum.TestAcc, wall)
 		rows = append(rows, []string{fmt.Sprint(eps), fmt.Sprintf("%.6f", res.Accounted.Epsilon), res.Accounted.Accountant, fmt.Sprintf("%.6f", res.EpsilonLower), fmt.Sprint(res.Guesses), fmt.Sprint(res.Correct), fmt.Sprintf("%.4f", sum.TestAcc), fmt.Sprintf("%.0f", wall.Seconds())})
-		if b, err := os.ReadFile(filepath.Join(cfg.OutDir, "release", "audit_scores.png")); err == nil {
+		if b, err := os.ReadFile(filepath.Join(cfg.OutDir, "private", "audit_scores.png")); err == nil {
 			os.WriteFile(filepath.Join(out, fmt.Sprintf("scores_eps%g.png", eps)), b, 0o644)
 		}
 		os.RemoveAll(cfg.OutDir)
