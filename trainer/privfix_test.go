@@ -135,7 +135,7 @@ func TestClassSetIsPublic(t *testing.T) {
 		}
 	}
 	for _, bad := range []struct {
-		dataset string
+		dataset Dataset
 		classes []string
 	}{{"embedded", []string{"a", "b"}}, {"csv", []string{"a", "a"}}, {"csv", []string{"a", ""}}, {"csv", []string{" a", "b"}}} {
 		c := csvRun(t, twoClassRows(4, ints), twoClassRows(4, ints))
