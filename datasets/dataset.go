@@ -21,6 +21,8 @@ type Dataset struct {
 	NumClasses int
 	// ClassNames, when known, names each class index.
 	ClassNames []string
+
+	mapped []byte // the file mapping X views ([LoadNPY]), nil if X is on the heap
 }
 
 // ErrBadData is wrapped by every error that is the data's fault rather than
