@@ -24,7 +24,8 @@ type Config struct {
 	TestLimit  int    `json:"test_limit"`  // use only the first N test examples (0 = all)
 
 	// Dataset "csv": the training and test tables and their label column
-	// (header name or 0-based index; "" = the last column).
+	// (header name or 0-based index; "" = the last column). Dataset "npy":
+	// each file is a pair "FEATURES.npy,LABELS.npy" (docs/npy.md).
 	TrainFile   string `json:"train,omitempty"`
 	TestFile    string `json:"test,omitempty"`
 	LabelColumn string `json:"label_column,omitempty"`
@@ -222,7 +223,7 @@ func Default() Config {
 }
 
 var (
-	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", InMemory}
+	knownDatasets   = []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", "npy", InMemory}
 	knownModels     = []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}
 	knownSamplers   = []string{"poisson", "twice", "shuffle"}
 	knownClips      = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}

@@ -98,6 +98,8 @@ func loadNamed(name string, cfg *Config) (*datasets.Loaded, string, error) {
 	switch name {
 	case "csv", "folder":
 		l, src, err = loadUserData(cfg)
+	case "npy":
+		l, src, err = loadNPYData(cfg)
 	case "embedded":
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"

@@ -13,6 +13,10 @@ import (
 // "csv" and "folder") and that a data directory is only given to a dataset
 // that reads one.
 func (c *Config) validateUserData(bad func(string, ...any)) {
+	if c.Dataset == "npy" {
+		c.validateNPY(bad)
+		return
+	}
 	switch c.Dataset {
 	case "csv":
 		if c.TrainFile == "" || c.TestFile == "" {

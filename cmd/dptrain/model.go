@@ -44,10 +44,10 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	cfg := trainer.Default()
-	fs.StringVar(&cfg.Dataset, "dataset", "embedded", "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
+	fs.StringVar(&cfg.Dataset, "dataset", "embedded", "embedded | fashion-mnist | mnist | cifar10 | csv | npy | folder")
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (for fashion-mnist, mnist, cifar10, folder)")
-	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
-	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
+	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train); npy: FEATURES.npy,LABELS.npy")
+	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on; npy: FEATURES.npy,LABELS.npy")
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
 	split := fs.String("split", "test", "test or train (train: a curator's diagnostic of the private records, not covered by ε)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
@@ -62,7 +62,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Dataset == "csv" {
+	if cfg.Dataset == "csv" || cfg.Dataset == "npy" {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
 			cfg.TrainFile = cfg.TestFile
