@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unsafe"
 )
@@ -20,6 +21,9 @@ type NPYOptions struct {
 	// label + 1), which only a public split (a test set) may do: a class
 	// set read off private training labels would leak them.
 	NumClasses int
+	// Shape, when set, is the per-example shape the features must have
+	// (the other split's).
+	Shape []int
 }
 
 // maxNPYClasses bounds a class set taken from the labels, so that one stray
@@ -60,6 +64,10 @@ func LoadNPY(xPath, yPath string, opts NPYOptions) (*Dataset, error) {
 		d.Shape = []int{1, shape[1], shape[2]}
 	default:
 		d.Shape = append([]int(nil), shape[1:]...)
+	}
+	if opts.Shape != nil && !slices.Equal(d.Shape, opts.Shape) {
+		d.Close()
+		return nil, badData(fmt.Errorf("npy %s: examples of shape %v, the other split's are %v", xPath, d.Shape, opts.Shape))
 	}
 	y, k, err := readNPYLabels(yPath, n, opts.NumClasses)
 	if err != nil {

@@ -293,6 +293,10 @@ func TestLoadNPYErrors(t *testing.T) {
 			t.Errorf("%s: %v names a label value", c.name, err)
 		}
 	}
+	xp, yp := writeNPY(t, dir, "x.npy", x23), writeNPY(t, dir, "y.npy", y2)
+	if _, err := LoadNPY(xp, yp, NPYOptions{Shape: []int{1, 2, 3}}); !errors.Is(err, ErrBadData) || !strings.Contains(err.Error(), "examples of shape [3], the other split's are [1 2 3]") {
+		t.Errorf("shape unlike the other split's: %v", err)
+	}
 	if _, err := LoadNPY(filepath.Join(dir, "absent.npy"), filepath.Join(dir, "y.npy"), NPYOptions{}); !errors.Is(err, ErrBadData) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("missing file: %v", err)
 	}

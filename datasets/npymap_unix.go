@@ -16,7 +16,11 @@ func mapFile(f *os.File, size int64) ([]byte, error) {
 	if size <= 0 || int64(int(size)) != size {
 		return nil, errors.New("size not mappable")
 	}
-	return syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+	m, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE)
+	if err == nil {
+		adviseMapping(m, false)
+	}
+	return m, err
 }
 
 func unmapFile(b []byte) error { return syscall.Munmap(b) }
