@@ -47,5 +47,5 @@ func loadNPYData(cfg *Config) (*datasets.Loaded, string, error) {
 	if tr.Mapped() {
 		how = "memory-mapped"
 	}
-	return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("npy %s / %s (%d classes from the test labels; training features %s)", cfg.TrainFile, cfg.TestFile, te.NumClasses, how), nil
+	return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("%s / %s (%d classes from the test labels; training features %s)", cfg.TrainFile, cfg.TestFile, te.NumClasses, how), nil
 }
