@@ -82,8 +82,15 @@ func LoadNPY(xPath, yPath string, opts NPYOptions) (*Dataset, error) {
 	return d, nil
 }
 
-// Mapped reports whether X is a memory map of a file ([LoadNPY]).
-func (d *Dataset) Mapped() bool { return d.mapped != nil }
+// Mapped reports whether X is a view of a memory-mapped file ([LoadNPY]);
+// a shallow copy whose X was replaced is not.
+func (d *Dataset) Mapped() bool {
+	if d.mapped == nil || len(d.X) == 0 {
+		return false
+	}
+	off := uintptr(unsafe.Pointer(&d.X[0])) - uintptr(unsafe.Pointer(&d.mapped[0]))
+	return off < uintptr(len(d.mapped))
+}
 
 // Close unmaps the file a memory-mapped dataset's X views, after which X is
 // nil; on other datasets it does nothing. Close only the dataset [LoadNPY]

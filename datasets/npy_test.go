@@ -340,6 +340,10 @@ func TestLoadNPYMapped(t *testing.T) {
 		t.Fatalf("X (len %d) is not the mapping's view from byte %d (mapped %v)", len(d.X), off, d.Mapped())
 	}
 
+	if c := *d; !c.Mapped() || func() bool { c.X = make([]float32, 1); return c.Mapped() }() {
+		t.Error("Mapped: a shallow copy of X is mapped, one with its own X is not")
+	}
+
 	noMap = true
 	r, err := LoadNPY(xp, yp, NPYOptions{})
 	noMap = false
