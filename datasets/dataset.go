@@ -21,6 +21,8 @@ type Dataset struct {
 	NumClasses int
 	// ClassNames, when known, names each class index.
 	ClassNames []string
+
+	mapped []byte // the file mapping X views ([LoadNPY]), nil if X is on the heap
 }
 
 // ErrBadData is wrapped by every error that is the data's fault rather than
@@ -209,6 +211,10 @@ func (d *Dataset) CountMissing() (values, examples int) {
 // CheckFinite returns an error naming the first example and feature that is
 // NaN or infinite; trainers call it on data that must not have missing values.
 func (d *Dataset) CheckFinite() error {
+	if d.mapped != nil { // one sequential pass over a mapped file
+		adviseMapping(d.mapped, true)
+		defer adviseMapping(d.mapped, false)
+	}
 	dim := d.Dim()
 	for k, v := range d.X {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {

@@ -10,7 +10,9 @@
 // Readers: IDX (MNIST, Fashion-MNIST; gzip or raw, detected from the first
 // bytes), the CIFAR-10 binary batches, CSV for tabular data with missing
 // values, and image folders (root/split/class/*.png|jpg), which
-// [ImportCIFAR10] converts once to the CIFAR-10 binary layout. Every reader returns an error naming the file and the problem for
+// [ImportCIFAR10] converts once to the CIFAR-10 binary layout, and NumPy .npy
+// pairs ([LoadNPY]), whose float32 features are memory-mapped so a file
+// larger than memory trains (docs/npy.md). Every reader returns an error naming the file and the problem for
 // truncated or corrupt input; none panics on bad data. Such errors wrap
 // [ErrBadData], which the CLI maps to the bad-input exit status.
 //

@@ -70,11 +70,12 @@ const (
 	DatasetSynthetic    Dataset = "synthetic"
 	DatasetCSV          Dataset = "csv"    // Config.TrainFile and TestFile
 	DatasetFolder       Dataset = "folder" // an image tree in Config.DataDir
+	DatasetNPY          Dataset = "npy"    // NumPy pairs in Config.TrainFile and TestFile (docs/npy.md)
 	DatasetMemory       Dataset = "memory" // data passed in Options (see InMemory)
 )
 
 var datasetValues = []Dataset{DatasetEmbedded, DatasetFashionMNIST, DatasetMNIST, DatasetCIFAR10,
-	DatasetSynthetic, DatasetCSV, DatasetFolder, DatasetMemory}
+	DatasetSynthetic, DatasetCSV, DatasetFolder, DatasetNPY, DatasetMemory}
 
 func (d Dataset) String() string { return string(d) }
 

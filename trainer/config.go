@@ -23,7 +23,8 @@ type Config struct {
 	TestLimit  int     `json:"test_limit"`  // use only the first N test examples (0 = all)
 
 	// Dataset "csv": the training and test tables and their label column
-	// (header name or 0-based index; "" = the last column).
+	// (header name or 0-based index; "" = the last column). Dataset "npy":
+	// each file is a pair "FEATURES.npy,LABELS.npy" (docs/npy.md).
 	TrainFile   string `json:"train,omitempty"`
 	TestFile    string `json:"test,omitempty"`
 	LabelColumn string `json:"label_column,omitempty"`

@@ -99,6 +99,8 @@ func loadNamed[N ~string](name N, cfg *Config) (*datasets.Loaded, string, error)
 	switch Dataset(name) {
 	case DatasetCSV, DatasetFolder:
 		l, src, err = loadUserData(cfg)
+	case DatasetNPY:
+		l, src, err = loadNPYData(cfg)
 	case DatasetEmbedded:
 		l, err = datasets.Embedded()
 		src = "embedded Fashion-MNIST subset"

@@ -14,6 +14,10 @@ import (
 // "csv" and "folder") and that a data directory is only given to a dataset
 // that reads one.
 func (c *Config) validateUserData(bad func(string, ...any)) {
+	if c.Dataset == DatasetNPY {
+		c.validateNPY(bad)
+		return
+	}
 	switch c.Dataset {
 	case DatasetCSV:
 		if c.TrainFile == "" || c.TestFile == "" {

@@ -38,10 +38,10 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("eval", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
 	cfg := trainer.Default()
-	fs.TextVar(&cfg.Dataset, "dataset", trainer.DatasetEmbedded, "embedded | fashion-mnist | mnist | cifar10 | csv | folder")
+	fs.TextVar(&cfg.Dataset, "dataset", trainer.DatasetEmbedded, "embedded | fashion-mnist | mnist | cifar10 | csv | npy | folder")
 	fs.StringVar(&cfg.DataDir, "data", "", "data directory (for fashion-mnist, mnist, cifar10, folder)")
-	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train)")
-	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on")
+	fs.StringVar(&cfg.TrainFile, "train", "", "dataset csv: the training table (with --split train); npy: FEATURES.npy,LABELS.npy")
+	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on; npy: FEATURES.npy,LABELS.npy")
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.Var(stringList{&cfg.Classes}, "classes", classesUsage+" (give the training run's)")
 	split := fs.String("split", "test", "test or train (train: a curator's diagnostic of the private records, not covered by ε)")
@@ -57,7 +57,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if cfg.Dataset == trainer.DatasetCSV {
+	if cfg.Dataset == trainer.DatasetCSV || cfg.Dataset == trainer.DatasetNPY {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
 			cfg.TrainFile = cfg.TestFile

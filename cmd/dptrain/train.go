@@ -62,10 +62,10 @@ const classesUsage = "dataset csv or folder: the public class `names`, comma-sep
 
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
-	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | folder (--data DIR with train/ and test/ image folders)")
+	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | npy (--train X.npy,y.npy --test Xt.npy,yt.npy; float32 features memory-mapped, float64/uint8 converted into memory at 4 bytes a value) | folder (--data DIR with train/ and test/ image folders)")
 	fs.StringVar(&c.DataDir, "data", c.DataDir, "data directory (else $DPTRAIN_DATA, /usr/share/datasets, embedded)")
-	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected)")
-	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table")
+	fs.StringVar(&c.TrainFile, "train", c.TrainFile, "dataset csv: the training table (numbers; a header line is detected); dataset npy: FEATURES.npy,LABELS.npy")
+	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table; dataset npy: FEATURES.npy,LABELS.npy (its labels set the classes)")
 	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.Var(stringList{&c.Classes}, "classes", classesUsage)
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
