@@ -211,60 +211,60 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	return st, nil
 }
 
-// fits reports whether every distribution the account's composition forms
-// on grid h fits maxPLDPoints (building the steps' PLDs on h as needed).
-func (a *PLDAccountant) fits(h float64) (bool, error) {
+// overflow returns by what factor the widest distribution the account's
+// composition forms on grid h exceeds maxPLDPoints (≤ 1: it fits),
+// building the steps' PLDs on h only when their own grids fit.
+func (a *PLDAccountant) overflow(h float64) (float64, error) {
+	worst := 0.0
 	for _, s := range a.segs {
 		for _, remove := range []bool{true, false} {
-			if span := (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h); !(span <= maxPLDPoints) {
-				if math.IsNaN(span) || math.IsInf(span, 0) {
-					return false, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
-				}
-				return false, nil
+			span := (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h)
+			if math.IsNaN(span) || math.IsInf(span, 0) {
+				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
 			}
+			worst = max(worst, span/maxPLDPoints)
 		}
+	}
+	if worst > 1 {
+		return worst, nil
 	}
 	for dir := range 2 {
 		var sum logMGF
-		var sLo, sHi float64
+		var sLo, sHi int
 		for i, s := range a.segs {
 			st, err := a.step(s.pldMech, h)
 			if err != nil {
-				return false, err
+				return 0, err
 			}
-			p, c := st.p[dir], float64(s.Count)
-			g := addScaledMGF(logMGF{}, st.g[dir], c)
-			lo, hi, _, _ := window(g, h, int(c)*p.lo, int(c)*p.hi())
-			if float64(hi-lo+1) > maxPLDPoints {
-				return false, nil
-			}
-			sum = addScaledMGF(sum, st.g[dir], c)
-			sLo, sHi = sLo+c*float64(p.lo), sHi+c*float64(p.hi())
+			p, c := st.p[dir], s.Count
+			lo, hi, _, _ := window(addScaledMGF(logMGF{}, st.g[dir], float64(c)), h, c*p.lo, c*p.hi())
+			worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
+			sum = addScaledMGF(sum, st.g[dir], float64(c))
+			sLo, sHi = sLo+c*p.lo, sHi+c*p.hi()
 			if i > 0 {
-				lo, hi, _, _ := window(sum, h, int(sLo), int(sHi))
-				if float64(hi-lo+1) > maxPLDPoints {
-					return false, nil
-				}
+				lo, hi, _, _ := window(sum, h, sLo, sHi)
+				worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
 			}
 		}
 	}
-	return true, nil
+	return worst, nil
 }
 
 // chooseGrid returns the grid the account runs on: the requested interval
 // doubled as often as needed for the composition to fit, never finer than
-// the grid used before.
+// the grid used before. A distribution's width in losses hardly depends on
+// the grid, so the doubling jumps straight to the factor it overflows by.
 func (a *PLDAccountant) chooseGrid() (float64, error) {
 	h := max(a.grid, a.interval)
 	for range 200 {
-		ok, err := a.fits(h)
+		f, err := a.overflow(h)
 		if err != nil {
 			return 0, err
 		}
-		if ok {
+		if f <= 1 {
 			return h, nil
 		}
-		h *= 2
+		h *= math.Exp2(max(1, math.Ceil(math.Log2(f))))
 	}
 	return 0, fmt.Errorf("pld: no grid holds the account")
 }

@@ -284,19 +284,23 @@ func window(g logMGF, h float64, supLo, supHi int) (lo, hi int, cutLo, cutHi boo
 	return lo, hi, cutLo, cutHi
 }
 
-// fftSize is the smallest 2^a·3^b·5^c ≥ n (sizes gonum's FFT does fast).
+// fftSize is the smallest 2^a·3^b·5^c ≥ n (sizes gonum's FFT does fast)
+// with at most 13 factors of 4, 2, 3 and 5 (its factor table's limit).
 func fftSize(n int) int {
 	best := 1
 	for best < n {
 		best <<= 1
 	}
-	for p5 := 1; p5 < best; p5 *= 5 {
-		for p35 := p5; p35 < best; p35 *= 3 {
-			v := p35
+	for p5, c5 := 1, 0; p5 < best; p5, c5 = p5*5, c5+1 {
+		for p35, c3 := p5, 0; p35 < best; p35, c3 = p35*3, c3+1 {
+			v, c2 := p35, 0
 			for v < n {
 				v <<= 1
+				c2++
 			}
-			best = min(best, v)
+			if c2/2+c2%2+c3+c5 <= 13 {
+				best = min(best, v)
+			}
 		}
 	}
 	return best
