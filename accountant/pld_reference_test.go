@@ -91,3 +91,61 @@ func TestPLDTinyDelta(t *testing.T) {
 		}
 	}
 }
+
+// TestPLDIncrementalIsCanonical: an account built step by step and asked
+// for ε after every few steps, one composed in a single call, and one
+// resumed from its JSON mid-run give the same ε bit for bit, across a
+// change of σ and of q (the earlier runs are folded once, in order).
+func TestPLDIncrementalIsCanonical(t *testing.T) {
+	a := PoissonSampled{Q: 0.01, Event: Gaussian{Sigma: 1.1}}
+	b := PoissonSampled{Q: 0.02, Event: Gaussian{Sigma: 1.4}}
+	run := []struct {
+		ev Event
+		n  int
+	}{{a, 300}, {b, 200}, {a, 100}}
+	whole, _ := NewPLD()
+	for _, r := range run {
+		if err := whole.Compose(r.ev, r.n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := whole.Epsilon(1e-6)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, _ := NewPLD()
+	var resumed *PLDAccountant
+	i := 0
+	for _, r := range run {
+		for range r.n {
+			if err := steps.Compose(r.ev, 1); err != nil {
+				t.Fatal(err)
+			}
+			if i++; i%37 == 0 {
+				if _, err := steps.Epsilon(1e-6); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if resumed != nil {
+				resumed.Compose(r.ev, 1)
+			}
+			if i == 350 {
+				js, _ := steps.MarshalJSON()
+				resumed = &PLDAccountant{}
+				if err := resumed.UnmarshalJSON(js); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	for name, acc := range map[string]*PLDAccountant{"step by step": steps, "resumed": resumed} {
+		got, err := acc.Epsilon(1e-6)
+		if err != nil || got.Epsilon != want.Epsilon {
+			t.Errorf("%s: ε = %.17g (%v), composed at once %.17g", name, got.Epsilon, err, want.Epsilon)
+		}
+	}
+	// The two directions are composed and the account is not trivial.
+	if r, _ := PLDPoissonEpsilon(0.01, 1.1, 400, 1e-6); !(want.Epsilon > r.Epsilon) {
+		t.Errorf("ε = %v, not above the first mechanism's 400 steps alone (%v)", want.Epsilon, r.Epsilon)
+	}
+}
