@@ -80,8 +80,9 @@ type pldKey struct {
 // pldStep is one step's PLD in both directions (remove, add) on one grid,
 // with their log-MGFs.
 type pldStep struct {
-	p [2]*pmf
-	g [2]logMGF
+	p   [2]*pmf
+	g   [2]logMGF
+	fft [2]fftCache // the last grid its powers were formed on
 }
 
 // PLDOption configures a PLD accountant.
@@ -275,7 +276,7 @@ func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.p[dir].selfCompose(s.Count, st.g[dir])
+	return st.p[dir].selfCompose(s.Count, st.g[dir], &st.fft[dir])
 }
 
 // fold composes prefix (segments segs[:i], nil when i = 0) with x, segment

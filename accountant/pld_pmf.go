@@ -306,13 +306,38 @@ func fftSize(n int) int {
 	return best
 }
 
+// fftCache holds a step's discrete Fourier transform on one cyclic grid.
+type fftCache struct {
+	size int
+	fft  *fourier.FFT
+	coef []complex128
+}
+
+// powerFFTSize is the cyclic grid of a power: the smallest 2^a, 5·2^a or
+// 3·2^a ≥ n (a coarse ladder, so that a growing window keeps its size for
+// a while).
+func powerFFTSize(n int) int {
+	best := 1
+	for best < n {
+		best <<= 1
+	}
+	for _, f := range []int{5, 3} {
+		v := f
+		for v < n {
+			v <<= 1
+		}
+		best = min(best, v)
+	}
+	return best
+}
+
 // selfCompose returns m composed with itself k ≥ 1 times, whose log-MGF is
 // k·g (g is m's). It raises m's discrete Fourier transform to the k-th power
 // on a cyclic grid as long as the Chernoff window of the result: what lies
 // beyond the window wraps around onto it (extra mass, never lowering δ) and
 // is also charged by its bound, at +∞ from above and at the window's bottom
 // from below.
-func (m *pmf) selfCompose(k int, g logMGF) (*pmf, error) {
+func (m *pmf) selfCompose(k int, g logMGF, c *fftCache) (*pmf, error) {
 	if k == 1 {
 		return &pmf{h: m.h, lo: m.lo, p: append([]float64(nil), m.p...), inf: m.inf}, nil
 	}
@@ -325,19 +350,28 @@ func (m *pmf) selfCompose(k int, g logMGF) (*pmf, error) {
 	if n > maxPLDPoints {
 		return nil, errPLDTooWide
 	}
-	size := fftSize(n)
-	buf := make([]float64, size)
-	for i, v := range m.p {
-		buf[i%size] += v
+	size := powerFFTSize(n)
+	if c == nil {
+		c = &fftCache{}
 	}
-	fft := fourier.NewFFT(size)
-	coef := fft.Coefficients(nil, buf)
+	if c.size != size {
+		// m's transform on this cyclic grid, kept for the next power of
+		// the same step (the size moves in steps of 20–33%, so a growing
+		// run reuses it for many evaluations).
+		buf := make([]float64, size)
+		for i, v := range m.p {
+			buf[i%size] += v
+		}
+		c.size, c.fft = size, fourier.NewFFT(size)
+		c.coef = c.fft.Coefficients(nil, buf)
+	}
+	fft, buf := c.fft, make([]float64, size)
+	coef := make([]complex128, len(c.coef))
 	kf := float64(k)
-	for i, c := range coef {
+	for i, c := range c.coef {
 		r := cmplx.Abs(c)
 		lr := kf * math.Log(r)
 		if !(lr > -745) {
-			coef[i] = 0
 			continue
 		}
 		s, co := math.Sincos(kf * cmplx.Phase(c))

@@ -221,7 +221,7 @@ func TestPLDStateAndComposition(t *testing.T) {
 // tracker does at every evaluation).
 func BenchmarkPLD(b *testing.B) {
 	step := PoissonSampled{Q: 2048.0 / 60000, Event: Gaussian{Sigma: 2.15}}
-	for _, T := range []int{1000, 10000, 100000} {
+	for _, T := range []int{1000, 10000, 100000, 1000000} {
 		b.Run("end/T="+itoa(T), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				a, _ := NewPLD()
