@@ -82,7 +82,7 @@ type pldKey struct {
 type pldStep struct {
 	p   [2]*pmf
 	g   [2]logMGF
-	fft [2]fftCache // the last grid its powers were formed on
+	fft [2][2]fftCache // its transforms on the last grids of each stage of its powers
 }
 
 // PLDOption configures a PLD accountant.
@@ -276,7 +276,7 @@ func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir])
+	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir][0], &st.fft[dir][1])
 }
 
 // fold composes prefix (segments segs[:i], nil when i = 0) with x, segment

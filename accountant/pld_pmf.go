@@ -225,10 +225,18 @@ type logMGF struct{ up, down []float64 }
 
 // mgf computes m's logMGF, each sum anchored at its largest term so that
 // nothing overflows.
-func (m *pmf) mgf() logMGF {
+func (m *pmf) mgf() logMGF { return m.mgfAt(nil) }
+
+// mgfAt is mgf at the λ indices in use only (all when nil); the others are
+// +Inf, which window ignores (any λ gives a valid bound).
+func (m *pmf) mgfAt(use []bool) logMGF {
 	g := logMGF{up: make([]float64, len(chernoffLambdas)), down: make([]float64, len(chernoffLambdas))}
 	top, bot := m.hi(), m.lo
 	for i, l := range chernoffLambdas {
+		if use != nil && !use[i] {
+			g.up[i], g.down[i] = math.Inf(1), math.Inf(1)
+			continue
+		}
 		r := math.Exp(-l * m.h)
 		s, f := 0.0, 1.0
 		for k := len(m.p) - 1; k >= 0 && f > 0; k-- {
@@ -289,6 +297,26 @@ func windowTail(g logMGF, h float64, supLo, supHi int, tail float64) (lo, hi int
 	return lo, hi, cutLo, cutHi
 }
 
+// nearOptimal marks the λ indices within d of those where g's upper and
+// lower Chernoff bounds are tightest.
+func nearOptimal(g logMGF, d int) []bool {
+	c := -math.Log(pldTailBound)
+	iu, id := 0, 0
+	for i, l := range chernoffLambdas {
+		if (g.up[i]+c)/l < (g.up[iu]+c)/chernoffLambdas[iu] {
+			iu = i
+		}
+		if -(g.down[i]+c)/l > -(g.down[id]+c)/chernoffLambdas[id] {
+			id = i
+		}
+	}
+	use := make([]bool, len(chernoffLambdas))
+	for i := range use {
+		use[i] = (i >= iu-d && i <= iu+d) || (i >= id-d && i <= id+d)
+	}
+	return use
+}
+
 // fftSize is the smallest 2^a·3^b·5^c ≥ n (sizes gonum's FFT does fast)
 // with at most 13 factors of 4, 2, 3 and 5 (its factor table's limit).
 func fftSize(n int) int {
@@ -347,7 +375,8 @@ func powerFFTSize(n int) int {
 const powerDirectMax = 2048
 
 // selfComposeStaged is selfCompose, in two stages above powerDirectMax.
-func (m *pmf) selfComposeStaged(k int, g logMGF, c *fftCache) (*pmf, error) {
+// c2 caches m's transform on the second stage's grid.
+func (m *pmf) selfComposeStaged(k int, g logMGF, c, c2 *fftCache) (*pmf, error) {
 	if k <= powerDirectMax {
 		return m.selfCompose(k, g, c, pldTailBound)
 	}
@@ -359,69 +388,103 @@ func (m *pmf) selfComposeStaged(k int, g logMGF, c *fftCache) (*pmf, error) {
 	if err != nil {
 		return nil, err
 	}
-	b, err := a.selfCompose(k2, a.mgf(), nil, pldTailBound)
-	if err != nil || r == 0 {
-		return b, err
+	// a's own log-MGF, needed for the second stage's window, only at the
+	// λ near the optimum for m^k (a full set costs more than the stage).
+	ga := a.mgfAt(nearOptimal(addScaledMGF(logMGF{}, g, float64(k)), 2))
+	terms := []powerTerm{{a, k2, ga, nil}}
+	if r > 0 {
+		terms = append(terms, powerTerm{m, r, g, c2})
 	}
-	rest, err := m.selfCompose(r, g, nil, pldTailBound)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi, _, _ := window(addScaledMGF(logMGF{}, g, float64(k)), m.h, b.lo+rest.lo, b.hi()+rest.hi())
-	return convolveCut(b, rest, lo, hi)
+	return cyclicPower(terms, pldTailBound)
+}
+
+// powerTerm is m^k, m's log-MGF g, and a cache of m's transform (nil: none).
+type powerTerm struct {
+	m *pmf
+	k int
+	g logMGF
+	c *fftCache
 }
 
 // selfCompose returns m composed with itself k ≥ 1 times, whose log-MGF is
-// k·g (g is m's). It raises m's discrete Fourier transform to the k-th power
-// on a cyclic grid as long as the Chernoff window of the result: what lies
-// beyond the window wraps around onto it (extra mass, never lowering δ) and
-// is also charged by its bound, at +∞ from above and at the window's bottom
-// from below.
+// k·g (g is m's), leaving out at most tail on each side (see cyclicPower).
 func (m *pmf) selfCompose(k int, g logMGF, c *fftCache, tail float64) (*pmf, error) {
 	if k == 1 {
 		return &pmf{h: m.h, lo: m.lo, p: append([]float64(nil), m.p...), inf: m.inf}, nil
 	}
-	supLo, supHi := k*m.lo, k*m.hi()
-	if float64(m.lo)*float64(k) != float64(supLo) || float64(m.hi())*float64(k) != float64(supHi) {
-		return nil, errPLDTooWide // int overflow
+	return cyclicPower([]powerTerm{{m, k, g, c}}, tail)
+}
+
+// cyclicPower returns the composition of the terms' powers. It multiplies
+// their discrete Fourier transforms, each raised to its power, on a cyclic
+// grid as long as the Chernoff window of the result: what lies beyond the
+// window wraps around onto it (extra mass, never lowering δ) and is also
+// charged by its bound tail, at +∞ from above and at the window's bottom
+// from below.
+func cyclicPower(terms []powerTerm, tail float64) (*pmf, error) {
+	var g logMGF
+	var supLo, supHi, fLo, fHi float64
+	h := terms[0].m.h
+	for _, t := range terms {
+		g = addScaledMGF(g, t.g, float64(t.k))
+		supLo += float64(t.k) * float64(t.m.lo)
+		supHi += float64(t.k) * float64(t.m.hi())
 	}
-	lo, hi, cutLo, cutHi := windowTail(addScaledMGF(logMGF{}, g, float64(k)), m.h, supLo, supHi, tail)
+	if math.Abs(supLo) > 1<<53 || math.Abs(supHi) > 1<<53 {
+		return nil, errPLDTooWide
+	}
+	fLo, fHi = supLo, supHi
+	lo, hi, cutLo, cutHi := windowTail(g, h, int(fLo), int(fHi), tail)
 	n := hi - lo + 1
 	if n > maxPLDPoints {
 		return nil, errPLDTooWide
 	}
 	size := powerFFTSize(n)
-	if c == nil {
-		c = &fftCache{}
-	}
-	if c.size != size {
-		// m's transform on this cyclic grid, kept for the next power of
-		// the same step (the size moves in steps of 20–33%, so a growing
-		// run reuses it for many evaluations).
-		buf := make([]float64, size)
-		for i, v := range m.p {
-			buf[i%size] += v
+	fft := fourier.NewFFT(size)
+	var coef []complex128
+	keepInf := 0.0 // log of the probability that no term reaches +∞
+	for _, t := range terms {
+		c := t.c
+		if c == nil {
+			c = &fftCache{}
 		}
-		c.size, c.fft = size, fourier.NewFFT(size)
-		c.coef = c.fft.Coefficients(nil, buf)
-	}
-	fft, buf := c.fft, make([]float64, size)
-	coef := make([]complex128, len(c.coef))
-	kf := float64(k)
-	for i, c := range c.coef {
-		r := cmplx.Abs(c)
-		lr := kf * math.Log(r)
-		if !(lr > -745) {
-			continue
+		if c.size != size {
+			// The term's transform on this cyclic grid, kept for the
+			// next power of the same step (the size moves in steps of
+			// 20–33%, so a growing run reuses it for many evaluations).
+			buf := make([]float64, size)
+			for i, v := range t.m.p {
+				buf[i%size] += v
+			}
+			c.size, c.fft = size, fft
+			c.coef = fft.Coefficients(nil, buf)
 		}
-		s, co := math.Sincos(kf * cmplx.Phase(c))
-		mag := math.Exp(lr)
-		coef[i] = complex(mag*co, mag*s)
+		kf := float64(t.k)
+		if coef == nil {
+			coef = make([]complex128, len(c.coef))
+			for i := range coef {
+				coef[i] = 1
+			}
+		}
+		for i, x := range c.coef {
+			if coef[i] == 0 {
+				continue
+			}
+			lr := kf * math.Log(cmplx.Abs(x))
+			if !(lr > -745) {
+				coef[i] = 0
+				continue
+			}
+			s, co := math.Sincos(kf * cmplx.Phase(x))
+			mag := math.Exp(lr)
+			coef[i] *= complex(mag*co, mag*s)
+		}
+		keepInf += kf * math.Log1p(-t.m.inf)
 	}
-	seq := fft.Sequence(buf, coef)
-	out := &pmf{h: m.h, lo: lo, p: make([]float64, n)}
+	seq := fft.Sequence(make([]float64, size), coef)
+	out := &pmf{h: h, lo: lo, p: make([]float64, n)}
 	inv := 1 / float64(size)
-	off := lo - supLo // linear index of the window's bottom
+	off := lo - int(fLo) // linear index of the window's bottom
 	for i := range out.p {
 		out.p[i] = seq[(off+i)%size] * inv
 	}
@@ -429,7 +492,7 @@ func (m *pmf) selfCompose(k int, g logMGF, c *fftCache, tail float64) (*pmf, err
 	if cutLo {
 		out.p[0] += tail
 	}
-	out.inf = -math.Expm1(kf * math.Log1p(-m.inf))
+	out.inf = -math.Expm1(keepInf)
 	if cutHi {
 		out.inf += tail
 	}
