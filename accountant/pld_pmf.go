@@ -615,8 +615,10 @@ func (m *pmf) epsilonAt(delta float64) float64 {
 	for k := len(m.p) - 1; k >= -1; k-- {
 		l := float64(m.lo+k) * m.h
 		if a-c > delta {
-			// Crossing in (ℓ_k, ℓ_{k+1}]: a − e^{ε−ℓ_k}·c = delta.
-			return math.Max(0, l+math.Log((a-delta)/c))
+			// Crossing in (ℓ_k, ℓ_{k+1}]: a − e^{ε−ℓ_k}·c = delta. On a
+			// grid so coarse that c underflows, ℓ_{k+1} (where δ was
+			// at most delta).
+			return math.Max(0, math.Min(l+m.h, l+math.Log((a-delta)/c)))
 		}
 		if l <= 0 || k < 0 {
 			return 0
