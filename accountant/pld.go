@@ -14,24 +14,42 @@ const DefaultPLDInterval = 1e-4
 // PLDAccountant composes Gaussian and Poisson-subsampled Gaussian events
 // through their privacy loss distributions (Meiser & Mohammadi 2018; Koskela
 // et al. 2020; Doroshenko et al. 2022): each step's PLD is discretised
-// pessimistically on a uniform loss grid (connect-the-dots), compositions
-// are FFT convolutions (self-composition by repeated squaring), and tails
-// are truncated by moving their mass to larger losses. Both directions of
-// the add/remove relation are composed; ε(δ) is the worse of the two. The
-// result is an upper bound on the mechanism's true ε(δ), tighter than RDP's
-// conversion.
+// pessimistically on a uniform loss grid (connect-the-dots), a run of
+// identical steps composes by raising its Fourier transform to a power, and
+// runs of different steps by one convolution each. Every composition is cut
+// to a Chernoff window holding all but 1e-18 of its mass on each side, the
+// upper side's charged at +∞ once, so the error does not grow with the
+// number of steps. Both directions of the add/remove relation are composed;
+// ε(δ) is the worse of the two. The result is an upper bound on the
+// mechanism's true ε(δ), tighter than RDP's conversion.
+//
+// An account whose distributions would not fit in memory on the requested
+// grid runs on a coarser one (the interval doubled as often as needed):
+// a valid, slightly looser ε rather than an error.
 //
 // The account is the list of composed events (what ran is data); the
-// composed distributions are a cache, rebuilt when needed.
+// composed distributions are a cache, extended as the account grows: the
+// runs before the last are folded into a prefix once, and an evaluation
+// costs one power of the last run and one convolution, whatever the step
+// count. The composition order is a function of the account alone (each
+// run's power from its final count, folded in order), so a resumed account
+// gives the same ε bit for bit.
 type PLDAccountant struct {
 	interval float64
 	segs     []pldSegment
-	// cache: the composed PLDs of segs[:nSeg] with the last one's first
-	// cnt steps (both directions).
-	cache    [2]*pmf
-	cacheSeg int
-	cacheCnt int
-	single   map[pldMech][2]*pmf // one step's PLD per mechanism
+	// grid is the interval the cache runs on: interval·2^k for the
+	// smallest k ≥ the last one used that fits the account (saved, so a
+	// resumed account continues on the same grid).
+	grid   float64
+	single map[pldKey]*pldStep // one step's PLD per mechanism and grid
+	// cache: at grid cacheH, the composition of segs[:nFolded] (prefix),
+	// and of the whole account when it had totalSegs segments, the last
+	// with totalCnt steps.
+	cacheH              float64
+	nFolded             int
+	prefix              [2]*pmf
+	total               [2]*pmf
+	totalSegs, totalCnt int
 	// memo: the last Epsilon answer, for the account it was computed on
 	// (a tracker asks several times per step).
 	memo struct {
@@ -52,6 +70,19 @@ type pldMech struct {
 type pldSegment struct {
 	pldMech
 	Count int `json:"count"`
+}
+
+type pldKey struct {
+	m pldMech
+	h float64
+}
+
+// pldStep is one step's PLD in both directions (remove, add) on one grid,
+// with their log-MGFs.
+type pldStep struct {
+	p   [2]*pmf
+	g   [2]logMGF
+	fft [2][2]fftCache // its transforms on the last grids of each stage of its powers
 }
 
 // PLDOption configures a PLD accountant.
@@ -160,68 +191,178 @@ func (a *PLDAccountant) add(s pldSegment) {
 	a.segs = append(a.segs, s)
 }
 
-// one is a single step's PLD of m in both directions (cached).
-func (a *PLDAccountant) one(m pldMech) ([2]*pmf, error) {
-	if p, ok := a.single[m]; ok {
-		return p, nil
+// step is a single step's PLD of m in both directions on grid h (cached).
+func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
+	k := pldKey{m, h}
+	if st, ok := a.single[k]; ok {
+		return st, nil
 	}
-	var out [2]*pmf
+	st := &pldStep{}
 	for i, remove := range []bool{true, false} {
-		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, a.interval)
+		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, h)
 		if err != nil {
-			return out, err
+			return nil, err
 		}
-		out[i] = p
+		st.p[i], st.g[i] = p, p.mgf()
 	}
 	if a.single == nil {
-		a.single = map[pldMech][2]*pmf{}
+		a.single = map[pldKey]*pldStep{}
 	}
-	a.single[m] = out
-	return out, nil
+	a.single[k] = st
+	return st, nil
+}
+
+// overflow returns by what factor the widest distribution the account's
+// composition forms on grid h exceeds maxPLDPoints (≤ 1: it fits),
+// building the steps' PLDs on h only when their own grids fit.
+func (a *PLDAccountant) overflow(h float64) (float64, error) {
+	worst := 0.0
+	for _, s := range a.segs {
+		for _, remove := range []bool{true, false} {
+			span := (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h)
+			if math.IsNaN(span) || math.IsInf(span, 0) {
+				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
+			}
+			worst = max(worst, span/maxPLDPoints)
+		}
+	}
+	if worst > 1 {
+		return worst, nil
+	}
+	for dir := range 2 {
+		var sum logMGF
+		var sLo, sHi int
+		for i, s := range a.segs {
+			st, err := a.step(s.pldMech, h)
+			if err != nil {
+				return 0, err
+			}
+			p, c := st.p[dir], s.Count
+			lo, hi, _, _ := window(addScaledMGF(logMGF{}, st.g[dir], float64(c)), h, c*p.lo, c*p.hi())
+			worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
+			sum = addScaledMGF(sum, st.g[dir], float64(c))
+			sLo, sHi = sLo+c*p.lo, sHi+c*p.hi()
+			if i > 0 {
+				lo, hi, _, _ := window(sum, h, sLo, sHi)
+				worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
+			}
+		}
+	}
+	return worst, nil
+}
+
+// chooseGrid returns the grid the account runs on: the requested interval
+// doubled as often as needed for the composition to fit, never finer than
+// the grid used before. A distribution's width in losses hardly depends on
+// the grid, so the doubling jumps straight to the factor it overflows by.
+func (a *PLDAccountant) chooseGrid() (float64, error) {
+	h := max(a.grid, a.interval)
+	for range 200 {
+		f, err := a.overflow(h)
+		if err != nil {
+			return 0, err
+		}
+		if f <= 1 {
+			return h, nil
+		}
+		h *= math.Exp2(max(1, math.Ceil(math.Log2(f))))
+	}
+	return 0, fmt.Errorf("pld: no grid holds the account")
+}
+
+// power is segment s's composition (one direction) on grid h.
+func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
+	st, err := a.step(s.pldMech, h)
+	if err != nil {
+		return nil, err
+	}
+	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir][0], &st.fft[dir][1])
+}
+
+// fold composes prefix (segments segs[:i], nil when i = 0) with x, segment
+// i's power, and cuts the result to the Chernoff window of segs[:i+1].
+func (a *PLDAccountant) fold(prefix, x *pmf, i, dir int, h float64) (*pmf, error) {
+	if prefix == nil {
+		return x, nil
+	}
+	var sum logMGF
+	for _, s := range a.segs[:i+1] {
+		st, err := a.step(s.pldMech, h)
+		if err != nil {
+			return nil, err
+		}
+		sum = addScaledMGF(sum, st.g[dir], float64(s.Count))
+	}
+	lo, hi, _, _ := window(sum, h, prefix.lo+x.lo, prefix.hi()+x.hi())
+	return convolveCut(prefix, x, lo, hi)
 }
 
 // composed returns the composed PLDs of the account (nil when empty),
-// recomputed from the segments whenever the account changed.
+// extending the cache: segments before the last are folded into the prefix
+// once; the last one's power is recomputed from its count.
 func (a *PLDAccountant) composed() ([2]*pmf, error) {
 	var none [2]*pmf
 	if len(a.segs) == 0 {
 		return none, nil
 	}
 	last := len(a.segs) - 1
-	// The cache is used only for exactly this account, and otherwise
-	// rebuilt from the segments: extending it by the steps added since
-	// would make the last bits of ε depend on when bounds were asked for,
-	// and a resumed run must equal an uninterrupted one exactly.
-	if a.cache[0] != nil && a.cacheSeg == last && a.cacheCnt == a.segs[last].Count {
-		return a.cache, nil
+	if a.total[0] != nil && a.totalSegs == len(a.segs) && a.totalCnt == a.segs[last].Count {
+		return a.total, nil
 	}
-	a.cache, a.cacheSeg, a.cacheCnt = none, 0, 0
-	for a.cacheSeg <= last {
-		s := a.segs[a.cacheSeg]
-		if k := s.Count - a.cacheCnt; k > 0 {
-			one, err := a.one(s.pldMech)
+	for range 64 {
+		out, err := a.compose()
+		if !errors.Is(err, errPLDTooWide) {
+			return out, err
+		}
+		// A staged power's window came out wider than chooseGrid
+		// estimated from the steps: go on a coarser grid.
+		a.grid = 2 * max(a.grid, a.interval)
+	}
+	return none, fmt.Errorf("pld: no grid holds the account")
+}
+
+// compose is composed on the grid chooseGrid picks.
+func (a *PLDAccountant) compose() ([2]*pmf, error) {
+	var none [2]*pmf
+	last := len(a.segs) - 1
+	h, err := a.chooseGrid()
+	if err != nil {
+		return none, err
+	}
+	if h != a.cacheH {
+		a.cacheH, a.nFolded, a.prefix, a.total = h, 0, none, none
+		// Steps on other grids are no longer needed.
+		for k := range a.single {
+			if k.h != h {
+				delete(a.single, k)
+			}
+		}
+	}
+	a.grid = h
+	for a.nFolded < last {
+		for dir := range 2 {
+			x, err := a.power(a.segs[a.nFolded], h, dir)
 			if err != nil {
 				return none, err
 			}
-			for i := range a.cache {
-				step, err := one[i].power(k)
-				if err != nil {
-					return none, err
-				}
-				if a.cache[i] == nil {
-					a.cache[i] = step
-				} else if a.cache[i], err = convolve(a.cache[i], step); err != nil {
-					return none, err
-				}
+			if a.prefix[dir], err = a.fold(a.prefix[dir], x, a.nFolded, dir, h); err != nil {
+				return none, err
 			}
-			a.cacheCnt = s.Count
 		}
-		if a.cacheSeg == last {
-			break
-		}
-		a.cacheSeg, a.cacheCnt = a.cacheSeg+1, 0
+		a.nFolded++
 	}
-	return a.cache, nil
+	var out [2]*pmf
+	for dir := range 2 {
+		x, err := a.power(a.segs[last], h, dir)
+		if err != nil {
+			return none, err
+		}
+		if out[dir], err = a.fold(a.prefix[dir], x, last, dir, h); err != nil {
+			return none, err
+		}
+	}
+	a.total, a.totalSegs, a.totalCnt = out, len(a.segs), a.segs[last].Count
+	return out, nil
 }
 
 // Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions.
@@ -274,12 +415,13 @@ func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 
 type pldState struct {
 	Interval float64      `json:"interval"`
+	Grid     float64      `json:"grid,omitempty"` // the coarser grid the account needed, if any
 	Segments []pldSegment `json:"segments"`
 }
 
 // MarshalJSON writes the composed events and the grid interval.
 func (a *PLDAccountant) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pldState{Interval: a.interval, Segments: a.segs})
+	return json.Marshal(pldState{Interval: a.interval, Grid: a.grid, Segments: a.segs})
 }
 
 // UnmarshalJSON restores an account written by MarshalJSON.
@@ -296,7 +438,10 @@ func (a *PLDAccountant) UnmarshalJSON(b []byte) error {
 			return fmt.Errorf("pld state: bad segment %+v", s)
 		}
 	}
-	*a = PLDAccountant{interval: st.Interval, segs: st.Segments}
+	if st.Grid != 0 && !(st.Grid >= st.Interval && !math.IsInf(st.Grid, 0)) {
+		return errors.New("pld state: grid must be at least the interval")
+	}
+	*a = PLDAccountant{interval: st.Interval, segs: st.Segments, grid: st.Grid}
 	return nil
 }
 

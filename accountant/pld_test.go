@@ -151,11 +151,13 @@ func TestPLDInfinityMass(t *testing.T) {
 	if e := m.epsilonAt(want); math.Abs(e-0.05) > 1e-12 {
 		t.Errorf("ε(δ(0.05)) = %v, want 0.05", e)
 	}
-	// Truncation moves the top tail to +∞, never drops it.
-	tr := &pmf{h: 1, p: []float64{0.5, 0.5 - 1e-15, 1e-15}}
-	tr.truncate()
-	if len(tr.p) != 2 || tr.inf != 1e-15 {
-		t.Errorf("truncate: %+v", tr)
+	// A cut moves the top tail to +∞ and the bottom onto the lowest kept
+	// loss, never drops either: (0.5, 0.5) at losses 0, 1 composed with
+	// itself is 0.25, 0.5, 0.25 at 0, 1, 2; cut to [1, 1].
+	half := &pmf{h: 1, p: []float64{0.5, 0.5}}
+	cut, err := convolveCut(half, half, 1, 1)
+	if err != nil || cut.lo != 1 || len(cut.p) != 1 || cut.p[0] != 0.75 || cut.inf != 0.25 {
+		t.Errorf("convolveCut: %+v (%v)", cut, err)
 	}
 }
 
@@ -219,7 +221,7 @@ func TestPLDStateAndComposition(t *testing.T) {
 // tracker does at every evaluation).
 func BenchmarkPLD(b *testing.B) {
 	step := PoissonSampled{Q: 2048.0 / 60000, Event: Gaussian{Sigma: 2.15}}
-	for _, T := range []int{1000, 10000, 100000} {
+	for _, T := range []int{1000, 10000, 100000, 1000000} {
 		b.Run("end/T="+itoa(T), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				a, _ := NewPLD()

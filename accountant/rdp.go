@@ -182,6 +182,12 @@ func (a *RDP) Epsilon(delta float64) (Bound, error) {
 	if err != nil {
 		return Bound{}, fmt.Errorf("%s accountant: %w", a.name, err)
 	}
+	if eps == 0 {
+		// ε = 0 is the least any accountant can report: no order set it
+		// (none could do better), so none is reported, and nothing reads
+		// the grid's edge into it.
+		order = 0
+	}
 	return Bound{Accountant: a.name, Epsilon: eps, Delta: delta, Order: order, Relation: a.Relation()}, nil
 }
 

@@ -469,3 +469,23 @@ func BenchmarkRDPStep(b *testing.B) {
 		}
 	}
 }
+
+// TestRDPZeroEpsilonHasNoOrder: where δ covers the whole loss (ε = 0 by the
+// total-variation bound, here at every order) no order is reported, so no
+// caller warns that the grid's edge (order 1.1) set ε. An ordinary query
+// still reports its order.
+func TestRDPZeroEpsilonHasNoOrder(t *testing.T) {
+	for _, tc := range []struct {
+		delta     float64
+		zero      bool
+		wantOrder bool
+	}{{1e-3, true, false}, {1e-5, false, true}} {
+		b, err := PoissonEpsilon(0.001, 5, 1, tc.delta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (b.Epsilon == 0) != tc.zero || (b.Order > 0) != tc.wantOrder {
+			t.Errorf("δ = %g: ε = %v at order %v", tc.delta, b.Epsilon, b.Order)
+		}
+	}
+}

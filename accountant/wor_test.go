@@ -98,3 +98,43 @@ func TestWORValues(t *testing.T) {
 		t.Error("sigma 0 accepted")
 	}
 }
+
+// TestWORMatchesDPAccounting pins the Gaussian-specific bound to
+// dp_accounting 0.6.0's _compute_rdp_sample_wor_gaussian(q = 0.01, σ,
+// orders) (rdp_privacy_accountant.py, WBK Theorem 27 up to order 256), and
+// checks it is never above the general Theorem 9 bound and well below it
+// somewhere.
+func TestWORMatchesDPAccounting(t *testing.T) {
+	orders := []float64{2, 3, 8, 32, 256, 512}
+	for _, tc := range []struct {
+		sigma float64
+		want  []float64
+	}{
+		{0.5, []float64{0.010860441335991575, 0.15310535342068948, 10.835969384744056, 59.26863552351422, 507.37948854732394, 1019.3871741916921}},
+		{1, []float64{0.0005435086381094331, 0.0008348726849544131, 0.002684165012688936, 11.26863552351778, 123.37948854732396, 251.38717419169208}},
+		{2, []float64{0.00011360371352886809, 0.000171288979794885, 0.0004684162610720203, 0.0020793016331292226, 27.37948854732396, 59.38717419169208}},
+		{5, []float64{1.632417643686213e-05, 2.4517487609675187e-05, 6.579053653685828e-05, 0.0002704655897601465, 0.5032878088254282, 5.627174324697842}},
+		{20, []float64{1.0012505410665614e-06, 1.502311025013212e-06, 4.0119429558250556e-06, 1.6156609385733856e-05, 0.0001358009858623837, 0.011160109748247105}},
+		{100, []float64{4.000199926658889e-08, 6.000646178450282e-08, 1.600633671698095e-07, 6.411359155851497e-07, 5.192757836463424e-06, 0.011090829803103028}},
+	} {
+		got, err := WORGaussianRDP(nil, orders, 1000, 10, tc.sigma)
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := 1.0
+		for i, a := range orders {
+			if math.Abs(got[i]/tc.want[i]-1) > 1e-9 {
+				t.Errorf("σ = %g, order %g: %.15g, dp_accounting %.15g", tc.sigma, a, got[i], tc.want[i])
+			}
+			general := math.Min(worLogA(0.01, tc.sigma, int(a), nil)/(a-1), a/(2*tc.sigma*tc.sigma))
+			if got[i] > general*(1+1e-12) {
+				t.Errorf("σ = %g, order %g: %v above the general bound %v", tc.sigma, a, got[i], general)
+			}
+			best = math.Min(best, got[i]/general)
+		}
+		t.Logf("σ = %g: smallest ratio to the general bound %.3f", tc.sigma, best)
+		if tc.sigma >= 2 && !(best < 0.9) {
+			t.Errorf("σ = %g: the Gaussian-specific bound is never 10%% below the general one (best ratio %v)", tc.sigma, best)
+		}
+	}
+}
