@@ -11,6 +11,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // Config describes one training run. The zero value is not valid; start
@@ -67,18 +69,18 @@ type Config struct {
 	LipschitzMu float64 `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
 
 	// Sampling.
-	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
-	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
-	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
+	Sampler   mechanism.Sampler `json:"sampler"`    // "poisson", "twice", "shuffle"
+	BatchSize int               `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
+	Q2        float64           `json:"q2"`         // coordinate sampling rate (twice sampling)
 
 	// Accountant calibrates σ: "" (the tightest that applies: PLD for
 	// Poisson-sampled DP-SGD, else the run's own), "rdp" or "pld".
 	Accountant string `json:"accountant,omitempty"`
 
 	// Clipping and noise.
-	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
-	ClipNorm float64 `json:"clip_norm"` // C (L2)
-	D0       float64 `json:"d0"`        // hybrid: c∞ = C/√d0 (subspace: on the residual block)
+	Clip     mechanism.Clip `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
+	ClipNorm float64        `json:"clip_norm"` // C (L2)
+	D0       float64        `json:"d0"`        // hybrid: c∞ = C/√d0 (subspace: on the residual block)
 
 	// Hybrid subspace clipping (paper 003): nested cumulative ranks of the
 	// principal blocks, estimated from PublicN declared-public training
@@ -252,12 +254,12 @@ func (c *Config) Validate() error {
 	oneOf("dataset", c.Dataset, knownDatasets)
 	c.validateUserData(bad)
 	oneOf("model", c.Model, knownModels)
-	oneOf("sampler", c.Sampler, knownSamplers)
+	oneOf("sampler", string(c.Sampler), knownSamplers)
 	oneOf("accountant", c.Accountant, []string{"", "rdp", "pld"})
 	if c.Accountant == "pld" && (c.Sampler != "poisson" || c.Preprocess != "" || c.Clip == "subspace") {
 		bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
 	}
-	oneOf("clip", c.Clip, knownClips)
+	oneOf("clip", string(c.Clip), knownClips)
 	oneOf("optimizer", c.Optimizer, knownOptimizers)
 	oneOf("schedule", c.Schedule, knownSchedules)
 	oneOf("features", c.Features, knownFeatures)
@@ -294,17 +296,6 @@ func (c *Config) Validate() error {
 	}
 	if finite("lipschitz_mu", c.LipschitzMu) && c.LipschitzMu < 0 {
 		bad("lipschitz_mu must be >= 0, got %v", c.LipschitzMu)
-	}
-	// Combinations whose accounting is not implemented are refused rather
-	// than accounted as something they are not.
-	if c.Clip == "subspace" && c.Sampler == "shuffle" {
-		bad("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle")
-	}
-	if c.Preprocess != "" && c.Sampler != "poisson" {
-		bad("preprocess %s is accounted by SRDP for Poisson sampling; sampler %q is not supported with it", c.Preprocess, c.Sampler)
-	}
-	if c.Preprocess != "" && c.Clip == "subspace" {
-		bad("preprocess and clip subspace cannot be combined (no SRDP account for per-block noise)")
 	}
 	if c.Preprocess != "" && c.DPSGDF {
 		bad("preprocess and dpsgdf cannot be combined (the SRDP accountant takes one preprocessing declaration)")
@@ -440,7 +431,7 @@ func (c *Config) Validate() error {
 			bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", c.PublicData)
 		}
 	}
-	errs = append(errs, c.clippedCountErrors()...)
+	errs = append(errs, c.mechanismErrors()...)
 	switch c.Distributed {
 	case "":
 	case "mpi":

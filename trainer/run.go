@@ -14,6 +14,7 @@ import (
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/sampler"
@@ -115,8 +116,9 @@ type state struct {
 	samp     sampler.Sampler
 	twice    *sampler.Twice
 	clipper  clip.Clipper
-	norm     clip.NormClipper // nil: materialised path
-	noise    *clip.Gaussian
+	norm     clip.NormClipper     // nil: materialised path
+	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
+	noise    mechanism.Noise
 	noiseRNG *rng.Stream
 	count    *clipCount // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
@@ -360,26 +362,31 @@ func (s *state) setup() error {
 	} else if s.model, err = buildModel(cfg, data.train); err != nil {
 		return err
 	}
-	var d0 float64
-	if cfg.Clip == "subspace" {
+	if cfg.Clip == mechanism.Subspace {
 		// Declared-public examples leave the private training set.
 		if err := s.setupSubspace(root); err != nil {
 			return err
 		}
 		n = s.data.train.N()
-		d0 = 1
-	} else if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
-		return fmt.Errorf("clip: %w", err)
+	}
+	spec := mechanismSpec(cfg, n, data)
+	if cfg.Clip != mechanism.Subspace {
+		if s.clipper, err = spec.NewClipper(s.model.NumParams(), s.model.Groups()); err != nil {
+			return fmt.Errorf("clip: %w", err)
+		}
 	}
 	// Sampling randomness is part of the mechanism (a known Poisson stream
 	// reveals who was in each batch): like the noise, it follows the seed
 	// only when the run asks to be reproducible.
-	var expected float64
-	sampCfg := *cfg
-	if h := testAuditHooks; h != nil && h.rateScale > 0 {
-		sampCfg.BatchSize = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	if cfg.BatchSize > n {
+		return fmt.Errorf("sampler: %w: batch_size %d exceeds the %d training examples", ErrInvalidConfig, cfg.BatchSize, n)
 	}
-	if s.samp, expected, err = buildSampler(&sampCfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
+	sampSpec := spec
+	if h := testAuditHooks; h != nil && h.rateScale > 0 {
+		sampSpec.Batch = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	}
+	var expected float64
+	if s.samp, expected, err = sampSpec.NewSampler(s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
@@ -387,20 +394,10 @@ func (s *state) setup() error {
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 {
 		s.norm = nc
 	}
-	prefix := data.prefix
-	if cfg.Sampler == "shuffle" {
-		// The shuffled run is accounted under replace-one.
-		prefix = make([]accountant.Event, len(data.prefix))
-		for i, ev := range data.prefix {
-			if prefix[i], err = replaceOne(ev); err != nil {
-				return err
-			}
-		}
+	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
+		return err
 	}
-	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: prefix, pre: data.pre, sub: s.sub}
-	if sh, ok := s.samp.(*sampler.Shuffle); ok {
-		s.acct.perEpoch = sh.BatchesPerEpoch()
-	}
+	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: s.mech, q: s.mech.Q(), expected: expected, prefix: s.mech.Prefix()}
 	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
 		return err
 	}
@@ -435,14 +432,14 @@ func (s *state) setup() error {
 	if err := s.setupCanaries(root); err != nil {
 		return err
 	}
-	if err := s.setupRecipes(root, expected); err != nil {
+	if err := s.setupRecipes(root); err != nil {
 		return err
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.acct.q * float64(n), rng: root.Child("clipped-count")}
+		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}
 		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
@@ -756,7 +753,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		if err := s.acct.step(s.tracker, s.acct.stepEvent(s.sigma, step), s.sigma, s.lrAt(step)); err != nil {
+		if err := s.acct.step(s.tracker, step, s.acct.stepEvent(s.sigma, step), s.sigma, s.lrAt(step)); err != nil {
 			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
 		}
 		done = step
@@ -932,6 +929,7 @@ func (s *state) checkpoint(step int) error {
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
+	ck.Ledger = s.acct.ledger
 	if s.sub != nil {
 		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
 	}
@@ -1002,6 +1000,9 @@ func (s *state) restore(ck *checkpoint) error {
 		return err
 	}
 	s.sigma = ck.Sigma
+	if err := s.restoreLedger(ck); err != nil {
+		return err
+	}
 	var err error
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
