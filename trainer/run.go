@@ -48,6 +48,11 @@ type Options struct {
 	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
 	// without it that is an error.
 	Overwrite bool
+	// Noise, when set, is added to each step's released sum INSTEAD of the
+	// mechanism's noise while the account still charges the mechanism's
+	// event: for tests only (the audit's negative controls). A run with it
+	// is not a private release.
+	Noise mechanism.Noise
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -143,6 +148,7 @@ type state struct {
 	losses  []float32
 	grads   []float32
 	masks   []*sampler.Mask
+	grad    gradients // the run's gradient strategy
 	// factored clips Linear-only models' gradients in factored form on the
 	// materialised path (twice sampling, hybrid clipping); nil otherwise.
 	factored factoredModel
@@ -495,6 +501,7 @@ func (s *state) allocate() {
 			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
+	s.grad = s.chooseGradients()
 }
 
 // stepStats are the (non-private) diagnostics of one step.
@@ -508,7 +515,10 @@ type stepStats struct {
 	normsCount int
 }
 
-// step runs one DP-SGD step and returns its diagnostics.
+// step runs one DP-SGD step and returns its diagnostics: sample, clip the
+// per-sample gradients (the run's gradient strategy), reduce over ranks,
+// add the mechanism's noise, take the optimizer step, and charge the
+// mechanism's event.
 func (s *state) step() (stepStats, error) {
 	var st stepStats
 	if s.cfg.PerInstance > 0 {
@@ -518,83 +528,27 @@ func (s *state) step() (stepStats, error) {
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
-	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
-	batchIdx := s.owned(s.idx)        // this rank's examples (all of them in one process)
-	mb, in := s.chunkLen(), s.model.InputSize()
-	k := len(s.model.Groups())
-	if s.aug != nil {
-		s.aug.startStep(s.stepNo)
-	}
-	for off := 0; off < len(batchIdx); off += mb {
-		chunk := batchIdx[off:min(off+mb, len(batchIdx))]
-		b := len(chunk)
-		if s.aug != nil {
-			if err := s.augChunk(chunk, &st, sum); err != nil {
-				return st, err
-			}
-			continue
+	sum := s.sum[:s.clipper.OutDim()]         // the model's part (audit canaries follow it)
+	batch, mb := s.owned(s.idx), s.chunkLen() // this rank's examples (all of them in one process)
+	s.grad.start(s.stepNo)
+	for off := 0; off < len(batch); off += mb {
+		if err := s.grad.chunk(batch[off:min(off+mb, len(batch))], sum, &st); err != nil {
+			return st, err
 		}
-		s.data.train.Gather(chunk, s.x[:b*in], s.y[:b])
-		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-		if s.cfg.Model == "linreg" {
-			batch.T = s.targets(b)
-		}
-		if s.norm != nil {
-			if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
-				return st, err
-			}
-			var cs clip.Stats
-			if s.quant != nil {
-				cs = s.quant.scales(s.norm, s.normsSq[:b*k], b, k, s.scales[:b*k])
-			} else {
-				cs = s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
-			}
-			st.addClip(cs)
-			for i := 0; i < b; i++ {
-				var sq float64
-				for _, v := range s.normsSq[i*k : (i+1)*k] {
-					sq += v
-				}
-				st.addNorm(math.Sqrt(sq))
-			}
-			if err := s.model.AccumulateScaled(s.scales[:b*k], sum); err != nil {
-				return st, err
-			}
-		} else if s.factored != nil {
-			if err := s.clipFactored(batch, b, sum, &st); err != nil {
-				return st, err
-			}
-		} else {
-			d := s.model.NumParams()
-			g := s.grads[:b*d]
-			if err := s.model.PerSampleGrads(batch, g, s.losses[:b]); err != nil {
-				return st, err
-			}
-			s.clipMaterialised(g, b, d, sum, &st)
-		}
-		for _, l := range s.losses[:b] {
-			st.lossSum += float64(l)
-		}
-		st.n += b
 	}
 	if err := s.reduceStep(sum, &st); err != nil {
 		return st, err
 	}
 	if s.acct.outerClip() {
-		// specs/002 §6 A3: dividing by the expected batch size lets the
-		// mean of the clipped gradients exceed C when the Poisson batch
-		// is larger than expected; the outer clip restores ‖update‖ ≤ ηC
-		// without changing the sum's L2 sensitivity (a projection onto a
-		// ball is 1-Lipschitz), so the hidden-state bound describes this
-		// step.
+		// The hidden-state bound's bounded update ‖update‖ ≤ ηC: a
+		// projection onto a ball is 1-Lipschitz, so the sum's L2
+		// sensitivity is unchanged (mechanism.Mechanism.OuterClip).
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
 	if s.canary != nil {
 		s.canary.addCanaries(s.sum[len(sum):])
 	}
-	if h := testAuditHooks; h == nil || !h.noiseOff {
-		s.noise.Add(s.sum, s.noiseRNG)
-	}
+	s.noise.Add(s.sum, s.noiseRNG)
 	if s.quant != nil {
 		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
 	}
@@ -614,6 +568,9 @@ func (s *state) step() (stepStats, error) {
 		if err := s.ema.Update(s.model.Params()); err != nil {
 			return st, err
 		}
+	}
+	if err := s.acct.step(s.tracker, s.stepNo, s.acct.stepEvent(s.sigma, s.stepNo), s.sigma, s.lrAt(s.stepNo)); err != nil {
+		return st, fmt.Errorf("accounting: %w", err)
 	}
 	return st, nil
 }
@@ -753,9 +710,6 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		if err := s.acct.step(s.tracker, step, s.acct.stepEvent(s.sigma, step), s.sigma, s.lrAt(step)); err != nil {
-			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
-		}
 		done = step
 		s.samples += st.n
 		rec := &Record{Step: step, Epoch: float64(step) * float64(cfg.BatchSize) / float64(n),
@@ -882,7 +836,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
-		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
+		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil, CoveredN: s.data.train.N(),
 		PrivateNotes: s.privNote, cfg: s.cfg,
 	}
 	if s.sub != nil && s.sub.carved > 0 {
