@@ -8,15 +8,22 @@ import (
 // DefaultTolerance is the default calibration tolerance in ε.
 const DefaultTolerance = 1e-3
 
+// ExactTolerance asks Calibrate for the crossing itself, to float64
+// precision (relative 1e-12 in the parameter).
+const ExactTolerance = math.SmallestNonzeroFloat64
+
 // maxCalibratedSigma bounds the search for a noise multiplier.
 const maxCalibratedSigma = 1e6
 
-// CalibrateOption configures CalibrateSigma and its wrappers.
+// CalibrateOption configures Calibrate.
 type CalibrateOption func(*calibration) error
 
 type calibration struct {
-	tol float64
-	rdp []RDPOption
+	tol      float64
+	rdp      []RDPOption
+	maxSteps int                                  // > 0: search a number of steps
+	coarse   func(sigma float64) (float64, error) // PLD certification: the coarse grid's ε
+	upper    func(sigma float64) (float64, error) // PLD certification: the RDP ε
 }
 
 // WithTolerance sets the calibration tolerance in ε (default 1e-3): the
@@ -32,10 +39,40 @@ func WithTolerance(tol float64) CalibrateOption {
 }
 
 // WithRDPOptions passes options (order grid, series) to the RDP account
-// used by PoissonSigma and PoissonSteps.
+// used by PoissonSteps.
 func WithRDPOptions(opts ...RDPOption) CalibrateOption {
 	return func(c *calibration) error {
 		c.rdp = append(c.rdp, opts...)
+		return nil
+	}
+}
+
+// WithMaxSteps makes Calibrate search a number of steps T ≤ max, for which
+// ε(T) is non-decreasing: it returns the largest T with ε(T) ≤ target (0
+// when even one step exceeds it).
+func WithMaxSteps(max int) CalibrateOption {
+	return func(c *calibration) error {
+		if max < 1 {
+			return invalidf("maximum steps must be >= 1, got %d", max)
+		}
+		c.maxSteps = max
+		return nil
+	}
+}
+
+// WithPLDCertification makes Calibrate's ε a PLD account on its default
+// grid, coarse(σ) the same account on CalibrationPLDInterval (as a rule
+// not smaller) and rdp(σ) an RDP account of the same mechanism (never
+// smaller). The search runs on the coarse grid from the RDP σ down and a
+// few default-grid bisection steps close the gap; the result is certified
+// on the default grid (when the coarse grid's σ is not, the search reruns
+// on the default grid), or else is the RDP σ, certified by RDP.
+func WithPLDCertification(coarse, rdp func(sigma float64) (float64, error)) CalibrateOption {
+	return func(c *calibration) error {
+		if coarse == nil || rdp == nil {
+			return invalidf("PLD certification needs the coarse-grid and RDP accounts")
+		}
+		c.coarse, c.upper = coarse, rdp
 		return nil
 	}
 }
@@ -50,11 +87,42 @@ func newCalibration(opts []CalibrateOption) (*calibration, error) {
 	return c, nil
 }
 
-// CalibrateSigma finds the noise multiplier for a target ε by bisection,
-// for any accountant: eps(σ) must be non-increasing in σ. It returns the
-// conservative end of the final bracket, a σ with ε(σ) ≤ target, within the
-// tolerance (WithTolerance) of target in ε, or as close as float64 allows.
-func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
+// Account is the ε at delta of a fresh accountant from newAcc after the
+// prefix events and the event at parameter x composed as many times as
+// event says: the function Calibrate inverts (as dp_accounting's
+// calibrate_dp_mechanism takes make_fresh_accountant and
+// make_event_from_param).
+func Account(newAcc func() (Accountant, error), event func(x float64) (Event, int), delta float64, prefix ...Event) func(x float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		acc, err := newAcc()
+		if err != nil {
+			return 0, err
+		}
+		for _, ev := range prefix {
+			if err := acc.Compose(ev, 1); err != nil {
+				return 0, err
+			}
+		}
+		ev, count := event(x)
+		if err := acc.Compose(ev, count); err != nil {
+			return 0, err
+		}
+		b, err := acc.Epsilon(delta)
+		if err != nil {
+			return 0, err
+		}
+		return b.Epsilon, nil
+	}
+}
+
+// Calibrate is the one calibrator: it finds the parameter x at which eps(x)
+// (usually built with Account) meets target. By default x is a noise
+// multiplier and eps non-increasing in it: the search bisects and returns
+// the conservative end of the final bracket, an x with ε(x) ≤ target,
+// within the tolerance (WithTolerance) of target in ε, or as close as
+// float64 allows. WithMaxSteps searches a number of steps instead and
+// WithPLDCertification certifies a PLD calibration on its fine grid.
+func Calibrate(eps func(x float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
 	c, err := newCalibration(opts)
 	if err != nil {
 		return 0, err
@@ -62,6 +130,18 @@ func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, op
 	if !(target > 0) || math.IsInf(target, 0) {
 		return 0, invalidf("target epsilon must be positive and finite, got %v", target)
 	}
+	switch {
+	case c.maxSteps > 0:
+		k, err := calibrateSteps(func(k int) (float64, error) { return eps(float64(k)) }, target, c.maxSteps)
+		return float64(k), err
+	case c.coarse != nil:
+		return calibratePLDGrids(eps, c.coarse, c.upper, target, c.tol)
+	}
+	return calibrateSigma(eps, target, c.tol)
+}
+
+// calibrateSigma bisects a non-increasing eps(σ) for target.
+func calibrateSigma(eps func(sigma float64) (float64, error), target, tol float64) (float64, error) {
 	eps = nanChecked(eps)
 	// Bracket: ε(lo) > target ≥ ε(hi).
 	hi := 1.0
@@ -93,7 +173,7 @@ func CalibrateSigma(eps func(sigma float64) (float64, error), target float64, op
 			return hi, nil // any noise at all meets the target
 		}
 	}
-	for target-eHi > c.tol && hi-lo > 1e-12*hi {
+	for target-eHi > tol && hi-lo > 1e-12*hi {
 		mid := lo + (hi-lo)/2
 		e, err := eps(mid)
 		if err != nil {
@@ -120,16 +200,10 @@ func nanChecked(eps func(float64) (float64, error)) func(float64) (float64, erro
 	}
 }
 
-// CalibrateSteps returns the largest number of steps T ≤ maxSteps with
-// eps(T) ≤ target, for any accountant whose eps(T) is non-decreasing in T.
-// It returns 0 when even one step exceeds the target.
-func CalibrateSteps(eps func(steps int) (float64, error), target float64, maxSteps int) (int, error) {
-	if !(target > 0) || math.IsInf(target, 0) {
-		return 0, invalidf("target epsilon must be positive and finite, got %v", target)
-	}
-	if maxSteps < 1 {
-		return 0, invalidf("maximum steps must be >= 1, got %d", maxSteps)
-	}
+// calibrateSteps returns the largest number of steps T ≤ maxSteps with
+// eps(T) ≤ target, for a non-decreasing eps(T); 0 when even one step
+// exceeds the target.
+func calibrateSteps(eps func(steps int) (float64, error), target float64, maxSteps int) (int, error) {
 	ok := func(t int) (bool, error) {
 		e, err := eps(t)
 		if err == nil && math.IsNaN(e) {
@@ -188,22 +262,6 @@ func PoissonEpsilon(q, sigma float64, steps int, delta float64, opts ...RDPOptio
 	return a.Epsilon(delta)
 }
 
-// PoissonSigma is the noise multiplier for DP-SGD with Poisson rate q run for
-// steps steps to meet (target, delta) under the RDP accountant.
-func PoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOption) (float64, error) {
-	c, err := newCalibration(opts)
-	if err != nil {
-		return 0, err
-	}
-	if err := checkPoissonArgs(q, steps, delta); err != nil {
-		return 0, err
-	}
-	return CalibrateSigma(func(sigma float64) (float64, error) {
-		b, err := PoissonEpsilon(q, sigma, steps, delta, c.rdp...)
-		return b.Epsilon, err
-	}, target, opts...)
-}
-
 // PoissonSteps is the largest number of steps (at most maxSteps) of DP-SGD
 // with Poisson rate q and noise multiplier sigma that meets (target, delta).
 func PoissonSteps(target, delta, q, sigma float64, maxSteps int, opts ...CalibrateOption) (int, error) {
@@ -223,7 +281,7 @@ func PoissonSteps(target, delta, q, sigma float64, maxSteps int, opts ...Calibra
 		return 0, err
 	}
 	curve := make([]float64, len(one))
-	return CalibrateSteps(func(t int) (float64, error) {
+	return calibrateSteps(func(t int) (float64, error) {
 		for i, v := range one {
 			curve[i] = float64(t) * v
 		}

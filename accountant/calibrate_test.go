@@ -18,7 +18,7 @@ func TestOpacusCalibration(t *testing.T) {
 	}
 	for _, tc := range tests {
 		rdpOpts := []RDPOption{WithOrders(opacusOrders()), WithSeries(SignedSeries)}
-		sigma, err := PoissonSigma(8, 1e-5, 0.04, tc.steps, WithRDPOptions(rdpOpts...))
+		sigma, err := poissonSigmaRDP(8, 1e-5, 0.04, tc.steps, rdpOpts...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -41,7 +41,7 @@ func TestCalibrateSigmaGeneric(t *testing.T) {
 	// ε(σ) = 3/σ: exact answer 3/target.
 	for _, target := range []float64{0.01, 0.5, 3, 40} {
 		for _, tol := range []float64{1e-3, 1e-8} {
-			s, err := CalibrateSigma(func(s float64) (float64, error) { return 3 / s, nil }, target, WithTolerance(tol))
+			s, err := Calibrate(func(s float64) (float64, error) { return 3 / s, nil }, target, WithTolerance(tol))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +51,7 @@ func TestCalibrateSigmaGeneric(t *testing.T) {
 		}
 	}
 	// A step function: the answer is the conservative side of the jump.
-	s, err := CalibrateSigma(func(s float64) (float64, error) {
+	s, err := Calibrate(func(s float64) (float64, error) {
 		if s < 2.5 {
 			return 10, nil
 		}
@@ -60,22 +60,22 @@ func TestCalibrateSigmaGeneric(t *testing.T) {
 	if err != nil || s < 2.5 || s > 2.5+1e-9 {
 		t.Errorf("step function: sigma %v (%v), want just above 2.5", s, err)
 	}
-	if _, err := CalibrateSigma(func(float64) (float64, error) { return 1, nil }, 0.5); err == nil {
+	if _, err := Calibrate(func(float64) (float64, error) { return 1, nil }, 0.5); err == nil {
 		t.Error("unreachable target accepted")
 	}
-	if _, err := CalibrateSigma(func(float64) (float64, error) { return math.NaN(), nil }, 1); err == nil {
+	if _, err := Calibrate(func(float64) (float64, error) { return math.NaN(), nil }, 1); err == nil {
 		t.Error("NaN epsilon accepted")
 	}
-	if _, err := CalibrateSteps(func(int) (float64, error) { return math.NaN(), nil }, 1, 10); err == nil {
-		t.Error("NaN epsilon accepted by CalibrateSteps")
+	if _, err := Calibrate(func(float64) (float64, error) { return math.NaN(), nil }, 1, WithMaxSteps(10)); err == nil {
+		t.Error("NaN epsilon accepted by the steps search")
 	}
-	if _, err := CalibrateSigma(func(s float64) (float64, error) { return 1 / s, nil }, math.NaN()); err == nil {
+	if _, err := Calibrate(func(s float64) (float64, error) { return 1 / s, nil }, math.NaN()); err == nil {
 		t.Error("NaN target accepted")
 	}
 }
 
 func TestCalibrateSteps(t *testing.T) {
-	lin := func(tt int) (float64, error) { return 0.01 * float64(tt), nil }
+	lin := func(tt float64) (float64, error) { return 0.01 * tt, nil }
 	tests := []struct {
 		target float64
 		max    int
@@ -84,9 +84,9 @@ func TestCalibrateSteps(t *testing.T) {
 		{1, 1 << 20, 100}, {1.005, 1 << 20, 100}, {0.005, 100, 0}, {1, 60, 60}, {0.01, 5, 1},
 	}
 	for _, tc := range tests {
-		got, err := CalibrateSteps(lin, tc.target, tc.max)
-		if err != nil || got != tc.want {
-			t.Errorf("target %v max %d: %d (%v), want %d", tc.target, tc.max, got, err, tc.want)
+		got, err := Calibrate(lin, tc.target, WithMaxSteps(tc.max))
+		if err != nil || got != float64(tc.want) {
+			t.Errorf("target %v max %d: %v (%v), want %d", tc.target, tc.max, got, err, tc.want)
 		}
 	}
 	// RDP: the answer is the last step count within the target.

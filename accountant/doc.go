@@ -20,9 +20,12 @@
 //   - [EpsilonFromRDP] and [DeltaFromRDP] convert any RDP curve to (ε, δ)
 //     with the conversion of Balle et al. 2020; other RDP-based accountants
 //     reuse them.
-//   - [CalibrateSigma] and [CalibrateSteps] invert any accountant by
-//     bisection, returning the conservative end; [PoissonSigma],
-//     [PoissonSteps] and [PoissonEpsilon] are the DP-SGD shortcuts.
+//   - [Calibrate] is the one calibrator: it inverts ε(x) of a fresh
+//     accountant and an event built from a parameter x ([Account]), for a
+//     noise multiplier (returning the conservative end), a number of steps
+//     ([WithMaxSteps]) or a PLD σ certified on its fine grid
+//     ([WithPLDCertification]); [PoissonSteps] and [PoissonEpsilon] are the
+//     DP-SGD shortcuts.
 //   - [Tracker] reports each accountant's bound and the tightest valid one
 //     per relation (never a minimum across relations), and serialises to
 //     JSON so that a resumed run continues the account bit for bit.

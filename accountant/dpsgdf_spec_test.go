@@ -93,7 +93,7 @@ func TestDPSGDFSpecCalibrationTable(t *testing.T) {
 				b, err := acc.Epsilon(1e-5)
 				return b.Epsilon, err
 			}
-			s, err := CalibrateSigma(eps, r.eps, WithTolerance(1e-6))
+			s, err := Calibrate(eps, r.eps, WithTolerance(1e-6))
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}

@@ -464,49 +464,11 @@ func PLDPoissonEpsilon(q, sigma float64, steps int, delta float64, opts ...PLDOp
 // CalibrationPLDInterval is the loss grid of calibration searches.
 const CalibrationPLDInterval = 5e-4
 
-// PLDPoissonSigma is the noise multiplier for which steps Poisson-sampled
-// Gaussian steps meet (target, delta) by the PLD accountant, within the
-// calibration tolerance (WithTolerance) below target.
-func PLDPoissonSigma(target, delta, q float64, steps int, opts ...CalibrateOption) (float64, error) {
-	if err := checkPoissonArgs(q, steps, delta); err != nil {
-		return 0, err
-	}
-	c, err := newCalibration(opts)
-	if err != nil {
-		return 0, err
-	}
-	fine := func(s float64) (float64, error) {
-		b, err := PLDPoissonEpsilon(q, s, steps, delta)
-		return b.Epsilon, err
-	}
-	rdp := func(s float64) (float64, error) {
-		b, err := PoissonEpsilon(q, s, steps, delta)
-		return b.Epsilon, err
-	}
-	// The search runs on a coarser grid: a coarser grid never gives a
-	// smaller ε, so a σ it certifies is certified at the default grid too.
-	// Then a few default-grid bisection steps close the gap the coarse
-	// grid's pessimism leaves.
-	coarse := func(s float64) (float64, error) {
-		b, err := PLDPoissonEpsilon(q, s, steps, delta, WithPLDInterval(CalibrationPLDInterval))
-		return b.Epsilon, err
-	}
-	return CalibrateSigmaPLDGrids(fine, coarse, rdp, target, WithTolerance(c.tol))
-}
-
-// CalibrateSigmaPLDGrids is PLDPoissonSigma for any mechanism: fine(σ) is
-// its PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval (as a
-// rule not smaller), rdp(σ) its RDP ε (never smaller). The search runs on
-// the coarse grid from the RDP σ down, and a few fine-grid bisection steps
-// close the gap; the result is certified on the fine grid (when the coarse
-// grid's σ is not, the search reruns on the fine grid), or else is the RDP
-// σ, certified by RDP.
-func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
-	c, err := newCalibration(opts)
-	if err != nil {
-		return 0, err
-	}
-	hi, err := CalibrateSigmaPLD(coarse, rdp, target, WithTolerance(c.tol/2))
+// calibratePLDGrids is Calibrate with WithPLDCertification: fine(σ) is the
+// PLD ε on the default grid, coarse(σ) on CalibrationPLDInterval, rdp(σ)
+// the RDP ε.
+func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), target, tol float64) (float64, error) {
+	hi, err := calibratePLD(coarse, rdp, target, tol/2)
 	if err != nil {
 		return 0, err
 	}
@@ -521,10 +483,10 @@ func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, erro
 		// differently, and the coarse one can certify what the fine one
 		// does not (seen at δ ≥ q, where the true ε is 0). Search on the
 		// fine grid alone then.
-		return CalibrateSigmaPLD(fine, rdp, target, WithTolerance(c.tol))
+		return calibratePLD(fine, rdp, target, tol)
 	}
 	lo := hi * (1 - 0.02)
-	for target-eHi > c.tol && hi-lo > 1e-9*hi {
+	for target-eHi > tol && hi-lo > 1e-9*hi {
 		mid := lo + (hi-lo)/2
 		if e, err := fine(mid); err == nil && e <= target {
 			hi, eHi = mid, e
@@ -535,18 +497,14 @@ func CalibrateSigmaPLDGrids(fine, coarse, rdp func(sigma float64) (float64, erro
 	return hi, nil
 }
 
-// CalibrateSigmaPLD calibrates σ for a PLD account pld(σ), bracketed by an
-// RDP account rdp(σ) of the same mechanism: RDP is never tighter, so the
-// RDP-calibrated σ meets the target under PLD too, and the search only
-// goes down from there. Small σ, where the PLD grid grows large, are
-// probed only as far as needed; a σ the PLD cannot evaluate counts as not
-// meeting the target (the result is always a σ that was certified).
-func CalibrateSigmaPLD(pld, rdp func(sigma float64) (float64, error), target float64, opts ...CalibrateOption) (float64, error) {
-	c, err := newCalibration(opts)
-	if err != nil {
-		return 0, err
-	}
-	hi, err := CalibrateSigma(rdp, target, WithTolerance(c.tol))
+// calibratePLD calibrates σ for a PLD account pld(σ), bracketed by an RDP
+// account rdp(σ) of the same mechanism: RDP is never tighter, so the
+// RDP-calibrated σ meets the target under PLD too, and the search only goes
+// down from there. Small σ, where the PLD grid grows large, are probed only
+// as far as needed; a σ the PLD cannot evaluate counts as not meeting the
+// target (the result is always a σ that was certified).
+func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol float64) (float64, error) {
+	hi, err := calibrateSigma(rdp, target, tol)
 	if err != nil {
 		return 0, err
 	}
@@ -570,7 +528,7 @@ func CalibrateSigmaPLD(pld, rdp func(sigma float64) (float64, error), target flo
 			return hi, nil
 		}
 	}
-	for target-eHi > c.tol && hi-lo > 1e-9*hi {
+	for target-eHi > tol && hi-lo > 1e-9*hi {
 		mid := lo + (hi-lo)/2
 		e, err := pld(mid)
 		if err == nil && e <= target {

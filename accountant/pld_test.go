@@ -259,7 +259,7 @@ func itoa(n int) string {
 // smaller than RDP's for the same target.
 func TestPLDCalibration(t *testing.T) {
 	q, steps, delta, target := 2048.0/60000, 1172, 1e-5, 3.0
-	s, err := PLDPoissonSigma(target, delta, q, steps)
+	s, err := poissonSigmaPLD(target, delta, q, steps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,13 +267,13 @@ func TestPLDCalibration(t *testing.T) {
 	if err != nil || b.Epsilon > target || b.Epsilon < target-DefaultTolerance {
 		t.Fatalf("σ = %v gives PLD ε %v (%v), want within [%v, %v]", s, b.Epsilon, err, target-DefaultTolerance, target)
 	}
-	r, err := PoissonSigma(target, delta, q, steps)
+	r, err := poissonSigmaRDP(target, delta, q, steps)
 	if err != nil || !(s < r) {
 		t.Fatalf("PLD σ %v not below RDP σ %v (%v)", s, r, err)
 	}
 }
 
-// CalibrateSigmaPLDGrids certifies its σ on the fine grid even where the
+// Calibrate with WithPLDCertification certifies its σ on the fine grid even where the
 // coarse grid's ε is the smaller (as the real grids' are at δ ≥ q, σ ≈ 0.08):
 // here the coarse account certifies σ ≥ 0.05, the fine one only σ ≥ 0.2.
 func TestCalibrateSigmaPLDGridsCertifiesOnFineGrid(t *testing.T) {
@@ -290,7 +290,7 @@ func TestCalibrateSigmaPLDGridsCertifiesOnFineGrid(t *testing.T) {
 		return min(0.1/s, 0.3), nil
 	}
 	rdp := func(s float64) (float64, error) { return 1 / s, nil }
-	s, err := CalibrateSigmaPLDGrids(fine, coarse, rdp, 0.5)
+	s, err := Calibrate(fine, 0.5, WithPLDCertification(coarse, rdp))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -309,39 +309,13 @@ func TwiceEpsilon(ev TwiceSampled, steps int, delta float64, alphaMax int, conv 
 	return twConvert(orders, curve, delta, conv)
 }
 
-// CalibrateTwice returns the smallest scale s in [1e-3, 1e3] (to relative
-// precision ~1e-9) such that steps runs of build(s) are (eps, delta)-DP,
-// assuming the privacy of build(s) improves with s (as for a noise scale).
-func CalibrateTwice(build func(s float64) TwiceSampled, steps int, eps, delta float64, alphaMax int, conv TwiceConversion) (float64, error) {
-	if !(eps > 0) || math.IsInf(eps, 0) {
-		return 0, invalidf("calibration target epsilon must be positive and finite, got %v", eps)
-	}
-	if steps < 1 {
-		return 0, invalidf("calibration needs steps >= 1, got %d", steps)
-	}
-	f := func(s float64) (float64, error) {
-		e, _, err := TwiceEpsilon(build(s), steps, delta, alphaMax, conv)
-		return e, err
-	}
-	lo, hi := 1e-3, 1e3
-	if e, err := f(hi); err != nil {
-		return 0, err
-	} else if e > eps {
-		return 0, fmt.Errorf("twice calibration: epsilon %v not reachable with scale <= %v (got %v)", eps, hi, e)
-	}
-	for i := 0; i < 80 && hi/lo > 1+1e-10; i++ {
-		mid := math.Sqrt(lo * hi)
-		e, err := f(mid)
-		if err != nil {
-			return 0, err
-		}
-		if e > eps {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return hi, nil
+// TwiceCalibration is the ε of steps runs of build(s) by the twice-sampling
+// accountant (integer orders 2..alphaMax, conversion conv): the function
+// Calibrate inverts for the smallest scale s meeting a target, with
+// WithTolerance(ExactTolerance) to float64 precision.
+func TwiceCalibration(build func(s float64) TwiceSampled, steps int, delta float64, alphaMax int, conv TwiceConversion) func(s float64) (float64, error) {
+	newAcc := func() (Accountant, error) { return NewTwiceWith(alphaMax, conv), nil }
+	return Account(newAcc, func(s float64) (Event, int) { return build(s), steps }, delta)
 }
 
 // TwiceAccountant composes twice-sampling steps (and ordinary sampled

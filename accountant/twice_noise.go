@@ -131,12 +131,15 @@ func (p HybridProblem) validate() error {
 // scaleFor calibrates the common scale s of sigma = s·rho.
 func (p HybridProblem) scaleFor(rho []float64) (float64, error) {
 	sig := make([]float64, len(rho))
-	return CalibrateTwice(func(s float64) TwiceSampled {
+	if p.Steps < 1 {
+		return 0, invalidf("calibration needs steps >= 1, got %d", p.Steps)
+	}
+	return Calibrate(TwiceCalibration(func(s float64) TwiceSampled {
 		for j := range rho {
 			sig[j] = s * rho[j]
 		}
 		return p.event(sig)
-	}, p.Steps, p.Epsilon, p.Delta, p.alphaMax(), p.Conversion)
+	}, p.Steps, p.Delta, p.alphaMax(), p.Conversion), p.Epsilon, WithTolerance(ExactTolerance))
 }
 
 // CalibrateHybridNoise is the fast, near-optimal path for problem (9):

@@ -256,7 +256,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 	for q, want := range base {
 		var zs [4]float64
 		for i, b := range budgets {
-			z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(q, s) }, b.T, b.eps, 1e-5, 64, TwiceMironov)
+			z, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return sgm(q, s) }, b.T, 1e-5, 64, TwiceMironov), b.eps, WithTolerance(ExactTolerance))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -273,7 +273,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 	for _, r := range rows {
 		q := math.Round(r.q1*r.q2*100) / 100
 		for i, b := range budgets {
-			z, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(r.q1, r.q2, s, 100) }, b.T, b.eps, 1e-5, 64, TwiceMironov)
+			z, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return NewTwiceSampled(r.q1, r.q2, s, 100) }, b.T, 1e-5, 64, TwiceMironov), b.eps, WithTolerance(ExactTolerance))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -439,7 +439,7 @@ func TestHybridThreeBlocks(t *testing.T) {
 		t.Errorf("optimised noise not private: ε = %v", e)
 	}
 	// Isotropic baseline c = √1.52, Poisson q = 0.05: z = 2.223496, ratio 0.2575.
-	z, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(0.05, s) }, 1000, 4, 1e-5, 64, TwiceMironov)
+	z, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return sgm(0.05, s) }, 1000, 1e-5, 64, TwiceMironov), 4, WithTolerance(ExactTolerance))
 	if err != nil || !papersClose(z, 2.223496, 1e-5) {
 		t.Errorf("isotropic z = %v %v", z, err)
 	}
@@ -549,7 +549,7 @@ func TestTwiceFig5Calibration(t *testing.T) {
 		{256, 0.01, 0.5, 0.4826, 29.6}, {256, 0.015, 1.0 / 3, 0.4194, 84.7},
 	}
 	for _, tc := range tests {
-		s, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, tc.d0) }, 10000, 8, 1e-5, 128, TwiceMironov)
+		s, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, tc.d0) }, 10000, 1e-5, 128, TwiceMironov), 8, WithTolerance(ExactTolerance))
 		if err != nil || math.Abs(s-tc.sigma) > 6e-5 {
 			t.Errorf("d0=%v (%v, %.3g): σ = %.5f want %.4f %v", tc.d0, tc.q1, tc.q2, s, tc.sigma, err)
 		}
@@ -711,11 +711,11 @@ func TestHybridTwiceSection6Columns(t *testing.T) {
 		{0.06, 1.0 / 3, 1500, 2, 2.113607, 1.969486, 0.8683, 13.763459, 2.108641, 0.1569},
 	}
 	for _, tc := range tests {
-		zb, err := CalibrateTwice(func(s float64) TwiceSampled { return sgm(tc.q1*tc.q2, s) }, tc.T, tc.eps, 1e-5, 64, TwiceMironov)
+		zb, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return sgm(tc.q1*tc.q2, s) }, tc.T, 1e-5, 64, TwiceMironov), tc.eps, WithTolerance(ExactTolerance))
 		if err != nil || !papersClose(zb, tc.zBase, 1e-6) {
 			t.Errorf("q=%v: z_base %.7g want %v (%v)", tc.q1*tc.q2, zb, tc.zBase, err)
 		}
-		zt, err := CalibrateTwice(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, 100) }, tc.T, tc.eps, 1e-5, 64, TwiceMironov)
+		zt, err := Calibrate(TwiceCalibration(func(s float64) TwiceSampled { return NewTwiceSampled(tc.q1, tc.q2, s, 100) }, tc.T, 1e-5, 64, TwiceMironov), tc.eps, WithTolerance(ExactTolerance))
 		if err != nil || !papersClose(zt, tc.zTw, 1e-6) || math.Abs(zt*zt/(zb*zb)-tc.rr) > 5e-5 {
 			t.Errorf("(%v, %.3g): twice-only z %.7g ratio %.5f, want %v → %v (%v)", tc.q1, tc.q2, zt, zt*zt/(zb*zb), tc.zTw, tc.rr, err)
 		}

@@ -3,6 +3,7 @@ package benchmarks
 import (
 	"context"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"io"
 	"runtime"
 	"slices"
@@ -125,7 +126,7 @@ func Run(ctx context.Context, g Grid) ([]Row, error) {
 // trainCell trains one cell through the trainer.
 func (g Grid) trainCell(ctx context.Context, c, s string) Row {
 	cfg := g.Base
-	cfg.Clip, cfg.Sampler = c, s
+	cfg.Clip, cfg.Sampler = mechanism.Clip(c), mechanism.Sampler(s)
 	cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
 	r := Row{Clip: c, Sampler: s, Delta: cfg.Delta}
 	if cfg.ClipQuantile > 0 {

@@ -2,6 +2,7 @@ package benchmarks
 
 import (
 	"context"
+	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"strings"
 	"testing"
@@ -275,7 +276,7 @@ func TestRunMatchesTrainer(t *testing.T) {
 		}
 		r := rows[0]
 		cfg := g.Base
-		cfg.Clip, cfg.Sampler = cell[0], cell[1]
+		cfg.Clip, cfg.Sampler = mechanism.Clip(cell[0]), mechanism.Sampler(cell[1])
 		cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
 		sum, err := trainer.Run(context.Background(), cfg, trainer.Options{})
 		if err != nil {
@@ -290,7 +291,7 @@ func TestRunMatchesTrainer(t *testing.T) {
 				cell, r.NoiseVariance, r.Sensitivity, r.Sigma, r.TrainN, sum.NoiseVariance, sum.Sensitivity, sum.Sigma, sum.CoveredN)
 		}
 		wantDim := sum.Params
-		if cell[0] == "subspace" {
+		if mechanism.Clip(cell[0]) == "subspace" {
 			wantDim += cfg.SubspaceRanks[len(cfg.SubspaceRanks)-1]
 		}
 		if r.Dim != wantDim {

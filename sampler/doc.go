@@ -1,6 +1,7 @@
 // Package sampler decides which examples (and, for twice sampling, which
 // coordinates of each example's clipped gradient) take part in one DP-SGD
-// step, and says which privacy event that choice is.
+// step. The privacy event of a step is built by package mechanism, from
+// the sampler kind, never here.
 //
 // Four schemes:
 //
@@ -15,12 +16,8 @@
 //     examples each step; accounted as accountant.SampledWithoutReplacement
 //     (replace-one).
 //   - Shuffle: epochs of fixed-size batches over a random permutation. It
-//     claims no amplification: each step is accounted as the bare inner
-//     mechanism (replace-one), which is conservative but valid.
-//
-// GaussianEvent builds each sampler's event with the noise multiplier taken
-// relative to the sensitivity under its relation (C for add/remove-one, 2·C
-// for replace-one).
+//     claims no amplification: each epoch is accounted as one Gaussian of
+//     the replace-one sensitivity 2·C, charged at its first step.
 //
 // Each sampler draws from an internal/rng stream (crypto-seeded in
 // production, fixed seed for reproducible runs) and checkpoints its full

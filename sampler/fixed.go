@@ -3,7 +3,6 @@ package sampler
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -43,14 +42,6 @@ func (w *WithoutReplacement) Next(dst []int) []int {
 
 // ExpectedBatch is b (the batch size is fixed).
 func (w *WithoutReplacement) ExpectedBatch() float64 { return float64(w.b) }
-
-// Event wraps the step's mechanism: SampledWithoutReplacement{N, B, inner}
-// (replace-one relation: inner's noise multiplier must be relative to the
-// replace-one sensitivity, 2·C for a sum clipped to C; GaussianEvent does
-// that).
-func (w *WithoutReplacement) Event(inner accountant.Event) accountant.Event {
-	return accountant.SampledWithoutReplacement{N: w.n, B: w.b, Event: inner}
-}
 
 // MarshalBinary saves the parameters, the permutation and the stream.
 func (w *WithoutReplacement) MarshalBinary() ([]byte, error) {
@@ -115,10 +106,9 @@ func readPerm(d *dec, n int64, kind string) ([]int, error) {
 // examples left over in an epoch are skipped that epoch).
 //
 // Shuffling gives no privacy amplification that the accountant events can
-// express, so Event returns the bare inner mechanism for every step: every
-// step is charged as if it saw the whole dataset. That is conservative and
-// valid; a run that wants amplification must use Poisson or
-// WithoutReplacement.
+// express. Replacing one record changes exactly one batch per epoch, so the
+// epoch is charged once, as one Gaussian at its first step (package
+// mechanism builds that event).
 type Shuffle struct {
 	n, b  int
 	perm  []int
@@ -167,11 +157,6 @@ func (sh *Shuffle) BatchesPerEpoch() int { return sh.n / sh.b }
 
 // ExpectedBatch is b.
 func (sh *Shuffle) ExpectedBatch() float64 { return float64(sh.b) }
-
-// Event returns inner unchanged: no amplification is claimed (see Shuffle).
-// The relation is replace-one, so inner's noise multiplier must be relative
-// to 2·C for a sum clipped to C; GaussianEvent does that.
-func (sh *Shuffle) Event(inner accountant.Event) accountant.Event { return inner }
 
 // MarshalBinary saves parameters, the epoch's permutation, the position in
 // it, the epoch count and the stream.

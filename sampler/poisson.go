@@ -3,7 +3,6 @@ package sampler
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -43,12 +42,6 @@ func (p *Poisson) Next(dst []int) []int {
 
 // ExpectedBatch is q·n, the divisor for the noisy gradient sum.
 func (p *Poisson) ExpectedBatch() float64 { return p.q * float64(p.n) }
-
-// Event wraps the step's mechanism (e.g. accountant.Gaussian) in the
-// sampling event: PoissonSampled{Q, inner}.
-func (p *Poisson) Event(inner accountant.Event) accountant.Event {
-	return accountant.PoissonSampled{Q: p.q, Event: inner}
-}
 
 // MarshalBinary saves the parameters and the stream position.
 func (p *Poisson) MarshalBinary() ([]byte, error) {

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -264,61 +263,10 @@ func TestShuffleEpochs(t *testing.T) {
 	}
 }
 
-func TestEvents(t *testing.T) {
-	inner := accountant.Gaussian{Sigma: 1.1}
-	s := rng.NewSeeded(7)
-	p, _ := NewPoisson(100, 0.02, s)
-	w, _ := NewWithoutReplacement(100, 5, s)
-	sh, _ := NewShuffle(100, 5, s)
-	for _, tc := range []struct {
-		got  accountant.Event
-		want accountant.Event
-	}{
-		{p.Event(inner), accountant.PoissonSampled{Q: 0.02, Event: inner}},
-		{w.Event(inner), accountant.SampledWithoutReplacement{N: 100, B: 5, Event: inner}},
-		{sh.Event(inner), inner},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("event %#v, want %#v", tc.got, tc.want)
-		}
-		if err := tc.got.Validate(); err != nil {
-			t.Errorf("%v: %v", tc.got, err)
-		}
-	}
-	tw, _ := NewTwice(100, 50, 0.1, 0.5, s)
+func TestTwiceParams(t *testing.T) {
+	tw, _ := NewTwice(100, 50, 0.1, 0.5, rng.NewSeeded(7))
 	if got := tw.Params(); got != (TwiceParams{Q1: 0.1, Q2: 0.5, N: 100, Dim: 50}) {
 		t.Errorf("twice params %+v", got)
-	}
-	blocks := []accountant.Block{{Dim: 50, C2: 1, D0: 100, Sigma: 0.7}}
-	ev := tw.Event(blocks)
-	if ev.Q1 != 0.1 || ev.Q2 != 0.5 || len(ev.Blocks) != 1 || ev.Blocks[0] != blocks[0] {
-		t.Errorf("twice event %+v", ev)
-	}
-	if err := ev.Validate(); err != nil {
-		t.Errorf("twice event: %v", err)
-	}
-	if k := accountant.Kind(ev); k != "twice_sampled" {
-		t.Errorf("twice event kind %q", k)
-	}
-}
-
-func TestGaussianEvents(t *testing.T) {
-	s := rng.NewSeeded(7)
-	p, _ := NewPoisson(100, 0.02, s)
-	w, _ := NewWithoutReplacement(100, 5, s)
-	sh, _ := NewShuffle(100, 5, s)
-	// std 3 on a sum of contributions of norm ≤ 1.5: multiplier 2 under
-	// add/remove-one, 1 under replace-one (sensitivity 2·1.5).
-	for _, tc := range []struct {
-		got, want accountant.Event
-	}{
-		{p.GaussianEvent(3, 1.5), accountant.PoissonSampled{Q: 0.02, Event: accountant.Gaussian{Sigma: 2}}},
-		{w.GaussianEvent(3, 1.5), accountant.SampledWithoutReplacement{N: 100, B: 5, Event: accountant.Gaussian{Sigma: 1}}},
-		{sh.GaussianEvent(3, 1.5), accountant.Gaussian{Sigma: 1}},
-	} {
-		if tc.got != tc.want {
-			t.Errorf("event %#v, want %#v", tc.got, tc.want)
-		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/rng"
 )
 
@@ -27,7 +26,7 @@ type Twice struct {
 
 // TwiceParams is the sampling part of a twice-sampling privacy event
 // (accountant twice-sampling RDP, paper 003 Theorem 5.4/5.6). Q2 is the
-// exact realised coordinate rate (see FillMask). The accountant package has no TwiceSampled event yet; the trainer builds it
+// exact realised coordinate rate (see FillMask). The step's event is built by package mechanism
 // from these fields together with the clipper's per-block sensitivities.
 type TwiceParams struct {
 	Q1, Q2 float64
@@ -60,14 +59,6 @@ func NewTwice(n, dim int, q1, q2 float64, s *rng.Stream) (*Twice, error) {
 // Params returns the sampling parameters for the accountant.
 func (t *Twice) Params() TwiceParams {
 	return TwiceParams{Q1: t.q1, Q2: t.q2, N: t.n, Dim: t.dim}
-}
-
-// Event is the step's privacy event: accountant.TwiceSampled with this
-// sampler's Q1 and realised Q2, and the clipper's blocks with their noise
-// (clip.Sensitivity.AccountantBlocks). Twice sampling is never reported as
-// PoissonSampled.
-func (t *Twice) Event(blocks []accountant.Block) accountant.TwiceSampled {
-	return accountant.TwiceSampled{Q1: t.q1, Q2: t.q2, Blocks: append([]accountant.Block(nil), blocks...)}
 }
 
 // Next returns the examples selected this step (Poisson(q1)), in increasing

@@ -2,6 +2,8 @@ package trainer
 
 import (
 	"context"
+	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"os"
 	"path/filepath"
@@ -25,7 +27,7 @@ func auditGuessCounts(m int) []int {
 // auditOnce runs one audit training with the given negative-control hooks
 // and returns the lower bound from the released canary evidence and the
 // run's accounted ε.
-func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (lowerbound.Result, float64) {
+func auditOnce(t *testing.T, h *auditHooks, noise mechanism.Noise, m int, eps float64) (lowerbound.Result, float64) {
 	t.Helper()
 	c := small(t)
 	c.Model, c.BatchSize, c.Steps, c.Sigma, c.Epsilon = "logreg", 250, 100, 0, eps
@@ -34,7 +36,7 @@ func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (lowerbound.Resu
 	c.AuditCanaries, c.AuditKind = m, "gradient"
 	testAuditHooks = h
 	defer func() { testAuditHooks = nil }()
-	s, err := Run(context.Background(), c, Options{})
+	s, err := Run(context.Background(), c, Options{Noise: noise})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,17 +67,18 @@ func auditOnce(t *testing.T, h *auditHooks, m int, eps float64) (lowerbound.Resu
 func TestAuditNegativeControls(t *testing.T) {
 	const m, eps = 500, 1.0
 	for _, tc := range []struct {
-		name string
-		h    *auditHooks
-		min  float64 // ε_lower must exceed min·ε (0: must stay ≤ ε)
+		name  string
+		h     *auditHooks
+		noise mechanism.Noise // replaces the mechanism's noise (nil: kept)
+		min   float64         // ε_lower must exceed min·ε (0: must stay ≤ ε)
 	}{
-		{"correct mechanism", nil, 0},
-		{"noise off", &auditHooks{noiseOff: true}, 2.5},
-		{"noise at σ/10", &auditHooks{noiseScale: 0.1}, 2.5},
-		{"sampling at 4q", &auditHooks{rateScale: 4}, 1},
-		{"unaccounted statistic released", &auditHooks{leakCounts: true}, 2.5},
+		{"correct mechanism", nil, nil, 0},
+		{"noise off", nil, noNoise{}, 2.5},
+		{"noise at σ/10", &auditHooks{noiseScale: 0.1}, nil, 2.5},
+		{"sampling at 4q", &auditHooks{rateScale: 4}, nil, 1},
+		{"unaccounted statistic released", &auditHooks{leakCounts: true}, nil, 2.5},
 	} {
-		r, acc := auditOnce(t, tc.h, m, eps)
+		r, acc := auditOnce(t, tc.h, tc.noise, m, eps)
 		t.Logf("%-32s ε_lower %.3f (%d of %d guesses correct), accounted ε %.3f", tc.name, r.EpsilonLower, r.Correct, r.Guesses, acc)
 		if tc.min == 0 && r.EpsilonLower > acc {
 			t.Errorf("%s: ε_lower %v contradicts the accounted ε %v", tc.name, r.EpsilonLower, acc)
@@ -139,3 +142,9 @@ func TestInputCanaries(t *testing.T) {
 		}
 	}
 }
+
+// noNoise adds nothing: the negative control that turns the noise off.
+type noNoise struct{}
+
+func (noNoise) Add([]float32, *rng.Stream) {}
+func (noNoise) TotalVariance() float64     { return 0 }

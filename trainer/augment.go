@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"strconv"
 
 	"github.com/dptrain/dptrain/internal/rng"
@@ -175,7 +176,7 @@ func (c *Config) validateAugmult(bad func(string, ...any)) {
 	if c.Augmult > 1 && c.Augmult > c.MaxPhysicalBatch {
 		bad("augmult %d exceeds max_physical_batch %d (the K copies of one example share a chunk)", c.Augmult, c.MaxPhysicalBatch)
 	}
-	if c.Augmult > 1 && c.Clip == "subspace" {
+	if c.Augmult > 1 && c.Clip == mechanism.Subspace {
 		bad("augmult is not offered with clip subspace")
 	}
 }

@@ -24,7 +24,6 @@ import (
 // auditHooks break the mechanism on purpose for the negative controls of
 // the audit tests. Only tests set them (nothing else can reach them).
 type auditHooks struct {
-	noiseOff   bool    // add no noise at all
 	noiseScale float64 // multiplies the noise actually added (σ stays in the account; 0: unchanged)
 	rateScale  float64 // multiplies the sampling rate actually used (q stays in the account; 0: unchanged)
 	leakCounts bool    // also release each canary's raw inclusion count (an unaccounted statistic)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"os"
 )
@@ -35,6 +36,9 @@ type checkpoint struct {
 	// run continues the same streams, and the file must never be released.
 	Root    []byte          `json:"root,omitempty"`
 	Tracker json.RawMessage `json:"tracker"`
+	// Ledger is every event charged so far (nil in older checkpoints); a
+	// resumed run checks it against what its own mechanism charges.
+	Ledger *mechanism.Ledger `json:"ledger,omitempty"`
 	// Private marks a checkpoint of a hidden-state run: the intermediate
 	// iterate it holds must never be released, or the hidden-state bound
 	// no longer applies.

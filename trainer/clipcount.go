@@ -3,8 +3,10 @@ package trainer
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // The released clipped-fraction statistic (Andrew et al. 2021, "Differentially
@@ -30,39 +32,33 @@ import (
 // and subspace clipping are accounted per coordinate or block; SRDP and the
 // per-instance diagnostic rest on the sum alone).
 
-// jointSigma is the noise multiplier of the joint mechanism of the clipped
-// sum at multiplier sigma and a count at multiplier sigmaB (0: no count).
-func jointSigma(sigma, sigmaB float64) float64 {
-	if sigmaB <= 0 {
-		return sigma
-	}
-	return 1 / math.Sqrt(1/(sigma*sigma)+1/(sigmaB*sigmaB))
-}
-
-// clippedCountErrors names every setting the released clipped count cannot
-// be combined with (part of Validate).
-func (c *Config) clippedCountErrors() []string {
-	sb := c.ClippedCountSigma
-	if sb == 0 {
-		return nil
-	}
-	if math.IsNaN(sb) || math.IsInf(sb, 0) || sb < 0 {
-		return []string{fmt.Sprintf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb)}
-	}
+// mechanismErrors names every combination of the step's mechanism that no
+// accountant supports (mechanism.Spec.Unsupported) and a bad clipped-count
+// noise (part of Validate).
+func (c *Config) mechanismErrors() []string {
 	var errs []string
-	if c.Sampler != "poisson" {
-		errs = append(errs, fmt.Sprintf("clipped_count_sigma is accounted as one Poisson-subsampled Gaussian with the step; it needs sampler poisson, got %q", c.Sampler))
+	if sb := c.ClippedCountSigma; math.IsNaN(sb) || math.IsInf(sb, 0) || sb < 0 {
+		errs = append(errs, fmt.Sprintf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb))
 	}
-	if c.Clip != "flat" && c.Clip != "linf" {
-		errs = append(errs, fmt.Sprintf("clipped_count_sigma needs clip flat or linf (one count per example, the sum's L2 sensitivity C), got %q", c.Clip))
+	sp := mechanismSpec(c, 0, nil)
+	for _, err := range unwrapJoined(sp.Unsupported()) {
+		errs = append(errs, strings.TrimPrefix(err.Error(), mechanism.ErrUnsupported.Error()+": "))
 	}
-	if c.Preprocess != "" {
-		errs = append(errs, fmt.Sprintf("clipped_count_sigma cannot be combined with preprocess %s (its SRDP account describes the gradient sum only)", c.Preprocess))
-	}
-	if c.PerInstance > 0 {
+	if c.ClippedCountSigma > 0 && c.PerInstance > 0 {
 		errs = append(errs, "clipped_count_sigma cannot be combined with per_instance (the per-instance account describes the gradient sum only)")
 	}
 	return errs
+}
+
+// unwrapJoined lists the errors errors.Join joined (nil: none).
+func unwrapJoined(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	if err != nil {
+		return []error{err}
+	}
+	return nil
 }
 
 // clipCount releases the noised clipped count of each step.
@@ -80,7 +76,7 @@ func (c *clipCount) release(clipped int) (count, frac float64) {
 
 // clippedCountNote states the released statistic and what the account charges.
 func clippedCountNote(sigma, sigmaB float64) string {
-	return fmt.Sprintf("clipped count released every step (clipped_count_noised, clipped_frac_noised in release/metrics.jsonl): the count of clipped examples + N(0, σ_b²), σ_b = %g; the account charges each step as one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) = %.4f (σ = %.4f)", sigmaB, jointSigma(sigma, sigmaB), sigma)
+	return fmt.Sprintf("clipped count released every step (clipped_count_noised, clipped_frac_noised in release/metrics.jsonl): the count of clipped examples + N(0, σ_b²), σ_b = %g; the account charges each step as one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) = %.4f (σ = %.4f)", sigmaB, mechanism.JointSigma(sigma, sigmaB), sigma)
 }
 
 // hiddenCountReason marks the hidden-state bound not applicable: the count is

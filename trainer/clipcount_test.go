@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"errors"
+	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,8 +21,8 @@ func TestJointSigma(t *testing.T) {
 		{1.1, 5, 1.074308913375599}, // 1/√(0.826446… + 0.04) = 1/0.930831…
 		{2, 2 * math.Sqrt(3), math.Sqrt(3)},
 	} {
-		if got := jointSigma(tc.sigma, tc.sigmaB); math.Abs(got-tc.want) > 1e-12 {
-			t.Errorf("jointSigma(%v, %v) = %v, want %v", tc.sigma, tc.sigmaB, got, tc.want)
+		if got := mechanism.JointSigma(tc.sigma, tc.sigmaB); math.Abs(got-tc.want) > 1e-12 {
+			t.Errorf("mechanism.JointSigma(%v, %v) = %v, want %v", tc.sigma, tc.sigmaB, got, tc.want)
 		}
 	}
 }
@@ -89,12 +90,12 @@ func TestClippedCountReleasedAndAccounted(t *testing.T) {
 		}
 		return b.Epsilon
 	}
-	joint, alone := eps(jointSigma(c.Sigma, c.ClippedCountSigma)), eps(c.Sigma)
+	joint, alone := eps(mechanism.JointSigma(c.Sigma, c.ClippedCountSigma)), eps(c.Sigma)
 	if math.Abs(s.Epsilon["rdp"]-joint) > 1e-12 || !(joint > alone) {
 		t.Errorf("run's RDP ε %v; joint Gaussian at σ_eff %v, gradient alone %v", s.Epsilon["rdp"], joint, alone)
 	}
 	// The PLD accountant accounts the same joint Gaussian, more tightly.
-	pld, err := accountant.PLDPoissonEpsilon(q, jointSigma(c.Sigma, c.ClippedCountSigma), c.Steps, c.Delta)
+	pld, err := accountant.PLDPoissonEpsilon(q, mechanism.JointSigma(c.Sigma, c.ClippedCountSigma), c.Steps, c.Delta)
 	if err != nil || s.Best.Accountant != "pld" || s.Best.Epsilon != pld.Epsilon || !(pld.Epsilon < joint) {
 		t.Errorf("run's best %+v; PLD of the joint Gaussian %v (%v), RDP %v", s.Best, pld.Epsilon, err, joint)
 	}
@@ -135,7 +136,7 @@ func TestClippedCountRefusals(t *testing.T) {
 		{func(c *Config) { c.Sampler = "shuffle" }, `needs sampler poisson, got "shuffle"`},
 		{func(c *Config) { c.Clip = "per-layer" }, `needs clip flat or linf`},
 		{func(c *Config) { c.Clip, c.SubspaceRanks, c.PublicN = "subspace", []int{4}, 50 }, `needs clip flat or linf`},
-		{func(c *Config) { c.Preprocess, c.SigmaMin = "standardize", 0.1 }, "cannot be combined with preprocess standardize"},
+		{func(c *Config) { c.Preprocess, c.SigmaMin = "standardize", 0.1 }, "cannot be combined with preprocessing"},
 		{func(c *Config) { c.PerInstance = 3 }, "cannot be combined with per_instance"},
 		{func(c *Config) { c.ClippedCountSigma = -1 }, "clipped_count_sigma must be > 0"},
 		{func(c *Config) { c.ClippedCountSigma = math.NaN() }, "clipped_count_sigma must be > 0"},

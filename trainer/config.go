@@ -10,6 +10,8 @@ import (
 	"math"
 	"os"
 	"strings"
+
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // Config describes one training run. The zero value is not valid; start
@@ -70,18 +72,18 @@ type Config struct {
 	LipschitzMu float64    `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
 
 	// Sampling.
-	Sampler   string  `json:"sampler"`    // "poisson", "twice", "shuffle"
-	BatchSize int     `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
-	Q2        float64 `json:"q2"`         // coordinate sampling rate (twice sampling)
+	Sampler   mechanism.Sampler `json:"sampler"`    // "poisson", "twice", "shuffle"
+	BatchSize int               `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
+	Q2        float64           `json:"q2"`         // coordinate sampling rate (twice sampling)
 
 	// Accountant calibrates σ: "" (the tightest that applies: PLD for
 	// Poisson-sampled DP-SGD, else the run's own), "rdp" or "pld".
 	Accountant Accountant `json:"accountant,omitempty"`
 
 	// Clipping and noise.
-	Clip     string  `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
-	ClipNorm float64 `json:"clip_norm"` // C (L2)
-	D0       float64 `json:"d0"`        // hybrid: c∞ = C/√d0 (subspace: on the residual block)
+	Clip     mechanism.Clip `json:"clip"`      // "flat", "per-layer", "linf", "hybrid", "subspace"
+	ClipNorm float64        `json:"clip_norm"` // C (L2)
+	D0       float64        `json:"d0"`        // hybrid: c∞ = C/√d0 (subspace: on the residual block)
 
 	// Hybrid subspace clipping (paper 003): nested cumulative ranks of the
 	// principal blocks, estimated from PublicN declared-public training
@@ -373,8 +375,8 @@ func (c *Config) validateModel() error {
 }
 
 var (
-	knownSamplers = []string{"poisson", "twice", "shuffle"}
-	knownClips    = []string{"flat", "per-layer", "linf", "hybrid", "subspace"}
+	knownSamplers = []mechanism.Sampler{mechanism.Poisson, mechanism.Twice, mechanism.Shuffle}
+	knownClips    = mechanism.Clips
 )
 
 // validateMechanism checks the sampler and the clip, and every setting
@@ -387,15 +389,6 @@ func (c *Config) validateMechanism() error {
 	f.add(checkChoice("clip", c.Clip, knownClips))
 	if c.Accountant == AccountantPLD && (c.Sampler != "poisson" || c.Preprocess != PreprocessNone || c.Clip == "subspace") {
 		f.bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
-	}
-	if c.Clip == "subspace" && c.Sampler == "shuffle" {
-		f.bad("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not shuffle")
-	}
-	if c.Preprocess != PreprocessNone && c.Sampler != "poisson" {
-		f.bad("preprocess %s is accounted by SRDP for Poisson sampling; sampler %q is not supported with it", c.Preprocess, c.Sampler)
-	}
-	if c.Preprocess != PreprocessNone && c.Clip == "subspace" {
-		f.bad("preprocess and clip subspace cannot be combined (no SRDP account for per-block noise)")
 	}
 	if c.BatchSize < 1 {
 		f.bad("batch_size must be >= 1, got %d", c.BatchSize)
@@ -450,7 +443,7 @@ func (c *Config) validateMechanism() error {
 			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}
-	for _, msg := range c.clippedCountErrors() {
+	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
 	}
 	c.validateQuantile(f.bad)

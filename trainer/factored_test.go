@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"context"
+	"github.com/dptrain/dptrain/mechanism"
 	"testing"
 )
 
@@ -14,7 +15,7 @@ func TestFactoredMatchesMaterialised(t *testing.T) {
 		run := func(materialise bool) *Summary {
 			materialiseAlways = materialise
 			c := Default()
-			c.Dataset, c.Model, c.Hidden, c.Sampler, c.Q2, c.Clip = "synthetic", "mlp", []int{24}, "twice", 0.5, clipName
+			c.Dataset, c.Model, c.Hidden, c.Sampler, c.Q2, c.Clip = "synthetic", "mlp", []int{24}, "twice", 0.5, mechanism.Clip(clipName)
 			c.BatchSize, c.Steps, c.Sigma, c.Epsilon, c.LR, c.ClipNorm, c.D0 = 100, 8, 1, 0, 0.5, 1, 30
 			c.Seeded, c.Plots, c.EvalEvery, c.KeepCheckpoint, c.CheckpointEvery = true, false, 4, true, 8
 			c.OutDir = t.TempDir()

@@ -222,8 +222,8 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	for i, n := range s.Notes {
 		notes[i] = portableText(cfg, n)
 	}
-	if s.acct != nil && cfg.Clip == "hybrid" && s.acct.d0 != cfg.D0 {
-		notes = append(notes, fmt.Sprintf("d0 = %g used (d0_used): the model has %d parameters, fewer than the configured d0 = %g", s.acct.d0, s.Params, cfg.D0))
+	if s.acct != nil && cfg.Clip == "hybrid" && s.acct.mech.D0() != cfg.D0 {
+		notes = append(notes, fmt.Sprintf("d0 = %g used (d0_used): the model has %d parameters, fewer than the configured d0 = %g", s.acct.mech.D0(), s.Params, cfg.D0))
 	}
 	cfg = portableConfig(cfg)
 	cfg.OutDir = "" // a path on the curator's machine
@@ -238,7 +238,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
 	}
 	if s.acct != nil && cfg.Clip == "hybrid" {
-		out.D0Used = s.acct.d0
+		out.D0Used = s.acct.mech.D0()
 	}
 	if !s.PrivateRelease {
 		out.Publish = seededPublishNote

@@ -19,11 +19,18 @@ func TestCalibrationAccountant(t *testing.T) {
 	c.OutDir, c.Accountant = t.TempDir(), "rdp"
 	byRDP := run(t, c, Options{})
 	q := float64(c.BatchSize) / float64(def.TrainN)
-	pld, err := accountant.PLDPoissonSigma(2, c.Delta, q, c.Steps)
+	charges := func(s float64) (accountant.Event, int) {
+		return accountant.PoissonSampled{Q: q, Event: accountant.Gaussian{Sigma: s}}, c.Steps
+	}
+	pldAt := func(opts ...accountant.PLDOption) func(float64) (float64, error) {
+		return accountant.Account(func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }, charges, c.Delta)
+	}
+	rdpEps := accountant.Account(func() (accountant.Accountant, error) { return accountant.NewRDP() }, charges, c.Delta)
+	pld, err := accountant.Calibrate(pldAt(), 2, accountant.WithPLDCertification(pldAt(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), rdpEps))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rdp, err := accountant.PoissonSigma(2, c.Delta, q, c.Steps)
+	rdp, err := accountant.Calibrate(rdpEps, 2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // Adaptive clipping (Andrew et al. 2021, "Differentially private learning
@@ -31,10 +32,7 @@ import (
 // the released sum is divided by r after the noise, giving std z_Δ·C_t.
 
 // Defaults of Andrew et al.'s experiments.
-const (
-	defaultQuantileLR       = 0.2
-	defaultQuantileCountDiv = 20 // σ_b = m/20
-)
+const defaultQuantileLR = 0.2 // the count noise σ_b = m/20 is the mechanism's default
 
 // quantileState is the adaptive clip norm of a run with clip_quantile.
 type quantileState struct {
@@ -49,32 +47,19 @@ type quantileState struct {
 }
 
 // QuantileSigmas splits the total noise multiplier z between the gradient
-// (z_Δ) and the centred count of std sigmaB (sensitivity ½): z_Δ⁻² =
-// z⁻² − (2σ_b)⁻². It fails when the count alone would need more than the
-// whole budget (2σ_b ≤ z).
-func QuantileSigmas(z, sigmaB float64) (float64, error) {
-	if !(z > 0) || !(sigmaB > 0) {
-		return 0, fmt.Errorf("clip quantile: noise multiplier %g and count noise %g must be > 0", z, sigmaB)
-	}
-	inv := 1/(z*z) - 1/(4*sigmaB*sigmaB)
-	if !(inv > 0) {
-		return 0, fmt.Errorf("clip quantile: count noise σ_b = %g leaves no budget for the gradient at σ = %g (need 2σ_b > σ); raise quantile_count_sigma", sigmaB, z)
-	}
-	return 1 / math.Sqrt(inv), nil
-}
+// (z_Δ) and the centred count of std sigmaB (mechanism.QuantileSigmas).
+func QuantileSigmas(z, sigmaB float64) (float64, error) { return mechanism.QuantileSigmas(z, sigmaB) }
 
-// newQuantile builds the adaptive clip state for total multiplier z.
-func newQuantile(cfg *Config, z, expected float64, s *rng.Stream) (*quantileState, error) {
-	q := &quantileState{gamma: cfg.ClipQuantile, eta: cfg.QuantileLR, sigmaB: cfg.QuantileCountSigma,
-		m: expected, c0: cfg.ClipNorm, c: cfg.ClipNorm, rng: s}
+// newQuantile builds the adaptive clip state for total multiplier z, with
+// the count noise and the gradient's share of z from the mechanism.
+func newQuantile(cfg *Config, mech *mechanism.Mechanism, z float64, s *rng.Stream) (*quantileState, error) {
+	q := &quantileState{gamma: cfg.ClipQuantile, eta: cfg.QuantileLR, sigmaB: mech.QuantileCountSigma(),
+		m: mech.Expected(), c0: cfg.ClipNorm, c: cfg.ClipNorm, rng: s}
 	if q.eta == 0 {
 		q.eta = defaultQuantileLR
 	}
-	if q.sigmaB == 0 {
-		q.sigmaB = expected / defaultQuantileCountDiv
-	}
 	var err error
-	if q.zDelta, err = QuantileSigmas(z, q.sigmaB); err != nil {
+	if q.zDelta, err = mech.GradientMultiplier(z); err != nil {
 		return nil, err
 	}
 	return q, nil
@@ -161,29 +146,18 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	if !(c.QuantileLR >= 0) || math.IsInf(c.QuantileLR, 0) || !(c.QuantileCountSigma >= 0) || math.IsInf(c.QuantileCountSigma, 0) {
 		bad("quantile_lr and quantile_count_sigma must be finite and >= 0 (0 = default), got %v and %v", c.QuantileLR, c.QuantileCountSigma)
 	}
-	if c.Clip != "flat" && c.Clip != "per-layer" {
-		bad("clip_quantile adapts an L2 clip norm: clip must be flat or per-layer, got %q", c.Clip)
-	}
-	if c.Sampler != "poisson" {
-		bad("clip_quantile is accounted on the Poisson sample: sampler must be poisson, got %q", c.Sampler)
-	}
-	if c.Radius > 0 || c.FinalOnly {
-		bad("clip_quantile is not offered with radius or final_only (the hidden-state bound assumes a fixed clip norm)")
-	}
+	// Clip kind, sampler, release mode and the clipped count: mechanismErrors.
 	if c.AuditCanaries > 0 {
 		bad("clip_quantile is not offered in audit runs (the canaries' norm is the fixed clip_norm)")
 	}
-	if c.ClippedCountSigma > 0 {
-		bad("clip_quantile releases its own noisy count; it is not combined with clipped_count_sigma")
-	}
-	if c.DPSGDF || c.Preprocess != "" {
-		bad("clip_quantile is not offered with dpsgdf or preprocess (their accounts assume a fixed clip norm)")
+	if c.DPSGDF {
+		bad("clip_quantile is not offered with dpsgdf (its account assumes a fixed clip norm)")
 	}
 }
 
 // setupRecipes builds the augmenter and the adaptive clip state once σ is
 // fixed.
-func (s *state) setupRecipes(root *rng.Stream, expected float64) error {
+func (s *state) setupRecipes(root *rng.Stream) error {
 	cfg := &s.cfg
 	if cfg.Augmult > 1 {
 		a, err := newAugmenter(cfg.Augmult, s.data.train.Shape, cfg.Seed)
@@ -194,7 +168,7 @@ func (s *state) setupRecipes(root *rng.Stream, expected float64) error {
 		s.notes = append(s.notes, fmt.Sprintf("augmult K = %d: each example's gradient is the mean over %d random crops (reflect pad %d) and flips, clipped once: sensitivity C as without it", cfg.Augmult, cfg.Augmult, AugPad))
 	}
 	if cfg.ClipQuantile > 0 {
-		q, err := newQuantile(cfg, s.sigma, expected, root.Child("clip-quantile"))
+		q, err := newQuantile(cfg, s.mech, s.sigma, root.Child("clip-quantile"))
 		if err != nil {
 			return err
 		}
@@ -204,22 +178,14 @@ func (s *state) setupRecipes(root *rng.Stream, expected float64) error {
 	return nil
 }
 
-// noiseSigma is the multiplier of the gradient's noise: σ, or z_Δ when the
-// adaptive clip spends part of σ on its count.
-func (s *state) noiseSigma() float64 {
-	if s.quant != nil {
-		return s.quant.zDelta
-	}
-	return s.sigma
-}
-
 // QuantileApplies reports whether c's clip_quantile is accepted with its
 // other settings (clip variant, sampler, ...): the bench applies it to the
 // cells where it does.
 func QuantileApplies(c Config) bool {
 	ok := c.ClipQuantile > 0
 	c.validateQuantile(func(string, ...any) { ok = false })
-	return ok
+	sp := mechanismSpec(&c, 0, nil)
+	return ok && sp.Unsupported() == nil
 }
 
 // WithoutQuantile returns c with adaptive clipping off.

@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"errors"
+	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"slices"
 	"strings"
@@ -145,7 +146,16 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 func TestQuantileConverges(t *testing.T) {
 	for _, gamma := range []float64{0.3, 0.5, 0.9} {
 		cfg := Config{ClipQuantile: gamma, ClipNorm: 0.05}
-		q, err := newQuantile(&cfg, 1, 500, rng.NewSeeded(7))
+		sp := mechanism.Spec{Sampler: mechanism.Poisson, N: 1000, Batch: 500, Clip: mechanism.Flat, C: cfg.ClipNorm, ClipQuantile: gamma}
+		cl, err := sp.NewClipper(10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := mechanism.New(sp, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q, err := newQuantile(&cfg, m, 1, rng.NewSeeded(7))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -71,3 +71,20 @@ func (s *state) checkMechanism(ck *checkpoint) error {
 	}
 	return nil
 }
+
+// restoreLedger continues the checkpoint's ledger after checking that it is
+// what this run's mechanism charges for the prefix and steps 1..ck.Step at
+// the checkpoint's σ. An older checkpoint without one gets the ledger the
+// mechanism implies.
+func (s *state) restoreLedger(ck *checkpoint) error {
+	want := s.mech.LedgerFor(ck.Sigma, ck.Step)
+	if ck.Ledger == nil {
+		s.acct.ledger = want
+		return nil
+	}
+	if err := ck.Ledger.Check(want); err != nil {
+		return fmt.Errorf("checkpoint %s: the events it charged are not this run's mechanism's: %w", s.checkpointPath(), err)
+	}
+	s.acct.ledger = ck.Ledger
+	return nil
+}

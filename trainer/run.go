@@ -14,6 +14,7 @@ import (
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/sampler"
@@ -51,6 +52,11 @@ type Options struct {
 	// final-only run's iterate (by default withheld): a second release, so
 	// the hidden-state bound stops applying, for this run and its resumption.
 	InterruptedTest bool
+	// Noise, when set, is added to each step's released sum INSTEAD of the
+	// mechanism's noise while the account still charges the mechanism's
+	// event: for tests only (the audit's negative controls). A run with it
+	// is not a private release.
+	Noise mechanism.Noise
 }
 
 // Summary is what a finished (or interrupted) run reports.
@@ -124,8 +130,9 @@ type state struct {
 	samp     sampler.Sampler
 	twice    *sampler.Twice
 	clipper  clip.Clipper
-	norm     clip.NormClipper // nil: materialised path
-	noise    *clip.Gaussian
+	norm     clip.NormClipper     // nil: materialised path
+	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
+	noise    mechanism.Noise
 	noiseRNG *rng.Stream
 	count    *clipCount // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
@@ -150,6 +157,7 @@ type state struct {
 	losses  []float32
 	grads   []float32
 	masks   []*sampler.Mask
+	grad    gradients // the run's gradient strategy
 	// factored clips Linear-only models' gradients in factored form on the
 	// materialised path (twice sampling, hybrid clipping); nil otherwise.
 	factored factoredModel
@@ -369,26 +377,31 @@ func (s *state) setup() error {
 	} else if s.model, err = buildModel(cfg, data.train); err != nil {
 		return err
 	}
-	var d0 float64
-	if cfg.Clip == "subspace" {
+	if cfg.Clip == mechanism.Subspace {
 		// Declared-public examples leave the private training set.
 		if err := s.setupSubspace(root); err != nil {
 			return err
 		}
 		n = s.data.train.N()
-		d0 = 1
-	} else if s.clipper, d0, err = buildClipper(cfg, s.model); err != nil {
-		return fmt.Errorf("clip: %w", err)
+	}
+	spec := mechanismSpec(cfg, n, data)
+	if cfg.Clip != mechanism.Subspace {
+		if s.clipper, err = spec.NewClipper(s.model.NumParams(), s.model.Groups()); err != nil {
+			return fmt.Errorf("clip: %w", err)
+		}
 	}
 	// Sampling randomness is part of the mechanism (a known Poisson stream
 	// reveals who was in each batch): like the noise, it follows the seed
 	// only when the run asks to be reproducible.
-	var expected float64
-	sampCfg := *cfg
-	if h := testAuditHooks; h != nil && h.rateScale > 0 {
-		sampCfg.BatchSize = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	if cfg.BatchSize > n {
+		return fmt.Errorf("sampler: %w: batch_size %d exceeds the %d training examples", ErrInvalidConfig, cfg.BatchSize, n)
 	}
-	if s.samp, expected, err = buildSampler(&sampCfg, n, s.clipper.OutDim(), root.Child("sampler")); err != nil {
+	sampSpec := spec
+	if h := testAuditHooks; h != nil && h.rateScale > 0 {
+		sampSpec.Batch = int(math.Round(float64(cfg.BatchSize) * h.rateScale)) // negative control: the account keeps q
+	}
+	var expected float64
+	if s.samp, expected, err = sampSpec.NewSampler(s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
@@ -396,20 +409,10 @@ func (s *state) setup() error {
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 {
 		s.norm = nc
 	}
-	prefix := data.prefix
-	if cfg.Sampler == "shuffle" {
-		// The shuffled run is accounted under replace-one.
-		prefix = make([]accountant.Event, len(data.prefix))
-		for i, ev := range data.prefix {
-			if prefix[i], err = replaceOne(ev); err != nil {
-				return err
-			}
-		}
+	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
+		return err
 	}
-	s.acct = &accounting{cfg: cfg, n: n, q: float64(cfg.BatchSize) / float64(n), expected: expected, d0: d0, prefix: prefix, pre: data.pre, sub: s.sub}
-	if sh, ok := s.samp.(*sampler.Shuffle); ok {
-		s.acct.perEpoch = sh.BatchesPerEpoch()
-	}
+	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: s.mech, q: s.mech.Q(), expected: expected, prefix: s.mech.Prefix()}
 	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
 		return err
 	}
@@ -444,14 +447,14 @@ func (s *state) setup() error {
 	if err := s.setupCanaries(root); err != nil {
 		return err
 	}
-	if err := s.setupRecipes(root, expected); err != nil {
+	if err := s.setupRecipes(root); err != nil {
 		return err
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.acct.q * float64(n), rng: root.Child("clipped-count")}
+		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}
 		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
@@ -507,6 +510,7 @@ func (s *state) allocate() {
 			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
+	s.grad = s.chooseGradients()
 }
 
 // stepStats are the (non-private) diagnostics of one step.
@@ -520,7 +524,10 @@ type stepStats struct {
 	normsCount int
 }
 
-// step runs one DP-SGD step and returns its diagnostics.
+// step runs one DP-SGD step and returns its diagnostics: sample, clip the
+// per-sample gradients (the run's gradient strategy), reduce over ranks,
+// add the mechanism's noise, take the optimizer step, and charge the
+// mechanism's event.
 func (s *state) step() (stepStats, error) {
 	var st stepStats
 	if s.cfg.PerInstance > 0 {
@@ -530,83 +537,27 @@ func (s *state) step() (stepStats, error) {
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
-	sum := s.sum[:s.clipper.OutDim()] // the model's part (audit canaries follow it)
-	batchIdx := s.owned(s.idx)        // this rank's examples (all of them in one process)
-	mb, in := s.chunkLen(), s.model.InputSize()
-	k := len(s.model.Groups())
-	if s.aug != nil {
-		s.aug.startStep(s.stepNo)
-	}
-	for off := 0; off < len(batchIdx); off += mb {
-		chunk := batchIdx[off:min(off+mb, len(batchIdx))]
-		b := len(chunk)
-		if s.aug != nil {
-			if err := s.augChunk(chunk, &st, sum); err != nil {
-				return st, err
-			}
-			continue
+	sum := s.sum[:s.clipper.OutDim()]         // the model's part (audit canaries follow it)
+	batch, mb := s.owned(s.idx), s.chunkLen() // this rank's examples (all of them in one process)
+	s.grad.start(s.stepNo)
+	for off := 0; off < len(batch); off += mb {
+		if err := s.grad.chunk(batch[off:min(off+mb, len(batch))], sum, &st); err != nil {
+			return st, err
 		}
-		s.data.train.Gather(chunk, s.x[:b*in], s.y[:b])
-		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-		if s.cfg.Model == "linreg" {
-			batch.T = s.targets(b)
-		}
-		if s.norm != nil {
-			if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
-				return st, err
-			}
-			var cs clip.Stats
-			if s.quant != nil {
-				cs = s.quant.scales(s.norm, s.normsSq[:b*k], b, k, s.scales[:b*k])
-			} else {
-				cs = s.norm.Scales(s.normsSq[:b*k], b, s.scales[:b*k])
-			}
-			st.addClip(cs)
-			for i := 0; i < b; i++ {
-				var sq float64
-				for _, v := range s.normsSq[i*k : (i+1)*k] {
-					sq += v
-				}
-				st.addNorm(math.Sqrt(sq))
-			}
-			if err := s.model.AccumulateScaled(s.scales[:b*k], sum); err != nil {
-				return st, err
-			}
-		} else if s.factored != nil {
-			if err := s.clipFactored(batch, b, sum, &st); err != nil {
-				return st, err
-			}
-		} else {
-			d := s.model.NumParams()
-			g := s.grads[:b*d]
-			if err := s.model.PerSampleGrads(batch, g, s.losses[:b]); err != nil {
-				return st, err
-			}
-			s.clipMaterialised(g, b, d, sum, &st)
-		}
-		for _, l := range s.losses[:b] {
-			st.lossSum += float64(l)
-		}
-		st.n += b
 	}
 	if err := s.reduceStep(sum, &st); err != nil {
 		return st, err
 	}
 	if s.acct.outerClip() {
-		// specs/002 §6 A3: dividing by the expected batch size lets the
-		// mean of the clipped gradients exceed C when the Poisson batch
-		// is larger than expected; the outer clip restores ‖update‖ ≤ ηC
-		// without changing the sum's L2 sensitivity (a projection onto a
-		// ball is 1-Lipschitz), so the hidden-state bound describes this
-		// step.
+		// The hidden-state bound's bounded update ‖update‖ ≤ ηC: a
+		// projection onto a ball is 1-Lipschitz, so the sum's L2
+		// sensitivity is unchanged (mechanism.Mechanism.OuterClip).
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
 	if s.canary != nil {
 		s.canary.addCanaries(s.sum[len(sum):])
 	}
-	if h := testAuditHooks; h == nil || !h.noiseOff {
-		s.noise.Add(s.sum, s.noiseRNG)
-	}
+	s.noise.Add(s.sum, s.noiseRNG)
 	if s.quant != nil {
 		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
 	}
@@ -626,6 +577,9 @@ func (s *state) step() (stepStats, error) {
 		if err := s.ema.Update(s.model.Params()); err != nil {
 			return st, err
 		}
+	}
+	if err := s.acct.step(s.tracker, s.stepNo, s.acct.stepEvent(s.sigma, s.stepNo), s.sigma, s.lrAt(s.stepNo)); err != nil {
+		return st, fmt.Errorf("accounting: %w", err)
 	}
 	return st, nil
 }
@@ -765,9 +719,6 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
 		}
-		if err := s.acct.step(s.tracker, s.acct.stepEvent(s.sigma, step), s.sigma, s.lrAt(step)); err != nil {
-			return nil, fmt.Errorf("step %d: accounting: %w", step, err)
-		}
 		done = step
 		s.samples += st.n
 		rec := &Record{Step: step, Epoch: float64(step) * float64(cfg.BatchSize) / float64(n),
@@ -906,7 +857,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
-		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded, CoveredN: s.data.train.N(),
+		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil, CoveredN: s.data.train.N(),
 		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct,
 	}
 	if s.sub != nil && s.sub.carved > 0 {
@@ -953,6 +904,7 @@ func (s *state) checkpoint(step int) error {
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
+	ck.Ledger = s.acct.ledger
 	if s.sub != nil {
 		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
 	}
@@ -1023,6 +975,9 @@ func (s *state) restore(ck *checkpoint) error {
 		return err
 	}
 	s.sigma = ck.Sigma
+	if err := s.restoreLedger(ck); err != nil {
+		return err
+	}
 	var err error
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"image/png"
 	"io"
 	"math"
@@ -60,7 +61,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 	for _, sampler := range []string{"poisson", "twice", "shuffle", "subspace", "ema"} {
 		t.Run(sampler, func(t *testing.T) {
 			c := small(t)
-			c.Sampler = sampler
+			c.Sampler = mechanism.Sampler(sampler)
 			switch sampler {
 			case "twice":
 				c.Q2, c.Clip, c.D0 = 0.5, "hybrid", 4
@@ -569,8 +570,15 @@ func TestSubspaceAccounting(t *testing.T) {
 	if err := st.setup(); err != nil {
 		t.Fatal(err)
 	}
-	blocks := st.sub.blocks
-	sig := st.blockSigmas(c.Sigma)
+	ev, ok := st.mech.Event(c.Sigma).(accountant.TwiceSampled)
+	if !ok {
+		t.Fatalf("event %T, want TwiceSampled", st.mech.Event(c.Sigma))
+	}
+	blocks := ev.Blocks
+	sig := make([]float64, len(blocks))
+	for j, b := range blocks {
+		sig[j] = b.Sigma
+	}
 	var inv, total float64
 	for j, b := range blocks {
 		inv += b.C2 * b.C2 / (sig[j] * sig[j])
@@ -895,9 +903,9 @@ func TestPrivatePreprocessingRelation(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		sampler string
+		sampler mechanism.Sampler
 		want    float64
-	}{{"poisson", sigmaF}, {"shuffle", sigmaF / 2}} {
+	}{{mechanism.Poisson, sigmaF}, {mechanism.Shuffle, sigmaF / 2}} {
 		c := small(t)
 		c.Model, c.Sampler, c.DPSGDF, c.FeatureEps, c.FeatureCF, c.Delta = "logreg", tc.sampler, true, 0.1, 10, 1e-5
 		st := &state{cfg: c}
@@ -911,17 +919,6 @@ func TestPrivatePreprocessingRelation(t *testing.T) {
 		if !ok || math.Abs(g.Sigma-tc.want) > 1e-12*tc.want {
 			t.Errorf("%s: prefix %#v, want Gaussian{%v}", tc.sampler, st.acct.prefix[0], tc.want)
 		}
-	}
-	nested := accountant.Composed{Events: []accountant.Event{
-		accountant.SelfComposed{Event: accountant.Gaussian{Sigma: 4}, Count: 3}, accountant.NoOp{}}}
-	got, err := replaceOne(nested)
-	want := accountant.Composed{Events: []accountant.Event{
-		accountant.SelfComposed{Event: accountant.Gaussian{Sigma: 2}, Count: 3}, accountant.NoOp{}}}
-	if err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("replaceOne(%v) = %v, %v; want %v", nested, got, err, want)
-	}
-	if _, err := replaceOne(accountant.PoissonSampled{Q: 0.1, Event: accountant.Gaussian{Sigma: 1}}); err == nil {
-		t.Error("replaceOne accepted a Poisson-sampled event")
 	}
 }
 

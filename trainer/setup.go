@@ -2,17 +2,14 @@ package trainer
 
 import (
 	"fmt"
-	"math"
 	"slices"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/preprocess"
-	"github.com/dptrain/dptrain/sampler"
 )
 
 // buildModel picks the zoo model for cfg and checks it fits the data.
@@ -53,62 +50,22 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 	return m, nil
 }
 
-// buildSampler returns the sampler and the divisor of the noisy sum (the
-// expected, never the realised, batch size).
-func buildSampler(cfg *Config, n, dim int, s *rng.Stream) (sampler.Sampler, float64, error) {
-	if cfg.BatchSize > n {
-		return nil, 0, fmt.Errorf("%w: batch_size %d exceeds the %d training examples", ErrInvalidConfig, cfg.BatchSize, n)
+// mechanismSpec is the run's mechanism over n private records, with the
+// data's private preprocessing events and declared preprocessing.
+func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
+	sp := mechanism.Spec{
+		Sampler: cfg.Sampler, N: n, Batch: cfg.BatchSize, Q2: cfg.Q2,
+		Clip: cfg.Clip, C: cfg.ClipNorm, D0: cfg.D0, SubspaceRanks: cfg.SubspaceRanks,
+		ClippedCountSigma: cfg.ClippedCountSigma,
+		ClipQuantile:      cfg.ClipQuantile, QuantileCountSigma: cfg.QuantileCountSigma,
+		FinalOnly: cfg.FinalOnly, Radius: cfg.Radius, LipschitzMu: cfg.LipschitzMu,
 	}
-	q := float64(cfg.BatchSize) / float64(n)
-	switch cfg.Sampler {
-	case "poisson":
-		p, err := sampler.NewPoisson(n, q, s)
-		if err != nil {
-			return nil, 0, err
-		}
-		return p, p.ExpectedBatch(), nil
-	case "twice":
-		t, err := sampler.NewTwice(n, dim, q, cfg.Q2, s)
-		if err != nil {
-			return nil, 0, err
-		}
-		return t, t.ExpectedCoordBatch(), nil
-	case "shuffle":
-		sh, err := sampler.NewShuffle(n, cfg.BatchSize, s)
-		if err != nil {
-			return nil, 0, err
-		}
-		return sh, sh.ExpectedBatch(), nil
+	if data != nil {
+		sp.Preprocess, sp.Prefix = data.pre, data.prefix
+	} else if cfg.Preprocess != "" {
+		sp.Preprocess = &preprocess.Sensitivity{} // declared; its value is known once fitted
 	}
-	return nil, 0, fmt.Errorf("unknown sampler %q", cfg.Sampler)
-}
-
-// buildClipper returns the clipping rule and the d0 it implies for the
-// twice-sampling accountant (1: no extra L∞ bound).
-func buildClipper(cfg *Config, m models.PerSampleModel) (clip.Clipper, float64, error) {
-	d, groups := m.NumParams(), m.Groups()
-	switch cfg.Clip {
-	case "flat":
-		c, err := clip.NewL2(cfg.ClipNorm, d, groups)
-		return c, 1, err
-	case "per-layer":
-		c, err := clip.NewPerLayer(cfg.ClipNorm, d, groups, clip.GroupSizeWeights(groups))
-		return c, 1, err
-	case "linf":
-		// clip_norm is the L2 sensitivity: every coordinate is clamped to
-		// C/√D, so the L2 norm of a clipped vector is at most C.
-		c, err := clip.NewLInf(cfg.ClipNorm/math.Sqrt(float64(d)), d)
-		return c, float64(d), err
-	case "hybrid":
-		// c∞ = C/√d0. With fewer than d0 parameters the L∞ bound would
-		// shrink the L2 sensitivity to √D·C/√d0 and the noise with it,
-		// while the twice-sampling account assumes d0 coordinates at noise
-		// σ·C: d0 = min(d0, D) keeps the noise and the account one mechanism.
-		d0 := math.Min(cfg.D0, float64(d))
-		c, err := clip.NewL2LInf(cfg.ClipNorm, d0, d)
-		return c, d0, err
-	}
-	return nil, 0, fmt.Errorf("unknown clip %q", cfg.Clip)
+	return sp
 }
 
 func buildOptimizer(cfg *Config, steps int, proj optim.Projector) (optim.Optimizer, error) {
@@ -127,103 +84,41 @@ func buildOptimizer(cfg *Config, steps int, proj optim.Projector) (optim.Optimiz
 	return nil, fmt.Errorf("unknown optimizer %q", cfg.Optimizer)
 }
 
-// accounting knows how to describe one step of this run to each accountant.
+// accounting knows how to describe one step of this run to each
+// accountant; every event comes from the mechanism.
 type accounting struct {
 	cfg      *Config
-	n        int
+	mech     *mechanism.Mechanism
 	q        float64 // sampling rate (q1 for twice sampling)
 	expected float64 // optimizer divisor
-	d0       float64
 	prefix   []accountant.Event
-	pre      *preprocess.Sensitivity // non-private preprocessing (SRDP), or nil
-	hidden   bool                    // the hidden-state accountant runs beside the primary one
+	hidden   bool // the hidden-state accountant runs beside the primary one
 	primary  string
 	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
-	perEpoch int    // shuffling: batches per epoch
 	pld      bool   // the PLD accountant runs beside the primary one
 	calibPLD bool   // and calibrates σ (Config.Accountant "" or "pld")
-	sub      *subspaceState
+	// ledger records every event charged to the primary accountant (step 0:
+	// the private preprocessing); it is kept in the checkpoint.
+	ledger *mechanism.Ledger
 }
 
 // newPrimary returns a fresh accountant of the run's primary kind.
-func (a *accounting) newPrimary() (accountant.Accountant, error) {
-	switch {
-	case a.pre != nil:
-		return accountant.NewSRDP(), nil
-	case a.cfg.Sampler == "twice" || a.sub != nil:
-		return accountant.NewTwice(), nil
-	case a.cfg.Sampler == "shuffle":
-		return accountant.NewRDP(accountant.WithRelation(accountant.ReplaceOne))
-	default:
-		return accountant.NewRDP()
-	}
-}
+func (a *accounting) newPrimary() (accountant.Accountant, error) { return a.mech.NewAccountant() }
 
 // stepEvent describes step number step (1-based) with noise multiplier
 // sigma to the primary accountant.
 func (a *accounting) stepEvent(sigma float64, step int) accountant.Event {
-	ev := a.mechanismEvent(sigma)
-	if a.cfg.Sampler == "shuffle" && (step-1)%a.perEpoch != 0 {
-		// Shuffling: the epoch's Gaussian was charged at its first step.
-		ev = accountant.NoOp{}
-	}
-	if a.pre != nil {
-		return a.pre.Preprocessed(ev, a.cfg.LipschitzMu)
-	}
-	return ev
+	return a.mech.StepEvent(sigma, step)
 }
 
-// mechanismEvent is the step's mechanism on the data as it is trained on.
-func (a *accounting) mechanismEvent(sigma float64) accountant.Event {
-	g := accountant.Gaussian{Sigma: sigma}
-	if a.sub != nil {
-		q2 := 1.0
-		if a.cfg.Sampler == "twice" {
-			q2 = a.cfg.Q2
-		}
-		return a.sub.event(a.q, q2, sigma)
-	}
-	switch a.cfg.Sampler {
-	case "twice":
-		return accountant.NewTwiceSampled(a.q, a.cfg.Q2, sigma, a.d0)
-	case "shuffle":
-		// Shuffling cuts a data-independent permutation of the indices into
-		// disjoint batches, so replacing one record changes exactly one batch
-		// per epoch: by parallel composition an epoch is one Gaussian whose
-		// sensitivity is 2C under replace-one (noise σ·C, so multiplier σ/2).
-		// Charged at each epoch's first step; no amplification is claimed.
-		return accountant.Gaussian{Sigma: sigma / 2}
-	default:
-		// With a released clipped count: the joint Gaussian (clipcount.go).
-		g.Sigma = jointSigma(sigma, a.cfg.ClippedCountSigma)
-		return accountant.PoissonSampled{Q: a.q, Event: g}
-	}
-}
-
-// outerClip reports whether steps clip the mean clipped gradient to C
-// (specs/002 §6 A3) for the hidden-state bound. Only where the account
-// rests on the sum's L2 sensitivity alone: a global rescale is 1-Lipschitz
-// in L2 but not per coordinate (twice sampling's L∞ bound) nor per block
-// (subspace clipping's anisotropic noise), so there it is not applied and
-// the hidden-state bound is marked not applicable.
-func (a *accounting) outerClip() bool {
-	return a.hidden && a.sub == nil && a.cfg.Sampler != "twice"
-}
-
-// hiddenEvent describes one step to the hidden-state accountant: plain
-// SGD, noise std in parameter space η·σ·C/E[B], projection diameter 2R.
-func (a *accounting) hiddenEvent(sigma, lr float64) accountant.Event {
-	// The step applies the outer clip (see Run's step), so the bounded
-	// update of §6 A3 holds; with Poisson batches the bound also covers
-	// add/remove neighbours and is compared with RDP.
-	return accountant.ProjectedSGD{P: a.q, Sigma: lr * sigma * a.cfg.ClipNorm / a.expected,
-		Clip: a.cfg.ClipNorm, LR: lr, Diameter: 2 * a.cfg.Radius, Poisson: a.cfg.Sampler == "poisson"}
-}
+// outerClip reports whether steps clip the mean clipped gradient to C for
+// the hidden-state bound (mechanism.Mechanism.OuterClip).
+func (a *accounting) outerClip() bool { return a.hidden && a.mech.OuterClip() }
 
 // usePLD decides whether the PLD accountant applies to the run: DP-SGD
 // with Poisson sampling whose every event it supports.
 func (a *accounting) usePLD() error {
-	if a.pre != nil || a.sub != nil || a.cfg.Sampler != "poisson" {
+	if sp := a.mech.Spec(); sp.Preprocess != nil || sp.Clip == mechanism.Subspace || sp.Sampler != mechanism.Poisson {
 		return fmt.Errorf("accountant pld: needs Poisson sampling without preprocessing or subspace clipping")
 	}
 	p, err := accountant.NewPLD()
@@ -245,60 +140,53 @@ func (a *accounting) usePLD() error {
 // PLD cannot be evaluated (a σ so small its grid would not fit) the
 // primary's ε, also a valid bound, is used.
 func (a *accounting) epsilonAfter(sigma float64, k int) (float64, error) {
-	if a.calibPLD {
-		if e, err := a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD() }, sigma, k); err == nil {
+	return a.epsilon(a.charges(k))(sigma)
+}
+
+// charges is the event of k steps at the noise multiplier given.
+func (a *accounting) charges(k int) func(sigma float64) (accountant.Event, int) {
+	return func(sigma float64) (accountant.Event, int) { return a.mech.Charges(sigma, k) }
+}
+
+// epsilon is the calibrating accountant's ε after the prefix events and the
+// steps event describes at a parameter; the primary's where the PLD cannot
+// be evaluated.
+func (a *accounting) epsilon(event func(x float64) (accountant.Event, int)) func(x float64) (float64, error) {
+	primary := accountant.Account(a.newPrimary, event, a.cfg.Delta, a.prefix...)
+	if !a.calibPLD {
+		return primary
+	}
+	pld := accountant.Account(newPLD(), event, a.cfg.Delta, a.prefix...)
+	return func(x float64) (float64, error) {
+		if e, err := pld(x); err == nil {
 			return e, nil
 		}
+		return primary(x)
 	}
-	return a.epsilonBy(a.newPrimary, sigma, k)
 }
 
-// epsilonBy is the ε of a fresh accountant from newAcc after the prefix
-// events and k steps at noise multiplier sigma.
-func (a *accounting) epsilonBy(newAcc func() (accountant.Accountant, error), sigma float64, k int) (float64, error) {
-	acc, err := newAcc()
-	if err != nil {
-		return 0, err
-	}
-	for _, ev := range a.prefix {
-		if err := acc.Compose(ev, 1); err != nil {
-			return 0, err
-		}
-	}
-	ev, count := a.stepEvent(sigma, 1), k
-	if a.cfg.Sampler == "shuffle" {
-		count = (k + a.perEpoch - 1) / a.perEpoch // epochs started
-	}
-	if err := acc.Compose(ev, count); err != nil {
-		return 0, err
-	}
-	b, err := acc.Epsilon(a.cfg.Delta)
-	if err != nil {
-		return 0, err
-	}
-	return b.Epsilon, nil
+// newPLD is a factory of PLD accountants with the given options.
+func newPLD(opts ...accountant.PLDOption) func() (accountant.Accountant, error) {
+	return func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }
 }
 
-// calibrate returns σ meeting the target ε over steps: by PLD as
-// PLDPoissonSigma does (searched on the coarse grid from the RDP σ down,
-// certified on the default grid), else by the primary accountant.
+// calibrate returns σ meeting the target ε over steps: by PLD certified on
+// its default grid (searched on the coarse grid from the RDP σ down), else
+// by the primary accountant.
 func (a *accounting) calibrate(steps int) (float64, error) {
 	if err := a.checkCountBudget(steps); err != nil {
 		return 0, err
 	}
-	var sigma float64
-	var err error
+	charges := a.charges(steps)
+	eps := a.epsilon(charges)
+	var opts []accountant.CalibrateOption
 	if a.calibPLD {
-		pldAt := func(opts ...accountant.PLDOption) func(float64) (float64, error) {
-			return func(s float64) (float64, error) {
-				return a.epsilonBy(func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }, s, steps)
-			}
-		}
-		rdp := func(s float64) (float64, error) { return a.epsilonBy(a.newPrimary, s, steps) }
-		sigma, err = accountant.CalibrateSigmaPLDGrids(pldAt(), pldAt(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), rdp, a.cfg.Epsilon)
-	} else {
-		sigma, err = accountant.CalibrateSigma(func(s float64) (float64, error) { return a.epsilonAfter(s, steps) }, a.cfg.Epsilon)
+		eps = accountant.Account(newPLD(), charges, a.cfg.Delta, a.prefix...)
+		opts = append(opts, accountant.WithPLDCertification(
+			accountant.Account(newPLD(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), charges, a.cfg.Delta, a.prefix...),
+			accountant.Account(a.newPrimary, charges, a.cfg.Delta, a.prefix...)))
 	}
+	sigma, err := accountant.Calibrate(eps, a.cfg.Epsilon, opts...)
 	if err != nil {
 		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
 	}
@@ -308,7 +196,9 @@ func (a *accounting) calibrate(steps int) (float64, error) {
 // budgetSteps is the largest number of steps ≤ steps that keeps ε within
 // the target at noise multiplier sigma.
 func (a *accounting) budgetSteps(sigma float64, steps int) (int, error) {
-	return accountant.CalibrateSteps(func(k int) (float64, error) { return a.epsilonAfter(sigma, k) }, a.cfg.Epsilon, steps)
+	k, err := accountant.Calibrate(a.epsilon(func(x float64) (accountant.Event, int) { return a.mech.Charges(sigma, int(x)) }),
+		a.cfg.Epsilon, accountant.WithMaxSteps(steps))
+	return int(k), err
 }
 
 // newTracker builds the run's tracker, composes the prefix, and decides
@@ -336,7 +226,8 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 			return nil, nil, err
 		}
 	}
-	if a.pre != nil {
+	pre := a.mech.Spec().Preprocess
+	if pre != nil {
 		// Plain RDP of the same steps, shown for comparison: it ignores the
 		// data-dependent preprocessing, so it is not a bound for this run.
 		plain, err := accountant.NewRDP(accountant.WithName("rdp-ignoring-preprocessing"))
@@ -351,7 +242,7 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 		}
 		a.plain = plain.Name()
 	}
-	if a.cfg.Radius > 0 && a.pre == nil {
+	if a.cfg.Radius > 0 && pre == nil {
 		if len(a.prefix) > 0 {
 			notes = append(notes, "hidden-state bound not computed: private feature preprocessing is not a projected SGD step")
 		} else {
@@ -368,7 +259,7 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 				// checkpoints stay in private/).
 				FinalModelOnly: a.cfg.FinalOnly,
 				WeightDecay:    a.cfg.WeightDecay,
-				Sampling:       map[string]string{"poisson": "poisson", "shuffle": "shuffle", "twice": "twice"}[a.cfg.Sampler],
+				Sampling:       string(a.cfg.Sampler),
 				// Without the outer clip the expected-batch divisor breaks A3.
 				ExpectedBatchNormalization: !a.outerClip(),
 			}
@@ -389,7 +280,7 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 		}
 	}
 	for _, ev := range a.prefix {
-		if err := a.step(t, ev, 0, 0); err != nil {
+		if err := a.step(t, 0, ev, 0, 0); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -399,53 +290,20 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 // step composes one event into the tracker: ev for the primary accountant
 // and, when the hidden-state accountant runs, its own description of the
 // same step (a NoOp for prefix events, which never reach it).
-func (a *accounting) step(t *accountant.Tracker, ev accountant.Event, sigma, lr float64) error {
+func (a *accounting) step(t *accountant.Tracker, step int, ev accountant.Event, sigma, lr float64) error {
+	a.ledger.Charge(step, ev)
 	if !a.hidden && a.plain == "" {
 		return t.Step(ev)
 	}
 	evs := map[string]accountant.Event{a.primary: ev}
 	if a.hidden {
-		var h accountant.Event = accountant.NoOp{}
-		if sigma > 0 {
-			h = a.hiddenEvent(sigma, lr)
-		}
-		evs["hidden"] = h
+		evs["hidden"] = a.mech.HiddenEvent(sigma, lr)
 	}
 	if a.plain != "" {
-		evs[a.plain] = a.mechanismEvent(sigma)
+		evs[a.plain] = a.mech.Event(sigma)
 	}
 	if a.pld {
 		evs["pld"] = ev
 	}
 	return t.StepEach(evs)
-}
-
-// replaceOne restates a private preprocessing event for a replace-one
-// account. The preprocessing's Gaussian multipliers are relative to its
-// add/remove sensitivity (one record's bounded contribution to a sum);
-// replacing a record removes one contribution and adds another, so the
-// sum moves by up to twice as much and each multiplier halves.
-func replaceOne(ev accountant.Event) (accountant.Event, error) {
-	switch e := ev.(type) {
-	case accountant.Gaussian:
-		return accountant.Gaussian{Sigma: e.Sigma / 2}, nil
-	case accountant.NoOp:
-		return e, nil
-	case accountant.SelfComposed:
-		in, err := replaceOne(e.Event)
-		if err != nil {
-			return nil, err
-		}
-		return accountant.SelfComposed{Event: in, Count: e.Count}, nil
-	case accountant.Composed:
-		out := accountant.Composed{Events: make([]accountant.Event, len(e.Events))}
-		for i, in := range e.Events {
-			var err error
-			if out.Events[i], err = replaceOne(in); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
-	}
-	return nil, fmt.Errorf("private preprocessing event %T has no replace-one form (use the Poisson sampler)", ev)
 }

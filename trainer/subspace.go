@@ -2,35 +2,32 @@ package trainer
 
 import (
 	"fmt"
-	"math"
 
-	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 )
 
 // subspaceState is hybrid subspace clipping (paper 003): a principal basis
-// estimated from PUBLIC per-sample gradients, per-block L2 budgets, and
-// per-block Gaussian noise shaped by Theorem 4.6 and scaled by σ.
+// estimated from PUBLIC per-sample gradients and per-block L2 budgets; the
+// per-block noise and the event come from the run's mechanism.
 type subspaceState struct {
 	public    []float32 // public examples' features (declared public: no protection)
 	publicY   []int
 	publicN   int
 	carved    int // records carved out of the training set as public (0 with a separate public dataset)
 	c2, d0    []float64
-	shape     []float64          // per-block noise std at σ = 1 (effective multiplier 1)
-	blocks    []accountant.Block // per-block Dim, C2, D0 for the accountant (Sigma set per σ)
-	basisAt   int                // step after which the current basis was computed (0: initial model)
-	basisFrom []float32          // parameters the current basis was computed at
-	decoded   []float32          // the noisy sum mapped back to parameter space
+	basisAt   int       // step after which the current basis was computed (0: initial model)
+	basisFrom []float32 // parameters the current basis was computed at
+	decoded   []float32 // the noisy sum mapped back to parameter space
 	rootSeed  *rng.Stream
 }
 
 // setupSubspace splits the declared-public examples off the training set,
 // estimates the basis at the initial parameters, allocates the budgets and
-// shapes the noise.
+// builds the clipper.
 func (s *state) setupSubspace(root *rng.Stream) error {
 	cfg := &s.cfg
 	train := s.data.train
@@ -63,8 +60,7 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	if sub.c2, err = clip.AllocateBudgetsFrom(rows, cfg.PublicN, chunk, basis, cfg.ClipNorm); err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
 	}
-	sub.d0 = clip.DefaultD0(len(cfg.SubspaceRanks))
-	sub.d0[len(sub.d0)-1] = cfg.D0
+	sub.d0 = mechanismSpec(cfg, 0, nil).SubspaceD0()
 	cl, err := clip.NewSubspace(basis, sub.c2, sub.d0)
 	if err != nil {
 		return fmt.Errorf("subspace clipping: %w", err)
@@ -72,25 +68,6 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	s.clipper = cl
 	sub.basisFrom = append([]float32(nil), s.model.Params()...)
 	sub.decoded = make([]float32, d)
-
-	// Theorem 4.6's shape, normalised to effective multiplier 1:
-	// (Σ_j c_2j²/σ_j²)^(-1/2) = 1, so σ keeps its usual meaning under q2 = 1.
-	blocks, err := cl.Sensitivity().AccountantBlocks([]float64{1})
-	if err != nil {
-		return err
-	}
-	shape, err := accountant.OptimalNoise(blocks, 1)
-	if err != nil {
-		return fmt.Errorf("subspace noise: %w", err)
-	}
-	var inv float64
-	for j, b := range blocks {
-		inv += b.C2 * b.C2 / (shape[j] * shape[j])
-	}
-	for j := range shape {
-		shape[j] *= math.Sqrt(inv)
-	}
-	sub.shape, sub.blocks = shape, blocks
 	return nil
 }
 
@@ -161,44 +138,17 @@ func (s *state) restoreBasis(at int, from []float32) error {
 	return err
 }
 
-// event describes one step at σ to the twice-sampling accountant: sample-wise
-// rate q1, coordinate rate q2 (1 without twice sampling), per-block noise.
-func (sub *subspaceState) event(q1, q2, sigma float64) accountant.Event {
-	blocks := append([]accountant.Block(nil), sub.blocks...)
-	for j := range blocks {
-		blocks[j].Sigma = sigma * sub.shape[j]
+// buildNoise returns the mechanism's noise at the run's σ, over the clipped
+// vector and the audit's canary block.
+func (s *state) buildNoise() (mechanism.Noise, error) {
+	if s.opts.Noise != nil {
+		return s.opts.Noise, nil // a test's negative control
 	}
-	return accountant.TwiceSampled{Q1: q1, Q2: q2, Blocks: blocks}
-}
-
-// blockSigmas are the per-block noise stds on the released sum at σ.
-func (s *state) blockSigmas(sigma float64) []float64 {
-	out := make([]float64, len(s.sub.shape))
-	for j, v := range s.sub.shape {
-		out[j] = sigma * v
+	sigma := s.sigma
+	if h := testAuditHooks; h != nil && h.noiseScale > 0 {
+		sigma *= h.noiseScale // negative control: the account keeps σ
 	}
-	return out
-}
-
-// buildNoise returns isotropic noise σ·Δ2, or the subspace run's per-block noise.
-func (s *state) buildNoise() (*clip.Gaussian, error) {
-	if s.sub == nil {
-		z := s.noiseSigma()
-		if h := testAuditHooks; h != nil && h.noiseScale > 0 {
-			z *= h.noiseScale // negative control: the account keeps σ
-		}
-		if m := s.canaryDim(); m > 0 {
-			// The canary block is noised with the rest, by the same draw.
-			return clip.NewIsotropic(s.clipper.OutDim()+m, z*s.clipper.Sensitivity().L2)
-		}
-		return clip.IsotropicFor(s.clipper, z)
-	}
-	sig := s.blockSigmas(s.sigma)
-	v := make([]float64, len(sig))
-	for j, x := range sig {
-		v[j] = x * x
-	}
-	return clip.BlockNoiseFor(s.clipper, v)
+	return s.mech.Noise(sigma, s.canaryDim())
 }
 
 // publicSet returns the public examples for the subspace basis: PublicN

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// Check the shared settings once (as the first cell, with twice sampling
 	// when it is asked for so q2 is checked) rather than failing every row.
 	probe := trainer.WithoutQuantile(*c)
-	probe.Clip, probe.Sampler = "hybrid", g.Samplers[0]
+	probe.Clip, probe.Sampler = mechanism.Hybrid, mechanism.Sampler(g.Samplers[0])
 	if slices.Contains(g.Samplers, "twice") {
 		probe.Sampler = "twice"
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"io"
 	"math"
 
@@ -80,9 +81,12 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 			return err
 		}
 	case "rdp":
-		sigma, err = accountant.PoissonSigma(*eps, *delta, *q, *steps,
-			accountant.WithTolerance(absTol), accountant.WithRDPOptions(rdpOpts...))
+		charges, err := poissonCharges(*q, *steps)
 		if err != nil {
+			return err
+		}
+		newRDP := func() (accountant.Accountant, error) { return accountant.NewRDP(rdpOpts...) }
+		if sigma, err = accountant.Calibrate(accountant.Account(newRDP, charges, *delta), *eps, accountant.WithTolerance(absTol)); err != nil {
 			return asInput(err)
 		}
 		if got, err = accountant.PoissonEpsilon(*q, sigma, *steps, *delta, rdpOpts...); err != nil {
@@ -136,4 +140,14 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	_, err = fmt.Fprintf(stdout, "sigma = %s (%s: epsilon = %s at delta = %s, q = %s, %d steps)\n",
 		fmtFloat(sigma), got.Accountant, fmtFloat(got.Epsilon), fmtFloat(*delta), fmtFloat(*q), *steps)
 	return err
+}
+
+// poissonCharges is the event of steps DP-SGD steps with Poisson sampling at
+// rate q and noise multiplier σ, from the mechanism as the trainer's is.
+func poissonCharges(q float64, steps int) (func(sigma float64) (accountant.Event, int), error) {
+	m, err := mechanism.New(mechanism.Spec{Sampler: mechanism.Poisson, Rate: q, Clip: mechanism.Flat, C: 1}, nil)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	return func(s float64) (accountant.Event, int) { return m.Charges(s, steps) }, nil
 }

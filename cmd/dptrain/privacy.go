@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"io"
 	"math"
 	"slices"
@@ -175,12 +176,11 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 		opts = append(opts, accountant.WithSeries(accountant.SignedSeries))
 		extra["series"] = "signed"
 	}
-	var ev accountant.Event
-	count := *steps
-	switch *sampling {
-	case "poisson":
-		ev = accountant.PoissonSampled{Q: *q, Event: accountant.Gaussian{Sigma: *sigma}}
-	case "shuffle", "wor":
+	// The event comes from the mechanism, as the trainer's does.
+	sp := mechanism.Spec{Sampler: mechanism.Sampler(*sampling), Rate: *q, Clip: mechanism.Flat, C: 1}
+	switch sp.Sampler {
+	case mechanism.Poisson:
+	case mechanism.Shuffle, mechanism.WithoutReplacement:
 		if *n < 1 {
 			return badInput("--n (dataset size) must be >= 1 for --sampling %s, got %d", *sampling, *n)
 		}
@@ -188,26 +188,21 @@ func runPrivacyRDP(_ context.Context, args []string, stdout, stderr io.Writer) e
 		if b < 1 || b > *n {
 			return badInput("--q %v with --n %d gives batch size %d, outside [1, n]", *q, *n, b)
 		}
-		// Replacing one record moves a sum of gradients clipped to C by up
-		// to 2C, so the noise multiplier relative to that sensitivity is σ/2.
-		g := accountant.Gaussian{Sigma: *sigma / 2}
-		opts = append(opts, accountant.WithRelation(accountant.ReplaceOne))
+		// Replace-one: multiplier σ/2 of the 2C sensitivity; shuffling is
+		// charged once per epoch begun (mechanism.Mechanism.Charges).
+		sp.N, sp.Batch = *n, b
 		extra["n"], extra["batch"] = *n, b
-		if *sampling == "wor" {
-			ev = accountant.SampledWithoutReplacement{N: *n, B: b, Event: g}
-			break
-		}
-		// Shuffling: each record is in exactly one batch per epoch, so T
-		// steps touch a record at most once in each of the epochs begun.
-		// Given the permutation that is one Gaussian per epoch; the mixture
-		// over permutations is no worse (joint quasi-convexity of the Rényi
-		// divergence). No amplification by sampling is claimed.
-		perEpoch := *n / b
-		count = (*steps + perEpoch - 1) / perEpoch
-		ev = g
-		extra["epochs"] = count
 	default:
 		return badInput("--sampling must be poisson, shuffle or wor, got %q", *sampling)
+	}
+	mech, err := mechanism.New(sp, nil)
+	if err != nil {
+		return asInput(err)
+	}
+	opts = append(opts, accountant.WithRelation(mech.Relation()))
+	ev, count := mech.Charges(*sigma, *steps)
+	if sp.Sampler == mechanism.Shuffle {
+		extra["epochs"] = count
 	}
 	acc, err := accountant.NewRDP(opts...)
 	if err != nil {

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"flag"
+	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/preprocess"
 	"io"
 	"math"
 
@@ -108,8 +110,12 @@ func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer)
 	default:
 		return badInput("--conversion must be balle or paper, got %q", *conv)
 	}
+	tw, err := mechanism.New(mechanism.Spec{Sampler: mechanism.Twice, Rate: *c.q, Q2: *q2, Clip: mechanism.Hybrid, C: 1, D0: *d0}, nil)
+	if err != nil {
+		return asInput(err)
+	}
 	acc := accountant.NewTwiceWith(*alphaMax, cv)
-	if err := acc.Compose(accountant.NewTwiceSampled(*c.q, *q2, *c.sigma, *d0), *c.steps); err != nil {
+	if err := acc.Compose(tw.Event(*c.sigma), *c.steps); err != nil {
 		return asInput(err)
 	}
 	b, err := acc.Epsilon(*c.delta)
@@ -117,7 +123,11 @@ func runPrivacyTwice(_ context.Context, args []string, stdout, stderr io.Writer)
 		return err
 	}
 	// The input-wise sampled Gaussian at rate q1·q2 with the same noise, for comparison.
-	base, _, err := accountant.TwiceEpsilon(accountant.NewTwiceSampled(*c.q*(*q2), 1, *c.sigma, 1), *c.steps, *c.delta, *alphaMax, cv)
+	inputWise, err := mechanism.New(mechanism.Spec{Sampler: mechanism.Twice, Rate: *c.q * *q2, Q2: 1, Clip: mechanism.Flat, C: 1, D0: 1}, nil)
+	if err != nil {
+		return asInput(err)
+	}
+	base, _, err := accountant.TwiceEpsilon(inputWise.Event(*c.sigma).(accountant.TwiceSampled), *c.steps, *c.delta, *alphaMax, cv)
 	if err != nil {
 		return err
 	}
@@ -188,20 +198,31 @@ func runPrivacySRDP(_ context.Context, args []string, stdout, stderr io.Writer) 
 			return err
 		}
 	}
-	var inner accountant.Event = accountant.Gaussian{Sigma: *c.sigma}
-	if *c.q < 1 {
-		inner = accountant.PoissonSampled{Q: *c.q, Event: inner}
+	srdp := func(pre preprocess.Sensitivity, mu float64) (accountant.Event, error) {
+		m, err := mechanism.New(mechanism.Spec{Sampler: mechanism.Poisson, Rate: *c.q, Clip: mechanism.Flat, C: 1, Preprocess: &pre, LipschitzMu: mu}, nil)
+		if err != nil {
+			return nil, asInput(err)
+		}
+		return m.StepEvent(*c.sigma, 1), nil
+	}
+	ev, err := srdp(preprocess.Sensitivity{L2: *d2, LInf: *dinf}, *mu)
+	if err != nil {
+		return err
 	}
 	acc := accountant.NewSRDP()
-	if err := acc.Compose(accountant.Preprocessed{Delta2: *d2, DeltaInf: *dinf, Mu: *mu, Event: inner}, *c.steps); err != nil {
+	if err := acc.Compose(ev, *c.steps); err != nil {
 		return asInput(err)
 	}
 	b, err := acc.Epsilon(*c.delta)
 	if err != nil {
 		return err
 	}
+	bare, err := srdp(preprocess.Sensitivity{}, 0)
+	if err != nil {
+		return err
+	}
 	plain := accountant.NewSRDP()
-	if err := plain.Compose(accountant.Preprocessed{Event: inner}, *c.steps); err != nil {
+	if err := plain.Compose(bare, *c.steps); err != nil {
 		return err
 	}
 	pb, err := plain.Epsilon(*c.delta)

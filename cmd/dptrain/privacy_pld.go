@@ -45,7 +45,16 @@ func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) e
 
 // calibratePLD is calibrate's PLD path.
 func calibratePLD(eps, delta, q float64, steps int, tol float64) (sigma float64, got accountant.Bound, err error) {
-	if sigma, err = accountant.PLDPoissonSigma(eps, delta, q, steps, accountant.WithTolerance(tol)); err != nil {
+	charges, err := poissonCharges(q, steps)
+	if err != nil {
+		return 0, got, err
+	}
+	pld := func(opts ...accountant.PLDOption) func(float64) (float64, error) {
+		return accountant.Account(func() (accountant.Accountant, error) { return accountant.NewPLD(opts...) }, charges, delta)
+	}
+	rdp := accountant.Account(func() (accountant.Accountant, error) { return accountant.NewRDP() }, charges, delta)
+	if sigma, err = accountant.Calibrate(pld(), eps, accountant.WithTolerance(tol),
+		accountant.WithPLDCertification(pld(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), rdp)); err != nil {
 		return 0, got, asInput(err)
 	}
 	if got, err = accountant.PLDPoissonEpsilon(q, sigma, steps, delta); err != nil {

@@ -38,7 +38,7 @@ func srdpEpsilon(run dpsgd, z float64, sens preprocess.Sensitivity, mu, delta fl
 // calibrate): the smallest noise multiplier, by bisection, at which the SRDP
 // account of preprocessing + DP-SGD meets (eps, delta).
 func calibrateSRDP(run dpsgd, eps, delta float64, sens preprocess.Sensitivity, mu float64) (float64, error) {
-	z, err := accountant.CalibrateSigma(func(z float64) (float64, error) {
+	z, err := accountant.Calibrate(func(z float64) (float64, error) {
 		return srdpEpsilon(run, z, sens, mu, delta)
 	}, eps, accountant.WithTolerance(1e-3*eps))
 	if err != nil {
@@ -55,7 +55,7 @@ func rdpEpsilon(run dpsgd, z, delta float64) (float64, error) {
 
 // calibrateRDP is the noise multiplier of plain DP-SGD for (eps, delta).
 func calibrateRDP(run dpsgd, eps, delta float64) (float64, error) {
-	z, err := accountant.PoissonSigma(eps, delta, run.Q, run.Steps, accountant.WithTolerance(1e-3*eps))
+	z, err := accountant.Calibrate(func(z float64) (float64, error) { return rdpEpsilon(run, z, delta) }, eps, accountant.WithTolerance(1e-3*eps))
 	if err != nil {
 		return 0, fmt.Errorf("RDP calibration at ε=%g: %w", eps, err)
 	}
@@ -79,7 +79,7 @@ func gaussEpsilon(z, delta float64) (float64, error) {
 // calibrateGauss is the noise multiplier of the Analyze-Gauss covariance
 // release for (eps, delta).
 func calibrateGauss(eps, delta float64) (float64, error) {
-	z, err := accountant.CalibrateSigma(func(z float64) (float64, error) { return gaussEpsilon(z, delta) }, eps, accountant.WithTolerance(1e-3*eps))
+	z, err := accountant.Calibrate(func(z float64) (float64, error) { return gaussEpsilon(z, delta) }, eps, accountant.WithTolerance(1e-3*eps))
 	if err != nil {
 		return 0, fmt.Errorf("Gaussian calibration at ε=%g: %w", eps, err)
 	}

@@ -21,6 +21,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/dptrain/dptrain/mechanism"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,7 +99,7 @@ func run(quick bool, out, dataset, data, model string, steps int, epsList string
 			c.Optimizer, c.LR, c.Momentum = "momentum", 0.5, 0.9
 			c.EvalEvery, c.CheckpointEvery, c.Plots, c.OutDir = 0, 0, false, ""
 			c.MaxPhysicalBatch = 256
-			c.Clip, c.Sampler, c.Q2, c.D0 = v.clip, v.sampler, v.q2, 100
+			c.Clip, c.Sampler, c.Q2, c.D0 = mechanism.Clip(v.clip), mechanism.Sampler(v.sampler), v.q2, 100
 			c.SubspaceRanks, c.PublicN, c.SubspaceRefresh, c.PowerIters = []int{16, 32}, 256, 50, 2
 			if quick {
 				c.SubspaceRanks, c.PublicN, c.SubspaceRefresh = []int{4, 8}, 64, 0

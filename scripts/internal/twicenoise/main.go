@@ -94,8 +94,8 @@ type result struct {
 }
 
 func calib(q1, q2, d0 float64, T int, eps float64, conv accountant.TwiceConversion) (float64, error) {
-	return accountant.CalibrateTwice(func(s float64) accountant.TwiceSampled { return accountant.NewTwiceSampled(q1, q2, s, d0) },
-		T, eps, delta, alphaMax, conv)
+	return accountant.Calibrate(accountant.TwiceCalibration(func(s float64) accountant.TwiceSampled { return accountant.NewTwiceSampled(q1, q2, s, d0) },
+		T, delta, alphaMax, conv), eps, accountant.WithTolerance(accountant.ExactTolerance))
 }
 
 func run(quick bool, out string, log io.Writer) (*result, error) {
