@@ -38,10 +38,13 @@ type Input struct {
 	Shape []int `json:"shape"`
 	// Kind is "table" or "image" ("" when unknown).
 	Kind string `json:"kind,omitempty"`
-	// Columns are a table's feature columns, in the order the network
-	// reads them; LabelColumn is the label column's name or 0-based index.
+	// Columns are a table's feature columns (from its header line), in the
+	// order the network reads them; LabelColumn is the label column's name
+	// (or 0-based index without a header) and LabelIndex its 0-based
+	// position in the training table.
 	Columns     []string `json:"columns,omitempty"`
 	LabelColumn string   `json:"label_column,omitempty"`
+	LabelIndex  int      `json:"label_index,omitempty"`
 	// Layout of an image's values: "CHW" (channel planes of rows).
 	Layout string `json:"layout,omitempty"`
 	// Channels is "rgb" or "gray" for images.

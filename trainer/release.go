@@ -215,6 +215,11 @@ func (s *state) writeModel() error {
 	// with a clear error by eval/predict, which cannot rebuild it.
 	var buf bytes.Buffer
 	err := s.withReleased(func() error {
+		if m, ok := s.model.(*models.Net); ok {
+			if err := s.describeModel(m); err != nil {
+				return err
+			}
+		}
 		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
 			if err := saver.Save(&buf); err != nil {
 				return fmt.Errorf("save model: %w", err)

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,6 +64,11 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	md, _ := m.Meta()
+	if (cfg.Dataset == "csv" || cfg.Dataset == "folder") && len(cfg.Classes) == 0 {
+		// The model's class set maps the labels as in training.
+		cfg.Classes = md.Classes
+	}
 	if cfg.Dataset == "csv" {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
@@ -70,6 +76,9 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if cfg.TestFile == "" {
 			cfg.TestFile = cfg.TrainFile
+		}
+		if cfg.LabelColumn == "" {
+			cfg.LabelColumn = md.Input.LabelColumn
 		}
 	}
 	l, src, err := trainer.LoadDataset(cfg)
@@ -93,11 +102,26 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if !m.Classifier() {
 		return badInput("model %s is a regression; eval reports classification accuracy", m.Arch())
 	}
-	loss, correct, err := m.Evaluate(models.Batch{X: ds.X, Y: ds.Y, N: ds.N()})
+	x := ds.X
+	if cfg.Dataset == "csv" && len(md.Input.Columns) == m.InputSize() {
+		file := cfg.TestFile
+		if *split == "train" {
+			file = cfg.TrainFile
+		}
+		if x, err = byColumnName(file, cfg.LabelColumn, md.Input.Columns, ds.X, ds.N()); err != nil {
+			return asInput(err)
+		}
+	} else {
+		x = slices.Clone(x)
+	}
+	if err := m.ApplyPreprocess(x, ds.N()); err != nil {
+		return asInput(err)
+	}
+	loss, correct, err := m.Evaluate(models.Batch{X: x, Y: ds.Y, N: ds.N()})
 	if err != nil {
 		return err
 	}
-	probs, err := m.Predict(ds.X, ds.N())
+	probs, err := m.Predict(x, ds.N())
 	if err != nil {
 		return err
 	}
@@ -117,16 +141,23 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *plotPath != "" {
 		title := fmt.Sprintf("%s on %s (%s), %d examples, accuracy %.3f", m.Arch(), src, *split, ds.N(), float64(correct)/n)
-		if err := writeConfusionPlot(*plotPath, conf, ds.ClassNames, title); err != nil {
+		names := ds.ClassNames
+		if names == nil {
+			names = md.Classes
+		}
+		if err := writeConfusionPlot(*plotPath, conf, names, title); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote the confusion matrix to %s\n", *plotPath)
 	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(map[string]any{"model": m.Arch(), "data": src, "split": *split, "n": ds.N(),
-			"accuracy": float64(correct) / n, "loss": loss / n, "confusion": conf})
+			"accuracy": float64(correct) / n, "loss": loss / n, "confusion": conf, "classes": md.Classes})
 	}
 	fmt.Fprintf(stdout, "model     %s\ndata      %s (%s, %d examples)\naccuracy  %.4f\nloss      %.4f\n", m.Arch(), src, *split, ds.N(), float64(correct)/n, loss/n)
+	if len(md.Classes) > 0 {
+		fmt.Fprintf(stdout, "classes   %s\n", strings.Join(md.Classes, ", "))
+	}
 	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
 	for _, row := range conf {
 		for j, c := range row {
@@ -163,6 +194,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	md, _ := m.Meta()
 	if *input == "" {
 		return badInput("--input FILE.csv or DIR of images is required")
 	}
@@ -176,7 +208,10 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			return asInput(err)
 		}
 		n = len(files)
-	} else if x, n, err = readFeatureCSV(*input, m.InputSize(), *label); err != nil {
+	} else if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
+		return asInput(err)
+	}
+	if err := m.ApplyPreprocess(x, n); err != nil {
 		return asInput(err)
 	}
 	probs, err := m.Predict(x, n)
@@ -198,8 +233,13 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if files != nil {
 		cols = append([]string{"file"}, cols...)
 	}
+	named := m.Classifier() && len(md.Classes) == k
 	for j := range k {
-		cols = append(cols, fmt.Sprintf("p%d", j))
+		if named {
+			cols = append(cols, csvField("p_"+md.Classes[j]))
+		} else {
+			cols = append(cols, fmt.Sprintf("p%d", j))
+		}
 	}
 	fmt.Fprintln(bw, strings.Join(cols, ","))
 	for i := range n {
@@ -207,7 +247,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if files != nil {
 			fmt.Fprint(bw, csvField(filepath.ToSlash(files[i])), ",")
 		}
-		fmt.Fprint(bw, argmax(row))
+		if named {
+			fmt.Fprint(bw, csvField(md.Classes[argmax(row)]))
+		} else {
+			fmt.Fprint(bw, argmax(row))
+		}
 		for _, p := range row {
 			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', 6, 32))
 		}

@@ -255,15 +255,15 @@ func TestPredictImageFolder(t *testing.T) {
 		t.Fatalf("predict: exit %d: %s", code, errb)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 41 || lines[0] != "file,predicted,p0,p1" {
+	if len(lines) != 41 || lines[0] != "file,predicted,p_blue,p_red" {
 		t.Fatalf("predict: %d lines, header %q", len(lines), lines[0])
 	}
-	// Classes are the sorted class directories: blue = 0, red = 1.
+	// Classes are the sorted class directories, printed by name.
 	for i, line := range lines[1:] {
 		f := strings.Split(line, ",")
-		wantFile, wantClass := fmt.Sprintf("blue/%02d.png", i), "0"
+		wantFile, wantClass := fmt.Sprintf("blue/%02d.png", i), "blue"
 		if i >= 20 {
-			wantFile, wantClass = fmt.Sprintf("red/%02d.png", i-20), "1"
+			wantFile, wantClass = fmt.Sprintf("red/%02d.png", i-20), "red"
 		}
 		if f[0] != wantFile || f[1] != wantClass {
 			t.Errorf("row %d: %q, want file %s predicted %s", i, line, wantFile, wantClass)

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// writeColumns writes rows of the columns cols from a record generator.
+func writeColumns(t *testing.T, path string, cols []string, n int, val func(i int, col string) string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString(strings.Join(cols, ",") + "\n")
+	for i := range n {
+		for j, c := range cols {
+			if j > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString(val(i, c))
+		}
+		b.WriteString("\n")
+	}
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The issue's bug: a model trained with the label first (--label-column
+// target) and given the test CSV without the flag used to drop the last
+// feature and read the label as one. The model now reads its columns by
+// name: same probabilities with or without the flag or with the columns
+// reordered; a missing or extra column is refused naming it; class names
+// are printed.
+func TestPredictColumnsByName(t *testing.T) {
+	dir := t.TempDir()
+	val := func(i int, c string) string {
+		switch c {
+		case "target":
+			return []string{"no", "yes"}[i%2]
+		case "a":
+			return fmt.Sprint(float64(i%2)*2 - 1 + 0.01*float64(i))
+		case "b":
+			return fmt.Sprint(0.5 - 0.02*float64(i%7))
+		case "z":
+			return "3"
+		}
+		return fmt.Sprint(float64(i%3) - 1)
+	}
+	train, test := filepath.Join(dir, "train.csv"), filepath.Join(dir, "test.csv")
+	writeColumns(t, train, []string{"target", "a", "b", "c"}, 60, val)
+	writeColumns(t, test, []string{"target", "a", "b", "c"}, 20, val)
+	run := filepath.Join(dir, "run")
+	if code, _, errb := runCLI(t, "train", "--dataset", "csv", "--train", train, "--test", test, "--label-column", "target",
+		"--model", "logreg", "--steps", "3", "--batch", "20", "--sigma", "0.5", "--epsilon", "0", "--clip-norm", "1", "--lr", "1",
+		"--seed", "1", "--quiet", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, errb)
+	}
+	model := filepath.Join(run, "release", "model.bin")
+	code, want, errb := runCLI(t, "predict", "--model", model, "--input", test, "--label-column", "target")
+	if code != 0 {
+		t.Fatalf("predict: exit %d: %s", code, errb)
+	}
+	lines := strings.Split(strings.TrimSpace(want), "\n")
+	if len(lines) != 21 || lines[0] != "predicted,p_no,p_yes" || !strings.HasPrefix(lines[1], "no,") || !strings.HasPrefix(lines[2], "yes,") {
+		t.Fatalf("predict printed %q", want)
+	}
+	reordered := filepath.Join(dir, "reordered.csv")
+	writeColumns(t, reordered, []string{"c", "a", "target", "b"}, 20, val)
+	unlabelled := filepath.Join(dir, "unlabelled.csv")
+	writeColumns(t, unlabelled, []string{"b", "c", "a"}, 20, val)
+	missing := filepath.Join(dir, "missing.csv")
+	writeColumns(t, missing, []string{"target", "a", "c"}, 20, val)
+	extra := filepath.Join(dir, "extra.csv")
+	writeColumns(t, extra, []string{"target", "a", "b", "c", "z"}, 20, val)
+	headerless := filepath.Join(dir, "headerless.csv")
+	os.WriteFile(headerless, []byte("1,2,3\n4,5,6\n"), 0o644)
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		code  int
+		names string // in stderr
+	}{
+		{"label first, no flag", []string{"--input", test}, 0, ""},
+		{"reordered", []string{"--input", reordered}, 0, ""},
+		{"no label column", []string{"--input", unlabelled}, 0, ""},
+		{"missing column", []string{"--input", missing}, 2, `missing column "b"`},
+		{"extra column", []string{"--input", extra}, 2, `column "z" is not one the model reads`},
+		{"flag names a feature", []string{"--input", test, "--label-column", "a"}, 2, "--label-column a names a column the model reads"},
+		{"headerless", []string{"--input", headerless}, 2, "no header line"},
+	} {
+		code, out, errb := runCLI(t, append([]string{"predict", "--model", model}, tc.args...)...)
+		if code != tc.code || (tc.code == 0 && out != want) || !strings.Contains(errb, tc.names) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d, the same output, stderr with %q", tc.name, code, errb, tc.code, tc.names)
+		}
+	}
+	// eval reads the model's label column and class names by default.
+	var accs []string
+	for _, args := range [][]string{{"--test", test, "--label-column", "target"}, {"--test", test}, {"--test", reordered}} {
+		code, out, errb := runCLI(t, append([]string{"eval", "--model", model, "--dataset", "csv"}, args...)...)
+		if code != 0 {
+			t.Fatalf("eval %v: exit %d: %s", args, code, errb)
+		}
+		if !strings.Contains(out, "classes   no, yes") {
+			t.Errorf("eval %v printed no class names: %s", args, out)
+		}
+		accs = append(accs, strings.Split(out, "\n")[2])
+	}
+	if accs[0] != accs[1] || accs[0] != accs[2] {
+		t.Errorf("eval accuracies differ: %q", accs)
+	}
+}
