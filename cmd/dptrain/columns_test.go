@@ -1,11 +1,15 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/nn"
 )
 
 // writeColumns writes rows of the columns cols from a record generator.
@@ -109,5 +113,64 @@ func TestPredictColumnsByName(t *testing.T) {
 	}
 	if accs[0] != accs[1] || accs[0] != accs[2] {
 		t.Errorf("eval accuracies differ: %q", accs)
+	}
+}
+
+// Every model exports one tensor per weight and bias under its PyTorch
+// state_dict name, and a FromLayers stack (once refused by eval/predict,
+// exported flat) is rebuilt from its file.
+func TestExportEveryModel(t *testing.T) {
+	dir := t.TempDir()
+	custom, err := models.FromLayers("custom", nn.Vec(4), 0, 1,
+		nn.NewLinear[float32](4, 8, true), nn.NewTanh[float32](), nn.NewLinear[float32](8, 3, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		spec  models.Spec
+		m     *models.Net
+		names []string // first and last
+		last  []int    // the last tensor's shape
+		count int
+	}{
+		{spec: models.Spec{Arch: "logreg", InputSize: 30, Classes: 2}, names: []string{"0.weight", "0.bias"}, last: []int{1}, count: 2},
+		{spec: models.Spec{Arch: "mlp", InputSize: 64, Classes: 10, Widths: []int{32, 16}}, names: []string{"0.weight", "4.bias"}, last: []int{10}, count: 6},
+		{spec: models.Spec{Arch: "mnistcnn"}, names: []string{"0.weight", "9.bias"}, last: []int{10}, count: 8},
+		{spec: models.Spec{Arch: "scatcnn", Shape: []int{243, 8, 8}}, names: []string{"0.weight", "6.bias"}, last: []int{10}, count: 6},
+		{spec: models.Spec{Arch: "resnet20gn"}, names: []string{"0.weight", "22.bias"}, last: []int{10}, count: 65},
+		{spec: models.Spec{Arch: "resnet22", WeightStd: true}, names: []string{"0.weight", "24.bias"}, last: []int{10}, count: 71},
+		{m: custom, names: []string{"0.weight", "2.weight"}, last: []int{3, 8}, count: 3},
+	} {
+		m := tc.m
+		if m == nil {
+			if m, err = models.New(tc.spec, models.Options{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		path := filepath.Join(dir, "model.bin")
+		if err := m.SaveFile(path); err != nil {
+			t.Fatal(err)
+		}
+		st := filepath.Join(dir, "m.safetensors")
+		if code, _, errb := runCLI(t, "export", "--model", path, "--out", st); code != 0 {
+			t.Fatalf("%s: exit %d: %s", m.Arch(), code, errb)
+		}
+		b, _ := os.ReadFile(st)
+		vals, shapes, meta := readSafetensors(t, b)
+		var md models.Meta
+		if err := json.Unmarshal([]byte(meta["model"]), &md); err != nil || md.Arch != m.Arch() {
+			t.Fatalf("%s: metadata %v", m.Arch(), err)
+		}
+		if len(vals) != tc.count || shapes[tc.names[0]] == nil || fmt.Sprint(shapes[tc.names[1]]) != fmt.Sprint(tc.last) {
+			t.Errorf("%s: %d tensors, %s %v, %s %v", m.Arch(), len(vals), tc.names[0], shapes[tc.names[0]], tc.names[1], shapes[tc.names[1]])
+		}
+	}
+	// predict runs the FromLayers stack.
+	path := filepath.Join(dir, "custom.bin")
+	custom.SaveFile(path)
+	in := filepath.Join(dir, "x.csv")
+	os.WriteFile(in, []byte("1,2,3,4\n0,0,0,0\n"), 0o644)
+	if code, out, errb := runCLI(t, "predict", "--model", path, "--input", in); code != 0 || len(strings.Split(strings.TrimSpace(out), "\n")) != 3 {
+		t.Errorf("predict on a FromLayers model: exit %d, %q %s", code, out, errb)
 	}
 }

@@ -338,7 +338,7 @@ func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin; any model, zoo or custom)")
-	format := fs.String("format", "safetensors", "safetensors (one file, PyTorch/JAX/NumPy) or npy (a directory of GROUP.npy files)")
+	format := fs.String("format", "safetensors", "safetensors (one file, PyTorch/JAX/NumPy; the model's description in __metadata__[\"model\"]) or npy (a directory of NAME.npy files and model.json); names are PyTorch state_dict keys of scripts/torch_models.py's modules")
 	out := fs.String("out", "", "output file (safetensors) or directory (npy)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -355,10 +355,18 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return asInput(fmt.Errorf("%s: %w", *model, err))
 	}
-	tensors := exportTensors(*model, f)
+	tensors, meta := exportTensors(*model, f)
+	var metaJSON []byte
+	if meta != nil {
+		if metaJSON, err = json.MarshalIndent(meta, "", " "); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stderr, "note: %s does not describe its layers (a version-1 file of a model outside the zoo): one flat tensor per layer, no model.json\n", *model)
+	}
 	switch *format {
 	case "safetensors":
-		b, err := safetensors(f, tensors)
+		b, err := safetensors(f, tensors, metaJSON)
 		if err != nil {
 			return err
 		}
@@ -375,6 +383,11 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 				return err
 			}
 		}
+		if metaJSON != nil {
+			if err := os.WriteFile(filepath.Join(*out, "model.json"), append(metaJSON, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
 	default:
 		return badInput("--format must be safetensors or npy, got %q", *format)
 	}
@@ -386,30 +399,40 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func tensorName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 
-// exportTensors names each tensor of f with its shape: a zoo architecture
-// is rebuilt to ask its layers (weight [out, in, …] and bias, PyTorch's
-// layout); any other file exports each group as one flat tensor.
-func exportTensors(path string, f models.ParamFile) []nn.ParamTensor {
+// exportTensors names each tensor of f with its shape as the PyTorch
+// state_dict of the equivalent modules names it (scripts/torch_models.py:
+// "0.weight" [out, in, …], "3.body.0.weight"), with the model's description;
+// a file whose model cannot be rebuilt (version 1, outside the zoo)
+// exports each group as one flat tensor, and no description.
+func exportTensors(path string, f models.ParamFile) ([]nn.ParamTensor, *models.Meta) {
 	if m, err := models.LoadNet(path, models.Options{}); err == nil && m.NumParams() == len(f.Params) {
-		return m.Tensors()
+		if ts, err := m.ExportTensors(); err == nil {
+			md, _ := m.Meta()
+			return ts, &md
+		}
 	}
 	ts := make([]nn.ParamTensor, len(f.Groups))
 	for i, g := range f.Groups {
 		ts[i] = nn.ParamTensor{Name: g.Name, Offset: g.Offset, Shape: []int{g.Len}}
 	}
-	return ts
+	return ts, nil
 }
 
 // safetensors encodes the tensors as F32 (format: an 8-byte little-endian header size, a JSON header naming each
 // tensor's dtype, shape and byte range, padded with spaces to 8 bytes, then
-// the data). The architecture travels in __metadata__.
-func safetensors(f models.ParamFile, tensors []nn.ParamTensor) ([]byte, error) {
+// the data). The architecture and the model's description (models.Meta as
+// JSON, key "model") travel in __metadata__, whose values are strings.
+func safetensors(f models.ParamFile, tensors []nn.ParamTensor, meta []byte) ([]byte, error) {
 	type entry struct {
 		Dtype       string   `json:"dtype"`
 		Shape       []int    `json:"shape"`
 		DataOffsets [2]int64 `json:"data_offsets"`
 	}
-	header := map[string]any{"__metadata__": map[string]string{"arch": f.Arch, "producer": "dptrain"}}
+	md := map[string]string{"arch": f.Arch, "producer": "dptrain"}
+	if meta != nil {
+		md["model"] = string(meta)
+	}
+	header := map[string]any{"__metadata__": md}
 	for _, t := range tensors {
 		n := tensorName(t.Name)
 		if _, dup := header[n]; dup {

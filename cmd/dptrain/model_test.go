@@ -174,8 +174,11 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 	vals, shapes, meta := readSafetensors(t, b)
 	// A logistic regression is one Linear layer: weight [classes, inputs]
 	// and bias [classes], PyTorch's nn.Linear layout.
-	tensors := m.Tensors()
-	if meta["arch"] != m.Arch() || len(vals) != 2 || len(tensors) != 2 {
+	tensors, err := m.ExportTensors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta["arch"] != m.Arch() || len(vals) != 2 || len(tensors) != 2 || tensors[0].Name != "0.weight" {
 		t.Fatalf("metadata %v and %d tensors, want arch %s and weight, bias", meta, len(vals), m.Arch())
 	}
 	wantShapes := [][]int{{m.Network().OutputShape().Size(), m.InputSize()}, {m.Network().OutputShape().Size()}}
@@ -189,6 +192,10 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 				t.Fatalf("%s[%d] = %v, want %v", name, i, x, m.Params()[tn.Offset+i])
 			}
 		}
+	}
+	var md models.Meta
+	if err := json.Unmarshal([]byte(meta["model"]), &md); err != nil || md.Output != "softmax" || len(md.Layers) != 1 || md.Layers[0].Type != "linear" {
+		t.Fatalf("metadata model %q: %v", meta["model"], err)
 	}
 	np := filepath.Join(dir, "npy")
 	if code, _, errb := runCLI(t, "export", "--model", model, "--format", "npy", "--out", np); code != 0 {
@@ -207,6 +214,9 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 		if string(raw[:8]) != "\x93NUMPY\x01\x00" || (10+hl)%64 != 0 || !strings.Contains(hdr, "'<f4'") || !strings.Contains(hdr, "'shape': "+tuple) || len(raw)-10-hl != 4*tn.Len() {
 			t.Fatalf("npy header %q, %d data bytes; want shape %s", hdr, len(raw)-10-hl, tuple)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(np, "model.json")); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"tensors": [`) {
+		t.Fatalf("model.json: %v %s", err, b)
 	}
 	if code, _, _ := runCLI(t, "export", "--model", model, "--format", "onnx", "--out", st); code != 2 {
 		t.Errorf("--format onnx: exit %d, want 2", code)
