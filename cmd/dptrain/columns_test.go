@@ -174,3 +174,37 @@ func TestExportEveryModel(t *testing.T) {
 		t.Errorf("predict on a FromLayers model: exit %d, %q %s", code, out, errb)
 	}
 }
+
+// eval applies the preprocessing model.bin records (DPSGD-F's privately
+// released mean): its accuracy is the run's own test accuracy.
+func TestEvalAppliesPreprocessing(t *testing.T) {
+	run := filepath.Join(t.TempDir(), "run")
+	if code, _, errb := runCLI(t, "train", "--dataset", "embedded", "--model", "logreg", "--dpsgdf", "--feature-clip", "1",
+		"--feature-epsilon", "1", "--steps", "3", "--batch", "64", "--sigma", "1", "--epsilon", "0", "--clip-norm", "1",
+		"--lr", "0.5", "--seed", "1", "--quiet", "--out", run); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, errb)
+	}
+	var sum struct {
+		TestAcc float64 `json:"test_acc"`
+	}
+	b, err := os.ReadFile(filepath.Join(run, "release", "summary.json"))
+	if err != nil || json.Unmarshal(b, &sum) != nil {
+		t.Fatalf("summary: %v", err)
+	}
+	model := filepath.Join(run, "release", "model.bin")
+	m, err := models.LoadNet(model, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := m.Meta(); len(md.Preprocess) != 1 || md.Preprocess[0].Type != "center" || md.Preprocess[0].C != 1 || len(md.Preprocess[0].Mean) != 784 {
+		t.Fatalf("preprocess recorded: %+v", md.Preprocess)
+	}
+	code, out, errb := runCLI(t, "eval", "--model", model, "--dataset", "embedded", "--json")
+	var r struct{ Accuracy float64 }
+	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
+		t.Fatalf("eval: exit %d: %s", code, errb)
+	}
+	if r.Accuracy != sum.TestAcc {
+		t.Fatalf("eval accuracy %v, the run's test accuracy %v", r.Accuracy, sum.TestAcc)
+	}
+}
