@@ -108,7 +108,7 @@ func ReadNet(r io.Reader, name string, o Options) (*Net, error) {
 	var m *Net
 	if f.Meta != nil && len(f.Meta.Layers) > 0 {
 		// A version-2 file describes its layers: zoo and custom stacks alike.
-		if m, err = fromMeta(*f.Meta, o); err != nil {
+		if m, err = fromMeta(*f.Meta, len(f.Params), o); err != nil {
 			return nil, fmt.Errorf("%s: rebuilding %s: %w", name, f.Arch, err)
 		}
 	} else if m, err = FromArch(f.Arch, o); err != nil {

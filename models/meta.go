@@ -325,10 +325,65 @@ func (m *Net) Meta() (Meta, error) {
 	return md, nil
 }
 
-// fromMeta rebuilds the network md describes.
-func fromMeta(md Meta, o Options) (*Net, error) {
+// specParams is the parameter count of the layers specs describe, or −1
+// when a size is out of range.
+func specParams(specs []LayerSpec) int {
+	total := 0
+	for _, s := range specs {
+		if s.In < 0 || s.Out < 0 || s.Kernel < 0 || s.In > MaxFileParams || s.Out > MaxFileParams || s.Kernel > 1<<12 {
+			return -1
+		}
+		n := 0
+		switch s.Type {
+		case "linear":
+			n = s.In * s.Out
+		case "conv2d":
+			n = s.Out * s.In * s.Kernel * s.Kernel
+		case "groupnorm":
+			if s.Affine {
+				n = 2 * s.In
+			}
+		case "sequential":
+			n = specParams(s.Layers)
+		case "residual":
+			for _, b := range []*LayerSpec{s.Body, s.Shortcut} {
+				if b != nil {
+					k := specParams([]LayerSpec{*b})
+					if k < 0 {
+						return -1
+					}
+					n += k
+				}
+			}
+		}
+		if s.Bias && (s.Type == "linear" || s.Type == "conv2d") {
+			n += s.Out
+		}
+		if n < 0 || n > MaxFileParams {
+			return -1
+		}
+		if total += n; total > MaxFileParams {
+			return -1
+		}
+	}
+	return total
+}
+
+// maxInput bounds a described input's values per example.
+const maxInput = 1 << 24
+
+// fromMeta rebuilds the network md describes, which must hold params
+// parameters: a description is checked against the data present before
+// any buffer is allocated for it.
+func fromMeta(md Meta, params int, o Options) (*Net, error) {
 	if len(md.Input.Shape) != 3 {
 		return nil, fmt.Errorf("input shape %v: want [C, H, W]", md.Input.Shape)
+	}
+	if c, h, w := md.Input.Shape[0], md.Input.Shape[1], md.Input.Shape[2]; c <= 0 || h <= 0 || w <= 0 || c > maxInput || h > maxInput || w > maxInput || c*h*w > maxInput {
+		return nil, fmt.Errorf("input shape %v out of range", md.Input.Shape)
+	}
+	if n := specParams(md.Layers); n != params {
+		return nil, fmt.Errorf("the layers hold %d parameters, the file %d", n, params)
 	}
 	loss, classifier, err := lossOf(md.Loss)
 	if err != nil {

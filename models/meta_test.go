@@ -291,3 +291,37 @@ func TestApplyTransforms(t *testing.T) {
 		}
 	}
 }
+
+// TestReadNetRefusesInconsistentMeta: a description whose layers do not
+// hold the file's parameters, or whose input is out of range, is refused
+// before anything is built for it.
+func TestReadNetRefusesInconsistentMeta(t *testing.T) {
+	m, _ := NewMLP(4, []int{8}, 3, "relu", Options{})
+	good, _ := m.Meta()
+	for _, tc := range []struct {
+		name string
+		edit func(*Meta)
+	}{
+		{"wider layer", func(md *Meta) { md.Layers[0].Out = 1 << 20 }},
+		{"huge input", func(md *Meta) { md.Input.Shape = []int{1 << 20, 1 << 20, 1} }},
+		{"negative size", func(md *Meta) { md.Layers[2].In = -8 }},
+		{"bias dropped", func(md *Meta) { md.Layers[2].Bias = false }},
+	} {
+		b, _ := json.Marshal(good)
+		var md Meta
+		json.Unmarshal(b, &md)
+		tc.edit(&md)
+		var buf bytes.Buffer
+		if err := WriteParams(&buf, ParamFile{Arch: m.Arch(), Meta: &md, Groups: m.Groups(), Params: m.Params()}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ReadNet(&buf, "m.bin", Options{}); err == nil {
+			t.Errorf("%s: accepted", tc.name)
+		}
+	}
+	var buf bytes.Buffer
+	WriteParams(&buf, ParamFile{Arch: m.Arch(), Meta: &good, Groups: m.Groups(), Params: m.Params()})
+	if _, err := ReadNet(&buf, "m.bin", Options{}); err != nil {
+		t.Fatalf("the unedited description: %v", err)
+	}
+}
