@@ -45,7 +45,10 @@ type Input struct {
 	Columns     []string `json:"columns,omitempty"`
 	LabelColumn string   `json:"label_column,omitempty"`
 	LabelIndex  int      `json:"label_index,omitempty"`
-	// Layout of an image's values: "CHW" (channel planes of rows).
+	// Image is an image's shape [C, H, W] as read (a linear model or MLP
+	// reads it flattened); Layout its values' order: "CHW" (channel planes
+	// of rows).
+	Image  []int  `json:"image,omitempty"`
 	Layout string `json:"layout,omitempty"`
 	// Channels is "rgb" or "gray" for images.
 	Channels string `json:"channels,omitempty"`

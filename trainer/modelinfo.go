@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -35,7 +36,7 @@ func (s *state) describeModel(m *models.Net) error {
 		}
 	case len(test.Shape) == 3 && cfg.Features == "":
 		// Every image loader divides 8-bit values by 255 (datasets/doc.go).
-		in = models.Input{Kind: "image", Layout: "CHW", Scale: 1.0 / 255}
+		in = models.Input{Kind: "image", Image: slices.Clone(test.Shape), Layout: "CHW", Scale: 1.0 / 255}
 		switch test.Shape[0] {
 		case 1:
 			in.Channels = "gray"

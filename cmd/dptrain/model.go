@@ -362,7 +362,7 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 			return err
 		}
 	} else {
-		fmt.Fprintf(stderr, "note: %s does not describe its layers (a version-1 file of a model outside the zoo): one flat tensor per layer, no model.json\n", *model)
+		fmt.Fprintf(stderr, "note: %s does not describe its layers (a version-1 file outside the zoo, or a model this version cannot rebuild): one flat tensor per layer, no model.json\n", *model)
 	}
 	switch *format {
 	case "safetensors":

@@ -260,6 +260,14 @@ func TestPredictImageFolder(t *testing.T) {
 		t.Fatalf("train: exit %d: %s", code, errb)
 	}
 	model := filepath.Join(run, "release", "model.bin")
+	saved, err := models.LoadNet(model, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := saved.Meta(); md.Input.Kind != "image" || md.Input.Channels != "rgb" || fmt.Sprint(md.Input.Image) != "[3 4 4]" ||
+		md.Input.Scale != 1.0/255 || md.Input.Layout != "CHW" || fmt.Sprint(md.Classes) != "[blue red]" {
+		t.Fatalf("model.bin describes its input as %+v, classes %v", md.Input, md.Classes)
+	}
 	code, out, errb := runCLI(t, "predict", "--model", model, "--input", filepath.Join(dir, "test"))
 	if code != 0 {
 		t.Fatalf("predict: exit %d: %s", code, errb)
