@@ -87,7 +87,9 @@ func FromArch(arch string, o Options) (*Net, error) {
 	return nil, fmt.Errorf("%q: %w (load its parameters with ReadParams into your own model)", arch, ErrUnknownArch)
 }
 
-// LoadNet reads a parameter file (a run's model.bin) and rebuilds its model.
+// LoadNet reads a parameter file (a run's model.bin) and rebuilds its model:
+// from the layers its metadata describes (version 2), or from its
+// architecture name (version 1, zoo models only).
 func LoadNet(path string, o Options) (*Net, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -103,9 +105,17 @@ func ReadNet(r io.Reader, name string, o Options) (*Net, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	m, err := FromArch(f.Arch, o)
-	if err != nil {
+	var m *Net
+	if f.Meta != nil && len(f.Meta.Layers) > 0 {
+		// A version-2 file describes its layers: zoo and custom stacks alike.
+		if m, err = fromMeta(*f.Meta, len(f.Params), o); err != nil {
+			return nil, fmt.Errorf("%s: rebuilding %s: %w", name, f.Arch, err)
+		}
+	} else if m, err = FromArch(f.Arch, o); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if f.Meta != nil {
+		m.usage = Meta{Input: f.Meta.Input, Classes: f.Meta.Classes, Preprocess: f.Meta.Preprocess}
 	}
 	if !slices.Equal(f.Groups, m.groups) || len(f.Params) != m.NumParams() {
 		return nil, fmt.Errorf("%s: %s holds %d parameters in %d groups, this version builds %d in %d: %w",

@@ -32,6 +32,7 @@ type Net struct {
 	net        *nn.Network[float32]
 	groups     []Group
 	classifier bool
+	usage      Meta // Input (less Shape), Classes and Preprocess, for Meta
 }
 
 var _ PerSampleModel = (*Net)(nil)

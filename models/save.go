@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -15,15 +16,18 @@ import (
 
 // The parameter file format (little-endian):
 //
-//	"DPTRAINP" | uint32 version = 1 | string arch | uint32 K |
+//	"DPTRAINP" | uint32 version = 2 | string arch | text meta | uint32 K |
 //	K × (string name | uint64 offset | uint64 len) | uint64 D | D × float32 |
 //	uint32 CRC-32 (IEEE) of everything before it
 //
-// where a string is a uint32 length and its bytes.
+// where a string is a uint32 length and its bytes (at most 4 KiB), and
+// meta is Meta as JSON, a uint32 length (at most 64 MiB; 0: none) and its
+// bytes. Version 1 is the same without meta.
 const (
 	paramMagic   = "DPTRAINP"
-	paramVersion = 1
+	paramVersion = 2
 	maxString    = 1 << 12
+	maxMeta      = 1 << 26
 	maxGroups    = 1 << 16
 )
 
@@ -32,7 +36,9 @@ const MaxFileParams = 1 << 30
 
 // ParamFile is the content of a parameter file.
 type ParamFile struct {
-	Arch   string
+	Arch string
+	// Meta describes the model; nil in a version-1 file.
+	Meta   *Meta
 	Groups []Group
 	Params []float32
 }
@@ -41,8 +47,21 @@ type ParamFile struct {
 // architecture.
 var ErrArchMismatch = errors.New("parameters belong to another architecture")
 
-// WriteParams writes f in the parameter file format.
+// WriteParams writes f in the parameter file format (version 2).
 func WriteParams(w io.Writer, f ParamFile) error {
+	var meta []byte
+	if f.Meta != nil {
+		var err error
+		if meta, err = json.Marshal(f.Meta); err != nil {
+			return fmt.Errorf("model metadata: %w", err)
+		}
+		if len(meta) > maxMeta {
+			return fmt.Errorf("model metadata: %d bytes, more than %d", len(meta), maxMeta)
+		}
+	}
+	if len(f.Arch) > maxString {
+		return fmt.Errorf("architecture name of %d bytes, more than %d", len(f.Arch), maxString)
+	}
 	var buf bytes.Buffer
 	buf.WriteString(paramMagic)
 	le := binary.LittleEndian
@@ -52,6 +71,8 @@ func WriteParams(w io.Writer, f ParamFile) error {
 		buf.WriteString(s)
 	}
 	putString(f.Arch)
+	buf.Write(le.AppendUint32(nil, uint32(len(meta))))
+	buf.Write(meta)
 	buf.Write(le.AppendUint32(nil, uint32(len(f.Groups))))
 	for _, g := range f.Groups {
 		putString(g.Name)
@@ -109,12 +130,32 @@ func ReadParams(r io.Reader, maxParams int) (ParamFile, error) {
 	if _, err := io.ReadFull(tr, magic); err != nil || string(magic) != paramMagic {
 		return fail("header", errors.New("not a dptrain parameter file"))
 	}
-	if v, err := u32(); err != nil || v != paramVersion {
-		return fail("version", fmt.Errorf("unsupported version %d (err %v)", v, err))
+	version, err := u32()
+	if err != nil || version < 1 || version > paramVersion {
+		return fail("version", fmt.Errorf("unsupported version %d (err %v)", version, err))
 	}
-	var err error
 	if f.Arch, err = str(); err != nil {
 		return fail("architecture", err)
+	}
+	if version >= 2 {
+		n, err := u32()
+		if err != nil || n > maxMeta {
+			return fail("metadata", fmt.Errorf("%d bytes (err %v)", n, err))
+		}
+		if n > 0 {
+			// Read what is there, not what the header claims.
+			b, err := io.ReadAll(io.LimitReader(tr, int64(n)))
+			if err == nil && len(b) < int(n) {
+				err = io.ErrUnexpectedEOF
+			}
+			if err != nil {
+				return fail("metadata", err)
+			}
+			f.Meta = new(Meta)
+			if err := json.Unmarshal(b, f.Meta); err != nil {
+				return fail("metadata", err)
+			}
+		}
 	}
 	k, err := u32()
 	if err != nil || k > maxGroups {
@@ -168,9 +209,14 @@ func ReadParams(r io.Reader, maxParams int) (ParamFile, error) {
 	return f, nil
 }
 
-// Save writes the model's architecture name, groups and parameters.
+// Save writes the model's architecture name, its description (Meta), groups
+// and parameters.
 func (m *Net) Save(w io.Writer) error {
-	return WriteParams(w, ParamFile{Arch: m.arch, Groups: m.groups, Params: m.Params()})
+	md, err := m.Meta()
+	if err != nil && !errors.Is(err, ErrUndescribed) {
+		return err
+	}
+	return WriteParams(w, ParamFile{Arch: m.arch, Meta: &md, Groups: m.groups, Params: m.Params()})
 }
 
 // Load reads parameters written by Save into the model. Parameters of another

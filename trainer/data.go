@@ -12,6 +12,7 @@ import (
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/features"
 	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/preprocess"
 )
 
@@ -24,6 +25,9 @@ type prepared struct {
 	notes       []string
 	// pre is the sensitivity of the non-private preprocessing (nil: none).
 	pre *preprocess.Sensitivity
+	// transforms are the steps applied to every record, as model.bin
+	// records them for predict (public or privately released statistics).
+	transforms []models.Transform
 }
 
 // loadData loads and prepares the data; root is the run's root random
@@ -53,6 +57,7 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 		if err := applyScatterNet(cfg, p, root); err != nil {
 			return nil, err
 		}
+		p.transforms = append(p.transforms, models.Transform{Type: "withheld", Name: "scatternet features"})
 	}
 	switch {
 	case cfg.Preprocess != PreprocessNone:
@@ -73,6 +78,7 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 			*ds = withFeatures(*ds, x)
 		}
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
+		p.transforms = append(p.transforms, models.Transform{Type: "l2_normalize", C: cfg.FeatureCF})
 	}
 	return p, nil
 }
@@ -150,6 +156,8 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 	p.train = withFeatures(p.train, trainX)
 	p.test = withFeatures(p.test, testX)
 	p.prefix = append(p.prefix, events...)
+	// The mean is released by the Gaussian mechanism of events: public.
+	p.transforms = append(p.transforms, models.Transform{Type: "center", C: cen.NormC, Mean: cen.Mu})
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F: features normalised to C_F=%g and privately centred with ε_F=%g (Algorithm 3)", cfg.FeatureCF, cfg.FeatureEps))
 	return nil
 }
@@ -212,6 +220,8 @@ func applyNonPrivate(cfg *Config, p *prepared) error {
 	p.train = withFeatures(p.train, preprocess.ToFloat32(res.X))
 	p.test = withFeatures(p.test, preprocess.ToFloat32(Xte))
 	p.pre = &sens
+	// Statistics fitted on the training data are not released in model.bin.
+	p.transforms = append(p.transforms, models.Transform{Type: "withheld", Name: string(cfg.Preprocess)})
 	p.notes = append(p.notes, fmt.Sprintf("non-private %s fitted on the training data (Δ2 = %.3g, Δ∞ = %g, %s); accounted by SRDP", cfg.Preprocess, sens.L2, sens.LInf, sens.Formula))
 	return nil
 }
@@ -315,6 +325,7 @@ func applyDPSGDFTheory(cfg *Config, p *prepared, root *rng.Stream) error {
 	p.train = withFeatures(p.train, preprocess.ToFloat32(res.X))
 	p.test = withFeatures(p.test, preprocess.ToFloat32(res.Centering.Transform(preprocess.FromFloat32(p.test.X, p.test.N(), p.test.Dim()))))
 	p.prefix = append(p.prefix, res.Events...)
+	p.transforms = append(p.transforms, models.Transform{Type: "withheld", Name: "dpsgdf theory centring"})
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F (Algorithm 2): private mean and quantile τ = %.4g at ρ = %.3g-zCDP each (R = %g), features (x − μ̂, τ) clipped to √2τ", res.Centering.Tau, res.Budget.Rho, cfg.FeatureCF))
 	return nil
 }

@@ -210,11 +210,17 @@ func (s *state) writeOutputs(sum *Summary) error {
 
 func (s *state) writeModel() error {
 	// One format for every model (models.WriteParams: architecture,
-	// groups, version, checksum). A model from outside the zoo is saved as
-	// arch "custom:<type>": readable with models.ReadParams, and refused
-	// with a clear error by eval/predict, which cannot rebuild it.
+	// description, groups, version, checksum). A models.Net (zoo or
+	// FromLayers) carries its layers and the public facts describeModel
+	// adds; any other model is saved as arch "custom:<type>": readable with
+	// models.ReadParams, and refused with a clear error by eval/predict.
 	var buf bytes.Buffer
 	err := s.withReleased(func() error {
+		if m, ok := s.model.(*models.Net); ok {
+			if err := s.describeModel(m); err != nil {
+				return err
+			}
+		}
 		if saver, ok := s.model.(interface{ Save(io.Writer) error }); ok {
 			if err := saver.Save(&buf); err != nil {
 				return fmt.Errorf("save model: %w", err)

@@ -418,6 +418,9 @@ func checkReleased(t *testing.T, st *state, c Config, sum *Summary, avg []float6
 		t.Fatalf("last metrics record %+v: test loss is not the average's %v", last, loss)
 	}
 	var buf bytes.Buffer
+	if err := st.describeModel(st.model.(*models.Net)); err != nil {
+		t.Fatal(err)
+	}
 	if err := st.model.(interface{ Save(io.Writer) error }).Save(&buf); err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -57,6 +58,11 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	md, _ := m.Meta()
+	if (cfg.Dataset == trainer.DatasetCSV || cfg.Dataset == trainer.DatasetFolder) && len(cfg.Classes) == 0 {
+		// The model's class set maps the labels as in training.
+		cfg.Classes = md.Classes
+	}
 	if cfg.Dataset == trainer.DatasetCSV || cfg.Dataset == trainer.DatasetNPY {
 		// Only the evaluated table is needed; the other one may be absent.
 		if cfg.TrainFile == "" {
@@ -64,6 +70,9 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		if cfg.TestFile == "" {
 			cfg.TestFile = cfg.TrainFile
+		}
+		if cfg.LabelColumn == "" {
+			cfg.LabelColumn = md.Input.LabelColumn
 		}
 	}
 	l, src, err := trainer.LoadDataset(cfg)
@@ -87,11 +96,26 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if !m.Classifier() {
 		return badInput("model %s is a regression; eval reports classification accuracy", m.Arch())
 	}
-	loss, correct, err := m.Evaluate(models.Batch{X: ds.X, Y: ds.Y, N: ds.N()})
+	x := ds.X
+	if cfg.Dataset == "csv" && len(md.Input.Columns) == m.InputSize() {
+		file := cfg.TestFile
+		if *split == "train" {
+			file = cfg.TrainFile
+		}
+		if x, err = byColumnName(file, cfg.LabelColumn, md.Input.Columns, ds.X, ds.N()); err != nil {
+			return asInput(err)
+		}
+	} else {
+		x = slices.Clone(x)
+	}
+	if err := m.ApplyPreprocess(x, ds.N()); err != nil {
+		return asInput(err)
+	}
+	loss, correct, err := m.Evaluate(models.Batch{X: x, Y: ds.Y, N: ds.N()})
 	if err != nil {
 		return err
 	}
-	probs, err := m.Predict(ds.X, ds.N())
+	probs, err := m.Predict(x, ds.N())
 	if err != nil {
 		return err
 	}
@@ -111,16 +135,23 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	if *plotPath != "" {
 		title := fmt.Sprintf("%s on %s (%s), %d examples, accuracy %.3f", m.Arch(), src, *split, ds.N(), float64(correct)/n)
-		if err := writeConfusionPlot(*plotPath, conf, ds.ClassNames, title); err != nil {
+		names := ds.ClassNames
+		if names == nil {
+			names = md.Classes
+		}
+		if err := writeConfusionPlot(*plotPath, conf, names, title); err != nil {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote the confusion matrix to %s\n", *plotPath)
 	}
 	if *jsonOut {
 		return json.NewEncoder(stdout).Encode(map[string]any{"model": m.Arch(), "data": src, "split": *split, "n": ds.N(),
-			"accuracy": float64(correct) / n, "loss": loss / n, "confusion": conf})
+			"accuracy": float64(correct) / n, "loss": loss / n, "confusion": conf, "classes": md.Classes})
 	}
 	fmt.Fprintf(stdout, "model     %s\ndata      %s (%s, %d examples)\naccuracy  %.4f\nloss      %.4f\n", m.Arch(), src, *split, ds.N(), float64(correct)/n, loss/n)
+	if len(md.Classes) > 0 {
+		fmt.Fprintf(stdout, "classes   %s\n", strings.Join(md.Classes, ", "))
+	}
 	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
 	for _, row := range conf {
 		for j, c := range row {
@@ -157,6 +188,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	md, _ := m.Meta()
 	if *input == "" {
 		return badInput("--input FILE.csv or DIR of images is required")
 	}
@@ -170,7 +202,10 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			return asInput(err)
 		}
 		n = len(files)
-	} else if x, n, err = readFeatureCSV(*input, m.InputSize(), *label); err != nil {
+	} else if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
+		return asInput(err)
+	}
+	if err := m.ApplyPreprocess(x, n); err != nil {
 		return asInput(err)
 	}
 	probs, err := m.Predict(x, n)
@@ -192,8 +227,13 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if files != nil {
 		cols = append([]string{"file"}, cols...)
 	}
+	named := m.Classifier() && len(md.Classes) == k
 	for j := range k {
-		cols = append(cols, fmt.Sprintf("p%d", j))
+		if named {
+			cols = append(cols, csvField("p_"+md.Classes[j]))
+		} else {
+			cols = append(cols, fmt.Sprintf("p%d", j))
+		}
 	}
 	fmt.Fprintln(bw, strings.Join(cols, ","))
 	for i := range n {
@@ -201,7 +241,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		if files != nil {
 			fmt.Fprint(bw, csvField(filepath.ToSlash(files[i])), ",")
 		}
-		fmt.Fprint(bw, argmax(row))
+		if named {
+			fmt.Fprint(bw, csvField(md.Classes[argmax(row)]))
+		} else {
+			fmt.Fprint(bw, argmax(row))
+		}
 		for _, p := range row {
 			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', 6, 32))
 		}
@@ -288,7 +332,7 @@ func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("export", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin; any model, zoo or custom)")
-	format := fs.String("format", "safetensors", "safetensors (one file, PyTorch/JAX/NumPy) or npy (a directory of GROUP.npy files)")
+	format := fs.String("format", "safetensors", "safetensors (one file, PyTorch/JAX/NumPy; the model's description in __metadata__[\"model\"]) or npy (a directory of NAME.npy files and model.json); names are PyTorch state_dict keys of scripts/torch_models.py's modules")
 	out := fs.String("out", "", "output file (safetensors) or directory (npy)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -305,10 +349,18 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return asInput(fmt.Errorf("%s: %w", *model, err))
 	}
-	tensors := exportTensors(*model, f)
+	tensors, meta := exportTensors(*model, f)
+	var metaJSON []byte
+	if meta != nil {
+		if metaJSON, err = json.MarshalIndent(meta, "", " "); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stderr, "note: %s does not describe its layers (a version-1 file outside the zoo, or a model this version cannot rebuild): one flat tensor per layer, no model.json\n", *model)
+	}
 	switch *format {
 	case "safetensors":
-		b, err := safetensors(f, tensors)
+		b, err := safetensors(f, tensors, metaJSON)
 		if err != nil {
 			return err
 		}
@@ -325,6 +377,11 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 				return err
 			}
 		}
+		if metaJSON != nil {
+			if err := os.WriteFile(filepath.Join(*out, "model.json"), append(metaJSON, '\n'), 0o644); err != nil {
+				return err
+			}
+		}
 	default:
 		return badInput("--format must be safetensors or npy, got %q", *format)
 	}
@@ -336,30 +393,40 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 
 func tensorName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 
-// exportTensors names each tensor of f with its shape: a zoo architecture
-// is rebuilt to ask its layers (weight [out, in, …] and bias, PyTorch's
-// layout); any other file exports each group as one flat tensor.
-func exportTensors(path string, f models.ParamFile) []nn.ParamTensor {
+// exportTensors names each tensor of f with its shape as the PyTorch
+// state_dict of the equivalent modules names it (scripts/torch_models.py:
+// "0.weight" [out, in, …], "3.body.0.weight"), with the model's description;
+// a file whose model cannot be rebuilt (version 1, outside the zoo)
+// exports each group as one flat tensor, and no description.
+func exportTensors(path string, f models.ParamFile) ([]nn.ParamTensor, *models.Meta) {
 	if m, err := models.LoadNet(path, models.Options{}); err == nil && m.NumParams() == len(f.Params) {
-		return m.Tensors()
+		if ts, err := m.ExportTensors(); err == nil {
+			md, _ := m.Meta()
+			return ts, &md
+		}
 	}
 	ts := make([]nn.ParamTensor, len(f.Groups))
 	for i, g := range f.Groups {
 		ts[i] = nn.ParamTensor{Name: g.Name, Offset: g.Offset, Shape: []int{g.Len}}
 	}
-	return ts
+	return ts, nil
 }
 
 // safetensors encodes the tensors as F32 (format: an 8-byte little-endian header size, a JSON header naming each
 // tensor's dtype, shape and byte range, padded with spaces to 8 bytes, then
-// the data). The architecture travels in __metadata__.
-func safetensors(f models.ParamFile, tensors []nn.ParamTensor) ([]byte, error) {
+// the data). The architecture and the model's description (models.Meta as
+// JSON, key "model") travel in __metadata__, whose values are strings.
+func safetensors(f models.ParamFile, tensors []nn.ParamTensor, meta []byte) ([]byte, error) {
 	type entry struct {
 		Dtype       string   `json:"dtype"`
 		Shape       []int    `json:"shape"`
 		DataOffsets [2]int64 `json:"data_offsets"`
 	}
-	header := map[string]any{"__metadata__": map[string]string{"arch": f.Arch, "producer": "dptrain"}}
+	md := map[string]string{"arch": f.Arch, "producer": "dptrain"}
+	if meta != nil {
+		md["model"] = string(meta)
+	}
+	header := map[string]any{"__metadata__": md}
 	for _, t := range tensors {
 		n := tensorName(t.Name)
 		if _, dup := header[n]; dup {

@@ -174,8 +174,11 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 	vals, shapes, meta := readSafetensors(t, b)
 	// A logistic regression is one Linear layer: weight [classes, inputs]
 	// and bias [classes], PyTorch's nn.Linear layout.
-	tensors := m.Tensors()
-	if meta["arch"] != m.Arch() || len(vals) != 2 || len(tensors) != 2 {
+	tensors, err := m.ExportTensors()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if meta["arch"] != m.Arch() || len(vals) != 2 || len(tensors) != 2 || tensors[0].Name != "0.weight" {
 		t.Fatalf("metadata %v and %d tensors, want arch %s and weight, bias", meta, len(vals), m.Arch())
 	}
 	wantShapes := [][]int{{m.Network().OutputShape().Size(), m.InputSize()}, {m.Network().OutputShape().Size()}}
@@ -189,6 +192,10 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 				t.Fatalf("%s[%d] = %v, want %v", name, i, x, m.Params()[tn.Offset+i])
 			}
 		}
+	}
+	var md models.Meta
+	if err := json.Unmarshal([]byte(meta["model"]), &md); err != nil || md.Output != "softmax" || len(md.Layers) != 1 || md.Layers[0].Type != "linear" {
+		t.Fatalf("metadata model %q: %v", meta["model"], err)
 	}
 	np := filepath.Join(dir, "npy")
 	if code, _, errb := runCLI(t, "export", "--model", model, "--format", "npy", "--out", np); code != 0 {
@@ -207,6 +214,9 @@ func TestExportSafetensorsAndNpy(t *testing.T) {
 		if string(raw[:8]) != "\x93NUMPY\x01\x00" || (10+hl)%64 != 0 || !strings.Contains(hdr, "'<f4'") || !strings.Contains(hdr, "'shape': "+tuple) || len(raw)-10-hl != 4*tn.Len() {
 			t.Fatalf("npy header %q, %d data bytes; want shape %s", hdr, len(raw)-10-hl, tuple)
 		}
+	}
+	if b, err := os.ReadFile(filepath.Join(np, "model.json")); err != nil || !json.Valid(b) || !strings.Contains(string(b), `"tensors": [`) {
+		t.Fatalf("model.json: %v %s", err, b)
 	}
 	if code, _, _ := runCLI(t, "export", "--model", model, "--format", "onnx", "--out", st); code != 2 {
 		t.Errorf("--format onnx: exit %d, want 2", code)
@@ -250,20 +260,28 @@ func TestPredictImageFolder(t *testing.T) {
 		t.Fatalf("train: exit %d: %s", code, errb)
 	}
 	model := filepath.Join(run, "release", "model.bin")
+	saved, err := models.LoadNet(model, models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md, _ := saved.Meta(); md.Input.Kind != "image" || md.Input.Channels != "rgb" || fmt.Sprint(md.Input.Image) != "[3 4 4]" ||
+		md.Input.Scale != 1.0/255 || md.Input.Layout != "CHW" || fmt.Sprint(md.Classes) != "[blue red]" {
+		t.Fatalf("model.bin describes its input as %+v, classes %v", md.Input, md.Classes)
+	}
 	code, out, errb := runCLI(t, "predict", "--model", model, "--input", filepath.Join(dir, "test"))
 	if code != 0 {
 		t.Fatalf("predict: exit %d: %s", code, errb)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 41 || lines[0] != "file,predicted,p0,p1" {
+	if len(lines) != 41 || lines[0] != "file,predicted,p_blue,p_red" {
 		t.Fatalf("predict: %d lines, header %q", len(lines), lines[0])
 	}
-	// Classes are the sorted class directories: blue = 0, red = 1.
+	// Classes are the sorted class directories, printed by name.
 	for i, line := range lines[1:] {
 		f := strings.Split(line, ",")
-		wantFile, wantClass := fmt.Sprintf("blue/%02d.png", i), "0"
+		wantFile, wantClass := fmt.Sprintf("blue/%02d.png", i), "blue"
 		if i >= 20 {
-			wantFile, wantClass = fmt.Sprintf("red/%02d.png", i-20), "1"
+			wantFile, wantClass = fmt.Sprintf("red/%02d.png", i-20), "red"
 		}
 		if f[0] != wantFile || f[1] != wantClass {
 			t.Errorf("row %d: %q, want file %s predicted %s", i, line, wantFile, wantClass)

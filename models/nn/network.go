@@ -104,6 +104,9 @@ func (n *Network[T]) Groups() []Group { return n.groups }
 // InputShape is the per-sample input shape.
 func (n *Network[T]) InputShape() Shape { return n.in }
 
+// Loss is the network's loss.
+func (n *Network[T]) Loss() Loss[T] { return n.loss }
+
 // OutputShape is the per-sample output shape (before the loss).
 func (n *Network[T]) OutputShape() Shape { return n.out }
 
