@@ -9,6 +9,7 @@ import (
 	_ "image/jpeg" // register decoders
 	_ "image/png"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -31,15 +32,31 @@ type ImageFolderOptions struct {
 	// be set) instead of skipping it: Classes is then the public class
 	// set, and the error names no directory (it may be a training label).
 	OnlyClasses bool
+	// Channels is the number of planes per image: 1 (grey) or 3 (RGB);
+	// 0 means the first image's (1 when its file stores one grey channel,
+	// else 3). Unless Convert is set, an image with the other channel
+	// count is an error naming it.
+	Channels int
+	// Convert converts images to Channels instead of refusing those with
+	// the other count: colour to grey is the luminance 0.299 R + 0.587 G +
+	// 0.114 B (ITU-R BT.601, as PIL's convert("L")) rounded to the nearest
+	// 8-bit level; grey to colour replicates the grey plane. Alpha is
+	// ignored (pixels are read non-premultiplied).
+	Convert bool
+	// Resize scales every image to Width×Height (both must be set) by
+	// [ResizeBilinear] instead of requiring that size.
+	Resize bool
 }
 
-// imageSet is a decoded image folder: pixel bytes in CHW (R, G, B planes)
-// order, as CIFAR-10 stores them.
+// imageSet is a decoded image folder: pixel bytes in CHW order (one grey
+// plane, or R, G, B planes as CIFAR-10 stores them).
 type imageSet struct {
 	pix     []byte
 	labels  []int
 	classes []string
-	h, w    int
+	c, h, w int
+	convert bool
+	resize  bool
 }
 
 // isImageFile reports whether a file name has an image extension we decode.
@@ -52,10 +69,11 @@ func isImageFile(name string) bool {
 }
 
 // LoadImageFolder reads root/split/<class>/*.{jpg,jpeg,png} into a dataset
-// with Shape [3,H,W] (RGB planes, pixels scaled to [0,1]); grey images are
-// expanded to three equal planes. Within a class, files are read in name
-// order. A file that does not decode, or has another size, is an error
-// naming the file.
+// with Shape [C,H,W] (pixels scaled to [0,1]): C is 1 for grey images and
+// 3 (RGB planes) for colour ones, or opts.Channels. Within a class, files
+// are read in name order. A file that does not decode, or has another size
+// or channel count (unless opts asks to convert), is an error naming the
+// file.
 func LoadImageFolder(root, split string, opts ImageFolderOptions) (*Dataset, error) {
 	s, err := readImageFolder(filepath.Join(root, split), opts)
 	if err != nil {
@@ -65,7 +83,7 @@ func LoadImageFolder(root, split string, opts ImageFolderOptions) (*Dataset, err
 		Name:       filepath.Base(filepath.Clean(root)),
 		X:          make([]float32, len(s.pix)),
 		Y:          s.labels,
-		Shape:      []int{3, s.h, s.w},
+		Shape:      []int{s.c, s.h, s.w},
 		NumClasses: len(s.classes),
 		ClassNames: s.classes,
 	}
@@ -122,19 +140,15 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 	if len(files) == 0 {
 		return nil, fmt.Errorf("image folder %s: no .jpg/.jpeg/.png files", dir)
 	}
-	s := &imageSet{labels: labels, classes: slices.Clone(classes), h: opts.Height, w: opts.Width}
-	if s.h == 0 || s.w == 0 {
-		img, err := decodeImage(files[0], 0, 0)
-		if err != nil {
-			return nil, err
-		}
-		b := img.Bounds()
-		s.h, s.w = b.Dy(), b.Dx()
+	s, err := newImageSet(files[0], opts)
+	if err != nil {
+		return nil, err
 	}
-	if s.h <= 0 || s.w <= 0 || int64(len(files))*3*int64(s.h)*int64(s.w) > 1<<33 {
+	s.labels, s.classes = labels, slices.Clone(classes)
+	if s.h <= 0 || s.w <= 0 || int64(len(files))*int64(s.c)*int64(s.h)*int64(s.w) > 1<<33 {
 		return nil, fmt.Errorf("image folder %s: %d images of %d×%d is too large", dir, len(files), s.h, s.w)
 	}
-	s.pix = make([]byte, len(files)*3*s.h*s.w)
+	s.pix = make([]byte, len(files)*s.c*s.h*s.w)
 	// Decode in parallel: JPEG decoding dominates an import of 60,000 images.
 	var wg sync.WaitGroup
 	errs := make([]error, len(files))
@@ -232,28 +246,148 @@ func decodeImageBytes(b []byte, w, h int) (image.Image, error) {
 	return img, nil
 }
 
+// newImageSet returns an empty set with the channel count and size opts
+// ask for, taking what they leave open from the image at first.
+func newImageSet(first string, opts ImageFolderOptions) (*imageSet, error) {
+	s := &imageSet{c: opts.Channels, h: opts.Height, w: opts.Width, convert: opts.Convert, resize: opts.Resize}
+	switch {
+	case s.c != 0 && s.c != 1 && s.c != 3:
+		return nil, fmt.Errorf("images: %d channels; use 1 (grey) or 3 (RGB)", s.c)
+	case s.resize && (s.h <= 0 || s.w <= 0):
+		return nil, fmt.Errorf("images: resizing needs a size, got %d×%d", s.w, s.h)
+	}
+	if s.c == 0 || s.h <= 0 || s.w <= 0 {
+		w, h := s.w, s.h
+		if s.resize || w <= 0 || h <= 0 {
+			w, h = 0, 0
+		}
+		img, err := decodeImage(first, w, h)
+		if err != nil {
+			return nil, err
+		}
+		if s.c == 0 {
+			s.c = imageChannels(img)
+		}
+		if s.h <= 0 || s.w <= 0 {
+			b := img.Bounds()
+			s.h, s.w = b.Dy(), b.Dx()
+		}
+	}
+	return s, nil
+}
+
+// imageChannels is 1 when img's file stores one grey channel (a grey PNG of
+// 8 or 16 bits, a one-component JPEG), else 3. A palette image counts as
+// colour even when its palette is grey: the rule reads the file's format,
+// never its pixel values.
+func imageChannels(img image.Image) int {
+	switch img.ColorModel() {
+	case color.GrayModel, color.Gray16Model:
+		return 1
+	}
+	return 3
+}
+
 // decodeInto decodes image i into its CHW slot.
 func (s *imageSet) decodeInto(i int, path string) error {
-	img, err := decodeImage(path, s.w, s.h)
+	w, h := s.w, s.h
+	if s.resize {
+		w, h = 0, 0 // any size: it is resized below
+	}
+	img, err := decodeImage(path, w, h)
 	if err != nil {
 		return err
 	}
-	plane := s.h * s.w
-	toCHW(s.pix[i*3*plane:(i+1)*3*plane], img)
+	if c := imageChannels(img); c != s.c && !s.convert {
+		return fmt.Errorf("image %s: %s, but the images are %s; pass --channels %d to convert all to %s, or --channels %d", path, channelWord(c), channelWord(s.c), s.c, channelWord(s.c), c)
+	}
+	size := s.c * s.h * s.w
+	out := s.pix[i*size : (i+1)*size]
+	b := img.Bounds()
+	if b.Dx() == s.w && b.Dy() == s.h {
+		toCHW(out, img, s.c)
+		return nil
+	}
+	tmp := make([]byte, s.c*b.Dx()*b.Dy())
+	toCHW(tmp, img, s.c)
+	ResizeBilinear(out, tmp, s.c, b.Dy(), b.Dx(), s.h, s.w)
 	return nil
 }
 
-// toCHW writes img's R, G and B planes (non-premultiplied; grey expands to
-// three equal planes) into out, which holds 3·W·H bytes.
-func toCHW(out []byte, img image.Image) {
+func channelWord(c int) string {
+	if c == 1 {
+		return "grey (1 channel)"
+	}
+	return "colour (3 channels)"
+}
+
+// toCHW writes img's c planes into out, which holds c·W·H bytes: for c = 3
+// the R, G and B planes (non-premultiplied; a grey image gives three equal
+// planes), for c = 1 the grey plane (colour converted by its
+// luminance, see ImageFolderOptions.Convert).
+func toCHW(out []byte, img image.Image, c int) {
 	b := img.Bounds()
 	w, h := b.Dx(), b.Dy()
 	plane := w * h
+	grey, isGrey := img.(*image.Gray)
 	for y := range h {
 		for x := range w {
-			c := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
 			k := y*w + x
-			out[k], out[plane+k], out[2*plane+k] = c.R, c.G, c.B
+			if isGrey { // the common case for c = 1, read directly
+				v := grey.Pix[y*grey.Stride+x]
+				out[k] = v
+				if c == 3 {
+					out[plane+k], out[2*plane+k] = v, v
+				}
+				continue
+			}
+			p := color.NRGBAModel.Convert(img.At(b.Min.X+x, b.Min.Y+y)).(color.NRGBA)
+			if c == 1 {
+				out[k] = luminance(p.R, p.G, p.B)
+			} else {
+				out[k], out[plane+k], out[2*plane+k] = p.R, p.G, p.B
+			}
+		}
+	}
+}
+
+// luminance is ITU-R BT.601's 0.299 R + 0.587 G + 0.114 B rounded to the
+// nearest level, in the 16-bit fixed point of Go's color.GrayModel (PIL's
+// convert("L") uses the same weights).
+func luminance(r, g, b uint8) uint8 {
+	return uint8((19595*uint32(r) + 38470*uint32(g) + 7471*uint32(b) + 1<<15) >> 16)
+}
+
+// ResizeBilinear scales each of the c planes of src (c·h·w bytes, CHW) to
+// oh×ow in dst: bilinear interpolation with half-pixel centres and edge
+// clamping, the convention of PyTorch's interpolate(mode="bilinear",
+// align_corners=False, antialias=False) and OpenCV's INTER_LINEAR, rounded to
+// the nearest 8-bit level. Output pixel (y, x) samples the source at
+// ((y+0.5)·h/oh − 0.5, (x+0.5)·w/ow − 0.5).
+func ResizeBilinear(dst, src []byte, c, h, w, oh, ow int) {
+	type tap struct {
+		i0, i1 int
+		f      float64
+	}
+	taps := func(n, on int) []tap {
+		t := make([]tap, on)
+		for o := range t {
+			p := max((float64(o)+0.5)*float64(n)/float64(on)-0.5, 0)
+			i0 := min(int(p), n-1)
+			t[o] = tap{i0, min(i0+1, n-1), p - float64(i0)}
+		}
+		return t
+	}
+	ty, tx := taps(h, oh), taps(w, ow)
+	for ch := range c {
+		in := src[ch*h*w : (ch+1)*h*w]
+		out := dst[ch*oh*ow : (ch+1)*oh*ow]
+		for y, a := range ty {
+			for x, b := range tx {
+				top := float64(in[a.i0*w+b.i0])*(1-b.f) + float64(in[a.i0*w+b.i1])*b.f
+				bot := float64(in[a.i1*w+b.i0])*(1-b.f) + float64(in[a.i1*w+b.i1])*b.f
+				out[y*ow+x] = uint8(math.Round(top*(1-a.f) + bot*a.f))
+			}
 		}
 	}
 }
@@ -281,7 +415,7 @@ type ImportReport struct {
 // half-written batch under a final name.
 func ImportCIFAR10(from, to string, classes []string) (ImportReport, error) {
 	var rep ImportReport
-	opts := ImageFolderOptions{Classes: classes, Width: 32, Height: 32}
+	opts := ImageFolderOptions{Classes: classes, Width: 32, Height: 32, Channels: 3, Convert: true}
 	train, err := readImageFolder(filepath.Join(from, "train"), opts)
 	if err != nil {
 		return rep, badData(err)
@@ -421,27 +555,32 @@ func ListImages(dir string) ([]string, error) {
 
 // LoadImages decodes the images at paths into RGB planes in CHW order
 // scaled to [0,1], as LoadImageFolder does: sample i occupies
-// x[i·3·h·w:(i+1)·3·h·w]. Every image must be w×h, or, when w or h is 0,
-// the size of the first. A file that does not decode or has another size
-// is an error naming it.
+// x[i·3·h·w:(i+1)·3·h·w]; grey images are expanded to three planes. Every
+// image must be w×h, or, when w or h is 0, the size of the first. A file
+// that does not decode or has another size is an error naming it.
 func LoadImages(paths []string, w, h int) (x []float32, width, height int, err error) {
+	x, _, width, height, err = LoadImagesAs(paths, ImageFolderOptions{Width: w, Height: h, Channels: 3, Convert: true})
+	return x, width, height, err
+}
+
+// LoadImagesAs decodes the images at paths as LoadImageFolder decodes a
+// folder with opts (Classes and OnlyClasses do not apply): sample i
+// occupies x[i·c·h·w:(i+1)·c·h·w], in CHW order scaled to [0,1].
+func LoadImagesAs(paths []string, opts ImageFolderOptions) (x []float32, c, w, h int, err error) {
 	if len(paths) == 0 {
-		return nil, 0, 0, badData(errors.New("images: none given"))
+		return nil, 0, 0, 0, badData(errors.New("images: none given"))
 	}
-	if w <= 0 || h <= 0 {
-		img, err := decodeImage(paths[0], 0, 0)
-		if err != nil {
-			return nil, 0, 0, badData(err)
-		}
-		w, h = img.Bounds().Dx(), img.Bounds().Dy()
+	s, err := newImageSet(paths[0], opts)
+	if err != nil {
+		return nil, 0, 0, 0, badData(err)
 	}
-	s := &imageSet{pix: make([]byte, len(paths)*3*w*h), w: w, h: h}
+	s.pix = make([]byte, len(paths)*s.c*s.w*s.h)
 	for i, p := range paths {
 		if err := s.decodeInto(i, p); err != nil {
-			return nil, 0, 0, badData(err)
+			return nil, 0, 0, 0, badData(err)
 		}
 	}
 	x = make([]float32, len(s.pix))
 	scaleBytes(x, s.pix)
-	return x, w, h, nil
+	return x, s.c, s.w, s.h, nil
 }

@@ -182,7 +182,8 @@ func FuzzDecodeImage(f *testing.F) {
 				t.Fatalf("accepted a %v image with size %v required", bd, size)
 			}
 			out := make([]byte, 3*bd.Dx()*bd.Dy())
-			toCHW(out, img)
+			toCHW(out, img, 3)
+			toCHW(out, img, 1)
 		}
 	})
 }
