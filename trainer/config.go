@@ -33,6 +33,11 @@ type Config struct {
 	// Classes is the public class set of datasets csv and folder (label
 	// Classes[i] is class i); nil: the test set's (trainer/userdata.go).
 	Classes []string `json:"classes,omitempty"`
+	// Dataset "folder": Channels (1 grey, 3 RGB; 0: the test images') and
+	// Resize ("HxW"; "": the test images' size) convert every image
+	// (datasets.ImageFolderOptions documents how).
+	Channels int    `json:"channels,omitempty"`
+	Resize   string `json:"resize,omitempty"`
 
 	Features FeatureMap `json:"features"` // "" (raw) or "scatternet"
 	// ScatterNet normalisation: "group" (per example, no privacy cost),

@@ -38,6 +38,17 @@ func (c *Config) validateUserData(bad func(string, ...any)) {
 	if c.Dataset != DatasetCSV && (c.TrainFile != "" || c.TestFile != "" || c.LabelColumn != "") {
 		bad("--train, --test and --label-column need --dataset csv (dataset is %q)", c.Dataset)
 	}
+	if c.Channels != 0 || c.Resize != "" {
+		if _, _, err := ParseResize(c.Resize); err != nil {
+			bad("%v", err)
+		}
+		if c.Channels != 0 && c.Channels != 1 && c.Channels != 3 {
+			bad("--channels %d: use 1 (grey) or 3 (RGB)", c.Channels)
+		}
+		if c.Dataset != DatasetFolder {
+			bad("--channels and --resize need --dataset folder (dataset is %q)", c.Dataset)
+		}
+	}
 	if c.Classes != nil {
 		if c.Dataset != "csv" && c.Dataset != "folder" {
 			bad("--classes needs --dataset csv or folder (dataset is %q)", c.Dataset)
@@ -49,6 +60,21 @@ func (c *Config) validateUserData(bad func(string, ...any)) {
 			}
 		}
 	}
+}
+
+// ParseResize parses --resize "HxW" (height by width, e.g. 28x28); "" is
+// 0, 0 (no resizing).
+func ParseResize(s string) (h, w int, err error) {
+	if s == "" {
+		return 0, 0, nil
+	}
+	hs, ws, ok := strings.Cut(strings.ToLower(s), "x")
+	h, err1 := strconv.Atoi(hs)
+	w, err2 := strconv.Atoi(ws)
+	if !ok || err1 != nil || err2 != nil || h <= 0 || w <= 0 || h > 4096 || w > 4096 {
+		return 0, 0, fmt.Errorf("--resize %q: want HEIGHTxWIDTH, e.g. 28x28 (each 1 to 4096)", s)
+	}
+	return h, w, nil
 }
 
 // badUserData marks an error as the data's fault (exit status 2 in the
@@ -74,11 +100,20 @@ func loadUserData(cfg *Config) (*datasets.Loaded, string, error) {
 		if _, err := os.Stat(cfg.DataDir); err != nil {
 			return nil, "", userDataErr("data %s: %w", cfg.DataDir, err)
 		}
-		te, err := datasets.LoadImageFolder(cfg.DataDir, "test", datasets.ImageFolderOptions{Classes: cfg.Classes, OnlyClasses: cfg.Classes != nil})
+		// The shape comes from the flags, else from the (public) test images;
+		// the training images must match it or be converted as asked.
+		h, w, _ := ParseResize(cfg.Resize)
+		convert := datasets.ImageFolderOptions{Channels: cfg.Channels, Convert: cfg.Channels != 0, Resize: h > 0, Width: w, Height: h}
+		teOpts := convert
+		teOpts.Classes, teOpts.OnlyClasses = cfg.Classes, cfg.Classes != nil
+		te, err := datasets.LoadImageFolder(cfg.DataDir, "test", teOpts)
 		if err != nil {
 			return nil, "", err
 		}
-		tr, err := datasets.LoadImageFolder(cfg.DataDir, "train", datasets.ImageFolderOptions{Classes: te.ClassNames, Width: te.Shape[2], Height: te.Shape[1], OnlyClasses: true})
+		trOpts := convert
+		trOpts.Classes, trOpts.OnlyClasses = te.ClassNames, true
+		trOpts.Channels, trOpts.Height, trOpts.Width = te.Shape[0], te.Shape[1], te.Shape[2]
+		tr, err := datasets.LoadImageFolder(cfg.DataDir, "train", trOpts)
 		if err != nil {
 			return nil, "", err
 		}

@@ -45,6 +45,8 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&cfg.TestFile, "test", "", "dataset csv: the table to evaluate on; npy: FEATURES.npy,LABELS.npy")
 	fs.StringVar(&cfg.LabelColumn, "label-column", "", "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.Var(stringList{&cfg.Classes}, "classes", classesUsage+" (give the training run's)")
+	fs.IntVar(&cfg.Channels, "channels", 0, channelsUsage+" (give the training run's)")
+	fs.StringVar(&cfg.Resize, "resize", "", resizeUsage+" (give the training run's)")
 	split := fs.String("split", "test", "test or train (train: a curator's diagnostic of the private records, not covered by ε)")
 	jsonOut := fs.Bool("json", false, "print one JSON object")
 	plotPath := fs.String("plot", "", "also draw the confusion matrix as a heat map to `FILE.png` (or .svg): rows the true class, columns the predicted one, each cell coloured by its share of the row, with its count and percentage")
@@ -181,6 +183,9 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped), or a directory of .jpg/.png images (searched recursively; each of the model's input size, e.g. 32×32 RGB) for an image model")
 	label := fs.String("label-column", "", "column to drop when the input carries labels: header name or 0-based index (default: the last)")
 	out := fs.String("out", "", "write the CSV here instead of stdout")
+	var conv datasets.ImageFolderOptions
+	fs.IntVar(&conv.Channels, "channels", 0, "image input: convert every image to N channels, 1 or 3 (see train --channels); default: the model's, and an image with the other count is an error")
+	resize := fs.String("resize", "", "image input: resize every image to the model's size by bilinear interpolation (see train --resize; give the same `HxW`)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -198,7 +203,12 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		files []string // image inputs: the first column of the output
 	)
 	if st, err := os.Stat(*input); err == nil && st.IsDir() {
-		if x, files, err = readImageDir(*input, m); err != nil {
+		h, w, err := trainer.ParseResize(*resize)
+		if err != nil {
+			return badInput("%v", err)
+		}
+		conv.Convert, conv.Resize, conv.Height, conv.Width = conv.Channels != 0, h > 0, h, w
+		if x, files, err = readImageDir(*input, m, conv); err != nil {
 			return asInput(err)
 		}
 		n = len(files)
@@ -261,10 +271,11 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // readImageDir decodes every image under dir for m: images of the model's
-// H×W when it takes RGB planes, else images whose 3·W·H pixels are its
-// inputs (a linear model or MLP trained on an image folder reads them
-// flattened). It returns the pixels and the files relative to dir.
-func readImageDir(dir string, m *models.Net) ([]float32, []string, error) {
+// C×H×W when it takes image planes (converted or resized as conv asks),
+// else images whose C·W·H pixels are its inputs (a linear model or MLP
+// trained on an image folder reads them flattened). It returns the pixels
+// and the files relative to dir.
+func readImageDir(dir string, m *models.Net, conv datasets.ImageFolderOptions) ([]float32, []string, error) {
 	files, err := datasets.ListImages(dir)
 	if err != nil {
 		return nil, nil, err
@@ -273,16 +284,21 @@ func readImageDir(dir string, m *models.Net) ([]float32, []string, error) {
 	for i, f := range files {
 		paths[i] = filepath.Join(dir, f)
 	}
-	w, h := 0, 0
-	if s := m.Network().InputShape(); s.C == 3 && s.H > 1 && s.W > 1 {
-		w, h = s.W, s.H
+	if s := m.Network().InputShape(); (s.C == 1 || s.C == 3) && s.H > 1 && s.W > 1 {
+		if conv.Channels == 0 {
+			conv.Channels = s.C
+		}
+		if conv.Resize && (conv.Width != s.W || conv.Height != s.H) {
+			return nil, nil, fmt.Errorf("predict: --resize %dx%d, but %s takes %dx%d images", conv.Height, conv.Width, m.Arch(), s.H, s.W)
+		}
+		conv.Width, conv.Height = s.W, s.H
 	}
-	x, w, h, err := datasets.LoadImages(paths, w, h)
+	x, c, w, h, err := datasets.LoadImagesAs(paths, conv)
 	if err != nil {
 		return nil, nil, fmt.Errorf("predict: %w", err)
 	}
-	if 3*w*h != m.InputSize() {
-		return nil, nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d RGB images give %d", m.Arch(), m.InputSize(), w, h, 3*w*h)
+	if c*w*h != m.InputSize() {
+		return nil, nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d images of %d channels give %d", m.Arch(), m.InputSize(), w, h, c, c*w*h)
 	}
 	return x, files, nil
 }

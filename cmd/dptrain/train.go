@@ -60,6 +60,13 @@ func (l stringList) Set(s string) error {
 // classesUsage documents --classes for train and eval.
 const classesUsage = "dataset csv or folder: the public class `names`, comma-separated (label NAME_i is class i); default: the test set's labels. A training record outside them is refused; the class set is never taken from the training data"
 
+// channelsUsage and resizeUsage document the image-folder conversions of
+// train, eval and predict (datasets.ImageFolderOptions defines them).
+const (
+	channelsUsage = "dataset folder: convert every image to N channels: 1 (grey; colour by luminance 0.299 R + 0.587 G + 0.114 B) or 3 (RGB; grey replicated). Default 0: no conversion, grey images load as 1 channel and colour as 3, and a folder mixing them is an error"
+	resizeUsage   = "dataset folder: resize every image to `HxW` (height x width, e.g. 28x28) by bilinear interpolation (half-pixel centres, as PyTorch's align_corners=False); default: every image must have the test images' size"
+)
+
 // trainFlags binds every Config field to a flag on fs.
 func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.TextVar(&c.Dataset, "dataset", c.Dataset, "embedded | fashion-mnist | mnist | cifar10 | synthetic | csv (--train, --test) | npy (--train X.npy,y.npy --test Xt.npy,yt.npy; float32 features memory-mapped, float64/uint8 converted into memory at 4 bytes a value) | folder (--data DIR with train/ and test/ image folders)")
@@ -68,6 +75,8 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.StringVar(&c.TestFile, "test", c.TestFile, "dataset csv: the test table; dataset npy: FEATURES.npy,LABELS.npy (its labels set the classes)")
 	fs.StringVar(&c.LabelColumn, "label-column", c.LabelColumn, "dataset csv: label column, header name or 0-based index (default: the last)")
 	fs.Var(stringList{&c.Classes}, "classes", classesUsage)
+	fs.IntVar(&c.Channels, "channels", c.Channels, channelsUsage)
+	fs.StringVar(&c.Resize, "resize", c.Resize, resizeUsage)
 	fs.IntVar(&c.TrainLimit, "train-limit", c.TrainLimit, "use only the first N training examples (0 = all)")
 	fs.IntVar(&c.TestLimit, "test-limit", c.TestLimit, "use only the first N test examples (0 = all)")
 	fs.TextVar(&c.Features, "features", c.Features, `feature map: "" (raw) or scatternet`)

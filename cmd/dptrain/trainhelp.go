@@ -17,7 +17,7 @@ var trainGroups = []struct {
 	title string
 	flags []string
 }{
-	{"Data", []string{"dataset", "data", "train", "test", "label-column", "classes", "train-limit", "test-limit",
+	{"Data", []string{"dataset", "data", "train", "test", "label-column", "classes", "channels", "resize", "train-limit", "test-limit",
 		"features", "feature-norm", "feature-groups", "feature-norm-sigma", "feature-norm-clip", "feature-cache"}},
 	{"Model", []string{"model", "hidden", "weight-std"}},
 	{"Privacy", []string{"epsilon", "delta", "sigma", "accountant", "sampler", "batch", "clip", "clip-norm",
