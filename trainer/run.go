@@ -394,7 +394,7 @@ func (s *state) setup() error {
 	// reveals who was in each batch): like the noise, it follows the seed
 	// only when the run asks to be reproducible.
 	if cfg.BatchSize > n {
-		return fmt.Errorf("sampler: %w: batch_size %d exceeds the %d training examples", ErrInvalidConfig, cfg.BatchSize, n)
+		return fmt.Errorf("sampler: %w: batch_size %d exceeds the %d training examples; use --batch %d or less", ErrInvalidConfig, cfg.BatchSize, n, n)
 	}
 	sampSpec := spec
 	if h := testAuditHooks; h != nil && h.rateScale > 0 {

@@ -23,7 +23,7 @@ func TestConventions(t *testing.T) {
 		{"command typo", []string{"trian"}, 2, "did you mean train?"},
 		{"flag typo", []string{"privacy", "--q", "0.01", "--sigma", "1", "--stesp", "10", "--delta", "1e-5"}, 2, "did you mean --steps?"},
 		{"scientific int", []string{"privacy", "--q", "0.01", "--sigma", "1", "--steps", "1e3", "--delta", "1e-5"}, 0, "steps=1000"},
-		{"batch above n", []string{"train", "--train-limit", "100", "--model", "logreg", "--plots=false", "--out", outDir}, 2, "batch_size 512 exceeds the 100 training examples"},
+		{"batch above n", []string{"train", "--train-limit", "100", "--model", "logreg", "--plots=false", "--out", outDir}, 2, "batch_size 512 exceeds the 100 training examples; use --batch 100 or less"},
 		{"fractional int", []string{"privacy", "--q", "0.01", "--sigma", "1", "--steps", "1.5", "--delta", "1e-5"}, 2, `invalid value "1.5"`},
 	} {
 		code, out, errb := runCLI(t, tc.args...)
