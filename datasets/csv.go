@@ -140,10 +140,25 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 		return d, d.Validate()
 	}
 	if err := setLabels(d, labels); err != nil {
+		if errors.Is(err, ErrNonIntegerLabels) {
+			col := fmt.Sprintf("column %d", li+1)
+			if header != nil {
+				col = fmt.Sprintf("column %q", strings.TrimSpace(header[li]))
+			}
+			if opts.Label == "" && opts.LabelIndex == -1 {
+				col += " (the last, taken as the label by default)"
+			}
+			return nil, fmt.Errorf("label %s: %w; name the label column with --label-column NAME or 0-based INDEX", col, err)
+		}
 		return nil, err
 	}
 	return d, d.Validate()
 }
+
+// ErrNonIntegerLabels is wrapped by the error for a label column whose
+// values are all numbers but not all integers: almost always a feature
+// taken for the label. The error names the column, never a value.
+var ErrNonIntegerLabels = errors.New("the values are numbers but not all integers, so not class labels")
 
 // labelColumn resolves the label column index.
 func labelColumn(header []string, width int, opts CSVOptions) (int, error) {
@@ -190,6 +205,20 @@ func setLabels(d *Dataset, labels []string) error {
 		copy(d.Y, ints)
 		d.NumClasses = maxv + 1
 		return nil
+	}
+	// Numbers with a fraction among numbers only: a feature column, not
+	// labels (labels such as -1/1 or pandas' 0.0/1.0 stay class names).
+	numbers, fraction := true, false
+	for _, s := range labels {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			numbers = false
+			break
+		}
+		fraction = fraction || v != math.Trunc(v)
+	}
+	if numbers && fraction {
+		return ErrNonIntegerLabels
 	}
 	names := slices.Clone(labels)
 	slices.Sort(names)
