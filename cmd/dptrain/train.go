@@ -230,6 +230,11 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			printSummary(stdout, sum)
 		}
 	}
+	if errors.Is(err, trainer.ErrFinished) {
+		// Nothing went wrong: the run asked for is complete (exit 0).
+		fmt.Fprintf(stderr, "dptrain train: %v\n", err)
+		return nil
+	}
 	if err != nil {
 		if errors.Is(err, trainer.ErrInvalidConfig) || errors.Is(err, datasets.ErrBadData) {
 			return asInput(err)
