@@ -87,3 +87,33 @@ func TestCNNOnGreyImageFolder(t *testing.T) {
 		t.Fatalf("predict on 56×56 without --resize: exit %d, %q", code, errb)
 	}
 }
+
+// README.md, configs/README.md and --seed's help say the same about a
+// seed (the behaviour TestTrainSeedMakesNoiseReproducible checks): an
+// explicit --seed seeds the noise too, a config's "seed" only the
+// initialisation unless "seeded": true.
+func TestSeedStatementAgrees(t *testing.T) {
+	norm := func(s string) string { return strings.Join(strings.Fields(strings.ReplaceAll(s, "`", "")), " ") }
+	want := []string{
+		"--seed N on the command line seeds the initialisation and also the DP noise and sampling",
+		`A config file's "seed": N seeds only the initialisation; add "seeded": true to seed the noise and sampling from it too.`,
+	}
+	for _, f := range []string{"../../README.md", "../../configs/README.md"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(norm(string(b)), w) {
+				t.Errorf("%s does not say %q", f, w)
+			}
+		}
+	}
+	_, out, _ := runCLI(t, "train", "--help")
+	for _, w := range []string{"given explicitly on the command line it also seeds the DP noise and sampling",
+		`a config file's "seed" fixes the initialisation only unless it also says "seeded": true`} {
+		if !strings.Contains(norm(out), w) {
+			t.Errorf("train --help does not say %q", w)
+		}
+	}
+}
