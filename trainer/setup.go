@@ -28,7 +28,7 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 	case "cnn":
 		spec.Arch = "mnistcnn"
 		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
-			return nil, fmt.Errorf("model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes", train.Name, train.Shape, train.NumClasses)
+			return nil, fmt.Errorf("%w: model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes (an image folder converts with --channels 1 --resize 28x28)", ErrInvalidConfig, train.Name, train.Shape, train.NumClasses)
 		}
 	case "scatcnn":
 		spec.Arch, spec.Shape = "scatcnn", train.Shape
@@ -38,7 +38,7 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 	case "resnet20", "resnet22":
 		spec.Arch = map[Model]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
 		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
-			return nil, fmt.Errorf("model %s needs 3×32×32 images; dataset %s has shape %v", cfg.Model, train.Name, train.Shape)
+			return nil, fmt.Errorf("%w: model %s needs 3×32×32 images; dataset %s has shape %v (an image folder converts with --channels 3 --resize 32x32)", ErrInvalidConfig, cfg.Model, train.Name, train.Shape)
 		}
 	default:
 		return nil, fmt.Errorf("unknown model %q", cfg.Model)

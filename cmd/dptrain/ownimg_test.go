@@ -117,3 +117,29 @@ func TestSeedStatementAgrees(t *testing.T) {
 		}
 	}
 }
+
+// A folder of 32×32 colour PNGs does not fit the MNIST CNN: refused as bad
+// input (exit 2) naming the flags that convert it; with them it trains, and
+// eval converts the test folder the same way.
+func TestCNNOnConvertedColourFolder(t *testing.T) {
+	dir := t.TempDir()
+	for _, split := range []string{"train", "test"} {
+		for c := range 10 {
+			writePNG(t, filepath.Join(dir, split, fmt.Sprint(c), "0.png"), 32, 32, color.NRGBA{R: uint8(25 * c), G: 40, B: 90, A: 255})
+		}
+	}
+	run := filepath.Join(dir, "run")
+	train := []string{"train", "--dataset", "folder", "--data", dir, "--model", "cnn", "--steps", "2", "--batch", "5",
+		"--sigma", "1", "--epsilon", "0", "--seed", "1", "--quiet", "--out", run}
+	if code, _, errb := runCLI(t, train...); code != 2 || !strings.Contains(errb, "shape [3 32 32]") || !strings.Contains(errb, "--channels 1 --resize 28x28") {
+		t.Fatalf("cnn on 3×32×32: exit %d, %q; want 2 naming the conversion flags", code, errb)
+	}
+	if code, _, errb := runCLI(t, append(train, "--channels", "1", "--resize", "28x28")...); code != 0 {
+		t.Fatalf("cnn with --channels 1 --resize 28x28: exit %d: %s", code, errb)
+	}
+	model := filepath.Join(run, "release", "model.bin")
+	code, out, errb := runCLI(t, "eval", "--model", model, "--dataset", "folder", "--data", dir, "--channels", "1", "--resize", "28x28")
+	if code != 0 || !strings.Contains(out, "(test, 10 examples)") {
+		t.Fatalf("eval with the same conversion: exit %d, %q, %s", code, out, errb)
+	}
+}
