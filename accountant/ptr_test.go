@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // TV1 (PCA part) of specs/000: τ = 24.4 exactly at n = 101, gap = 0.5.
@@ -74,7 +74,7 @@ func TestPTRDecide(t *testing.T) {
 		t.Errorf("sensitivity %v", d)
 	}
 	// Below β the release probability is P[Lap(1/ε) > log(2/δ)/ε] = δ/4.
-	s := rng.NewSeeded(7)
+	s := rng.New(7)
 	const trials = 400000
 	eps, delta := 1.0, 0.02
 	released := 0

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -55,7 +55,7 @@ func BenchmarkSamplerNext(b *testing.B) {
 		d  = 26010
 	)
 	b.Run("Poisson/n=60000", func(b *testing.B) {
-		p, err := sampler.NewPoisson(n, q, rng.NewSeeded(1))
+		p, err := sampler.NewPoisson(n, q, rng.New(1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -68,7 +68,7 @@ func BenchmarkSamplerNext(b *testing.B) {
 		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "samples/s")
 	})
 	b.Run("Shuffle/n=60000", func(b *testing.B) {
-		sh, err := sampler.NewShuffle(n, 256, rng.NewSeeded(1))
+		sh, err := sampler.NewShuffle(n, 256, rng.New(1))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -82,7 +82,7 @@ func BenchmarkSamplerNext(b *testing.B) {
 		b.ReportMetric(float64(total)/b.Elapsed().Seconds(), "samples/s")
 	})
 	b.Run(fmt.Sprintf("TwiceWithMasks/n=60000/D=%d", d), func(b *testing.B) {
-		t, err := sampler.NewTwice(n, d, q, q2, rng.NewSeeded(1))
+		t, err := sampler.NewTwice(n, d, q, q2, rng.New(1))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -76,7 +76,7 @@ func NewClipKernel(kc KernelConfig) (*ClipKernel, error) {
 	if groups == nil {
 		groups = []models.Group{{Name: "all", Offset: 0, Len: kc.D}}
 	}
-	s := rng.NewSeeded(kc.Seed)
+	s := rng.New(kc.Seed)
 	var (
 		c   clip.Clipper
 		err error

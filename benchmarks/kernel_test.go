@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -132,7 +132,7 @@ func TestSubspaceKernel(t *testing.T) {
 	if math.Sqrt(one) > c*(1+1e-5) || math.Sqrt(one) < 0.5*c {
 		t.Errorf("one clipped example has norm %v, want in [C/2, C] with C = %v (its raw norm is about 2C)", math.Sqrt(one), c)
 	}
-	tw, err := sampler.NewTwice(1000, k.OutDim(), 0.1, 0.3, rng.NewSeeded(9))
+	tw, err := sampler.NewTwice(1000, k.OutDim(), 0.1, 0.3, rng.New(9))
 	if err != nil {
 		t.Fatal(err)
 	}

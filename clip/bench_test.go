@@ -7,8 +7,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Benchmarks: per-sample clip + sum for B = 256 examples per op, processed
@@ -40,7 +40,7 @@ func benchGroups(d int) []models.Group {
 
 func benchRows(d int) []float32 {
 	g := make([]float32, benchChunk*d)
-	rng.NewSeeded(1).FillNormal(g, 2/math.Sqrt(float64(d)))
+	rng.New(1).FillNormal(g, 2/math.Sqrt(float64(d)))
 	return g
 }
 
@@ -151,7 +151,7 @@ func BenchmarkNoise(b *testing.B) {
 	for _, d := range benchDims {
 		g, _ := NewIsotropic(d, 1)
 		v := make([]float32, d)
-		s := rng.NewSeeded(1)
+		s := rng.New(1)
 		b.Run(fmt.Sprintf("Isotropic/D=%d", d), func(b *testing.B) {
 			for it := 0; it < b.N; it++ {
 				g.Add(v, s)
@@ -170,7 +170,7 @@ func BenchmarkEngineMNISTCNN(b *testing.B) {
 	}
 	chunk := m.MaxBatch()
 	d, k := m.NumParams(), len(m.Groups())
-	s := rng.NewSeeded(2)
+	s := rng.New(2)
 	batch := models.Batch{N: chunk, X: make([]float32, chunk*m.InputSize()), Y: make([]int, chunk)}
 	s.FillNormal(batch.X, 1)
 	for i := range batch.Y {

@@ -5,15 +5,15 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
 // rows returns b random rows of length d whose L2 norms span 0 (row 0 is
 // zero) to about 40× spread, so some are inside and some outside a clip.
 func rows(b, d int, seed uint64) []float32 {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	g := make([]float32, b*d)
 	for i := 1; i < b; i++ {
 		sc := math.Exp(s.Float64()*4-2) / math.Sqrt(float64(d))
@@ -236,7 +236,7 @@ func TestClipSumMatchesClip(t *testing.T) {
 		for _, masked := range []bool{false, true} {
 			var masks []*sampler.Mask
 			if masked {
-				tw, _ := sampler.NewTwice(10, c.OutDim(), 1, 0.4, rng.NewSeeded(5))
+				tw, _ := sampler.NewTwice(10, c.OutDim(), 1, 0.4, rng.New(5))
 				for i := 0; i < b; i++ {
 					m := sampler.NewMask(c.OutDim())
 					tw.FillMask(m)
@@ -292,7 +292,7 @@ func TestHotPathsDoNotAllocate(t *testing.T) {
 		}
 	}
 	noise, _ := NewBlockGaussian([]int{10, 27}, []float64{1, 2})
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	v := make([]float32, 37)
 	if a := testing.AllocsPerRun(10, func() { noise.Add(v, s) }); a != 0 {
 		t.Errorf("noise Add: %v allocations", a)
@@ -335,7 +335,7 @@ func TestMaxAbs(t *testing.T) {
 
 // sumSquaresMaxAbs returns SumSquares' bits and maxAbs' value.
 func TestSumSquaresMaxAbs(t *testing.T) {
-	s := rng.NewSeeded(9)
+	s := rng.New(9)
 	for _, n := range []int{1, 3, 4, 7, 1001} {
 		row := make([]float32, n)
 		s.FillNormal(row, 3)

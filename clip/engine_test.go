@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // With the real engine (an MLP from the model zoo), the norm-only path —
@@ -19,7 +19,7 @@ func TestNormOnlyWithEngineMLP(t *testing.T) {
 		t.Skipf("model zoo unavailable: %v", err)
 	}
 	const n = 32
-	s := rng.NewSeeded(4)
+	s := rng.New(4)
 	b := models.Batch{N: n, X: make([]float32, n*12), Y: make([]int, n)}
 	s.FillNormal(b.X, 2)
 	for i := range b.Y {

@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -21,7 +21,7 @@ func TestClipSumFactoredMatchesMaterialised(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rng.NewSeeded(11)
+	s := rng.New(11)
 	s.FillNormal(net.Params(), 0.6)
 	x := make([]float32, b*in)
 	s.FillNormal(x, 2)
@@ -39,7 +39,7 @@ func TestClipSumFactoredMatchesMaterialised(t *testing.T) {
 	if err != nil || !ok || len(fs) != 3 {
 		t.Fatalf("factors: ok %v, %d layers, %v", ok, len(fs), err)
 	}
-	tw, err := sampler.NewTwice(100, d, 0.5, 0.5, rng.NewSeeded(2))
+	tw, err := sampler.NewTwice(100, d, 0.5, 0.5, rng.New(2))
 	if err != nil {
 		t.Fatal(err)
 	}

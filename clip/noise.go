@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Gaussian is zero-mean Gaussian noise on a released sum, isotropic within

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The empirical covariance of Gaussian.Add matches the requested per-block
@@ -26,7 +26,7 @@ func TestNoiseCovariance(t *testing.T) {
 			want = append(want, vars[j])
 		}
 	}
-	s := rng.NewSeeded(11)
+	s := rng.New(11)
 	sum := make([]float64, dim)
 	cov := make([]float64, dim*dim)
 	v := make([]float32, dim)

@@ -6,8 +6,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // linearModel is a tiny multi-output linear regression z = W x + b with loss
@@ -24,7 +24,7 @@ type linearModel struct {
 
 func newLinear(in, out int, seed uint64) *linearModel {
 	m := &linearModel{in: in, out: out, params: make([]float32, out*in+out)}
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	for i := range m.params {
 		m.params[i] = float32(s.NormFloat64())
 	}
@@ -106,7 +106,7 @@ func (m *linearModel) AccumulateScaled(scales []float32, sum []float32) error {
 var _ models.PerSampleModel = (*linearModel)(nil)
 
 func linearBatch(n, in, out int, seed uint64) models.Batch {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	b := models.Batch{N: n, X: make([]float32, n*in), T: make([]float32, n*out)}
 	for i := range b.X {
 		b.X[i] = float32(s.NormFloat64() * math.Exp(s.Float64()*2-1))

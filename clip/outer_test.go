@@ -5,11 +5,11 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func TestOuterClip(t *testing.T) {
-	s := rng.NewSeeded(3)
+	s := rng.New(3)
 	const eb, c = 12.5, 0.4 // bound on ‖sum‖: c·eb = 5
 	for it := 0; it < 200; it++ {
 		v := make([]float32, 50)
@@ -41,12 +41,12 @@ func TestOuterClip(t *testing.T) {
 func TestNoiseReproducible(t *testing.T) {
 	g, _ := NewBlockGaussian([]int{5, 7}, []float64{1, 0.1})
 	a, b := make([]float32, 12), make([]float32, 12)
-	g.Add(a, rng.NewSeeded(9))
-	g.Add(b, rng.NewSeeded(9))
+	g.Add(a, rng.New(9))
+	g.Add(b, rng.New(9))
 	if !slices.Equal(a, b) {
 		t.Error("same seed, different noise")
 	}
-	g.Add(b, rng.NewSeeded(10))
+	g.Add(b, rng.New(10))
 	if slices.Equal(a, b) {
 		t.Error("noise added nothing")
 	}

@@ -7,7 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // randomBasis returns orthonormal blocks of the given sizes in R^d from the
@@ -18,7 +18,7 @@ func randomBasis(t *testing.T, d int, sizes []int, seed uint64) *Basis {
 	for _, r := range sizes {
 		k += r
 	}
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	a := mat.NewDense(d, k, nil)
 	for i := 0; i < d; i++ {
 		for j := 0; j < k; j++ {
@@ -47,7 +47,7 @@ func randomBasis(t *testing.T, d int, sizes []int, seed uint64) *Basis {
 func TestBasisRoundTripAndValidation(t *testing.T) {
 	b := randomBasis(t, testD, []int{4, 6}, 1)
 	g := make([]float64, testD)
-	s := rng.NewSeeded(2)
+	s := rng.New(2)
 	for i := range g {
 		g[i] = s.NormFloat64()
 	}
@@ -227,7 +227,7 @@ func TestNestedBlockSizes(t *testing.T) {
 // (nearly) the energy of the exact top-r singular subspace (gonum SVD).
 func TestPrincipalBasis(t *testing.T) {
 	const k, d = 60, 80
-	s := rng.NewSeeded(6)
+	s := rng.New(6)
 	// Y = A Vᵀ with singular values 30, 20, 15, 10, 8, 6, then noise 0.1.
 	pub := make([]float32, k*d)
 	spec := []float64{30, 20, 15, 10, 8, 6}
@@ -267,7 +267,7 @@ func TestPrincipalBasis(t *testing.T) {
 func principalFrom(t *testing.T, pub []float32, k, d, chunk int, sizes []int) *Basis {
 	t.Helper()
 	if chunk == 0 {
-		b, err := PrincipalBasis(pub, k, d, sizes, 10, rng.NewSeeded(8))
+		b, err := PrincipalBasis(pub, k, d, sizes, 10, rng.New(8))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -281,7 +281,7 @@ func principalFrom(t *testing.T, pub []float32, k, d, chunk int, sizes []int) *B
 		copy(buf, pub[lo*d:hi*d])
 		return buf[:(hi-lo)*d], nil
 	}
-	b, err := PrincipalBasisFrom(src, k, d, chunk, sizes, 10, rng.NewSeeded(8))
+	b, err := PrincipalBasisFrom(src, k, d, chunk, sizes, 10, rng.New(8))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -361,7 +361,7 @@ func TestAllocateBudgets(t *testing.T) {
 // high-energy principal coefficients must cost more bias than the default.
 func TestSubspaceClippingBias(t *testing.T) {
 	const d, r, b, k = 400, 8, 256, 200
-	s := rng.NewSeeded(21)
+	s := rng.New(21)
 	dirs := randomBasis(t, d, []int{r}, 22).Block(0) // r × d
 	signal := make([]float64, r)
 	for p := range signal {
@@ -389,7 +389,7 @@ func TestSubspaceClippingBias(t *testing.T) {
 		ns[i] = norm(priv[i*d : (i+1)*d])
 	}
 	c := slices.Sorted(slices.Values(ns))[b/2] // clip at the median norm
-	basis, err := PrincipalBasis(pub, k, d, []int{4, 4}, 5, rng.NewSeeded(23))
+	basis, err := PrincipalBasis(pub, k, d, []int{4, 4}, 5, rng.New(23))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Dataset is a labelled dataset held in memory.
@@ -135,7 +135,7 @@ func (d *Dataset) Split(frac float64, seed uint64) (train, test *Dataset) {
 	if !(frac >= 0 && frac <= 1) {
 		panic(fmt.Sprintf("datasets: Split fraction %v outside [0,1]", frac))
 	}
-	perm := rng.NewSeeded(seed).Child("datasets.Split").Perm(d.N())
+	perm := rng.New(seed).Child("datasets.Split").Perm(d.N())
 	k := int(math.Round(frac * float64(d.N())))
 	return d.Subset(perm[:k]), d.Subset(perm[k:])
 }

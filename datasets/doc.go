@@ -25,7 +25,7 @@
 // Synthetic generators ([GaussianMixture], [DPSGDFCounterexample],
 // [LogisticSynthetic], [SeparableBall], [LowRankClassification],
 // [MissingTabular]) follow the definitions in the method pages of docs/ and
-// are seeded through internal/rng.
+// are seeded through rng.
 //
 // The package does not batch, shuffle or sample (package sampler does), and
 // it does not augment images.

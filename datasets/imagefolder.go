@@ -17,7 +17,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // ImageFolderOptions controls LoadImageFolder.
@@ -484,7 +484,7 @@ const importShuffleSeed = 20261122
 // shuffle permutes the images in place with a seeded stream.
 func (s *imageSet) shuffle(seed uint64) {
 	n := len(s.labels)
-	perm := rng.NewSeeded(seed).Perm(n)
+	perm := rng.New(seed).Perm(n)
 	size := len(s.pix) / max(n, 1)
 	pix := make([]byte, len(s.pix))
 	labels := make([]int, n)

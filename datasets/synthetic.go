@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
-// Synthetic generators. Each draws from internal/rng seeded streams, so a
+// Synthetic generators. Each draws from rng seeded streams, so a
 // seed reproduces the data exactly across runs and machines. Binary
 // datasets use class 1 for the papers' +1 label and class 0 for −1
 // (see Dataset.Signs).
@@ -35,7 +35,7 @@ func (g GaussianMixture) Generate() (*Dataset, error) {
 	if g.N <= 0 || g.K < 2 || g.D < g.K || !(g.Sep >= 0) || math.IsInf(g.Sep, 0) {
 		return nil, fmt.Errorf("gaussian mixture: need N > 0, 2 ≤ K ≤ D and finite Sep ≥ 0, got N=%d K=%d D=%d Sep=%v", g.N, g.K, g.D, g.Sep)
 	}
-	s := rng.NewSeeded(g.Seed).Child("datasets.GaussianMixture")
+	s := rng.New(g.Seed).Child("datasets.GaussianMixture")
 	d := &Dataset{Name: "gaussian-mixture", X: make([]float32, g.N*g.D), Y: make([]int, g.N), Shape: []int{g.D}, NumClasses: g.K}
 	perm := s.Perm(g.N)
 	a := g.Sep / math.Sqrt2
@@ -97,7 +97,7 @@ func (l LogisticSynthetic) Generate() (*Dataset, []float64, error) {
 	if l.N <= 0 || l.D <= 0 || !(l.NoiseStd >= 0) || math.IsInf(l.NoiseStd, 0) {
 		return nil, nil, fmt.Errorf("logistic synthetic: need N, D > 0 and finite NoiseStd ≥ 0, got N=%d D=%d NoiseStd=%v", l.N, l.D, l.NoiseStd)
 	}
-	root := rng.NewSeeded(l.Seed).Child("datasets.LogisticSynthetic")
+	root := rng.New(l.Seed).Child("datasets.LogisticSynthetic")
 	ts, xs, ys := root.Child("theta"), root.Child("x"), root.Child("y")
 	theta := make([]float64, l.D)
 	for j := range theta {
@@ -160,7 +160,7 @@ func (b SeparableBall) Generate() (*Dataset, error) {
 	if b.N <= 0 || b.D <= 0 || !(b.Margin >= 0 && b.Margin < 2) {
 		return nil, fmt.Errorf("separable ball: need N, D > 0 and 0 ≤ Margin < 2, got N=%d D=%d Margin=%v", b.N, b.D, b.Margin)
 	}
-	s := rng.NewSeeded(b.Seed).Child("datasets.SeparableBall")
+	s := rng.New(b.Seed).Child("datasets.SeparableBall")
 	d := &Dataset{Name: "separable-ball", X: make([]float32, b.N*b.D), Y: make([]int, b.N), Shape: []int{b.D}, NumClasses: 2}
 	x := make([]float64, b.D)
 	for i := 0; i < b.N; {
@@ -202,7 +202,7 @@ func (c LowRankClassification) Generate() (*Dataset, error) {
 		return nil, fmt.Errorf("low-rank classification: need N > 0, 0 < Rank ≤ D, finite ClassSep, Noise ≥ 0; got N=%d D=%d Rank=%d ClassSep=%v Noise=%v",
 			c.N, c.D, c.Rank, c.ClassSep, c.Noise)
 	}
-	root := rng.NewSeeded(c.Seed).Child("datasets.LowRankClassification")
+	root := rng.New(c.Seed).Child("datasets.LowRankClassification")
 	vs, ms, zs := root.Child("vertices"), root.Child("mix"), root.Child("points")
 	// Two distinct hypercube vertices.
 	vert := [2][]float64{make([]float64, c.Rank), make([]float64, c.Rank)}
@@ -284,7 +284,7 @@ func (m MissingTabular) Generate() (masked, complete *Dataset, err error) {
 		return nil, nil, fmt.Errorf("missing tabular: need N, D > 0, 0 ≤ MissingRecords ≤ N, MissingRate in [0,1]; got N=%d D=%d p=%d rate=%v",
 			m.N, m.D, m.MissingRecords, m.MissingRate)
 	}
-	root := rng.NewSeeded(m.Seed).Child("datasets.MissingTabular")
+	root := rng.New(m.Seed).Child("datasets.MissingTabular")
 	as, xs, ws, ms := root.Child("A"), root.Child("x"), root.Child("w"), root.Child("mask")
 	r := max(1, m.D/2)
 	a := make([]float64, m.D*r)

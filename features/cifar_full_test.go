@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // readCIFARBinary reads CIFAR-10 binary batches (1 label byte + 3072 pixel
@@ -97,7 +97,7 @@ func TestCIFAR10FullFeatures(t *testing.T) {
 		}
 		for _, sigma := range []float64{2, 10} {
 			res, err := PrivateChannelStats(ftr, len(ytr), shape, PrivateStatsConfig{
-				Clip: clip, Sigma: sigma, ChannelScale: scales, Delta: 1e-5}, rng.NewSeeded(7))
+				Clip: clip, Sigma: sigma, ChannelScale: scales, Delta: 1e-5}, rng.New(7))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // ChannelStats holds a per-channel mean and standard deviation of features
@@ -97,7 +97,7 @@ type PrivateStatsConfig struct {
 	// coordinate is O(1), so the norm grows like sqrt(2C): on CIFAR-10's
 	// 243 ScatterNet channels Clip = 30 clipped no training example and
 	// Clip = 10 clipped 21% (biasing the means by 0.07 standard deviations);
-	// see scripts/results/cifar10_import.md.
+	// see results/cifar10_import.md.
 	Clip float64
 	// Sigma is the noise multiplier: each sum coordinate gets N(0, (Sigma·Clip)²).
 	Sigma float64
@@ -241,7 +241,7 @@ func clippedSums(x []float32, n int, shape []int, w []float64, clip float64) ([]
 // count images of independent uniform [0,1) pixels drawn from seed. They
 // put the scattering orders on a common footing without looking at data.
 func ReferenceScales(s *Scattering, channels, count int, seed uint64) []float64 {
-	st := rng.NewSeeded(seed)
+	st := rng.New(seed)
 	x := make([]float32, count*channels*s.h*s.w)
 	for i := range x {
 		x[i] = st.Float32()

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // exactStats computes per-channel mean and population std the plain way.
@@ -42,7 +42,7 @@ func TestPrivateChannelStatsNoiselessIsExact(t *testing.T) {
 	}
 	want := exactStats(x, n, shape)
 	for _, scale := range [][]float64{nil, {1, 2, 0.5, 10}} {
-		got, err := PrivateChannelStats(x, n, shape, PrivateStatsConfig{Clip: 1e6, Sigma: 1e-20, ChannelScale: scale}, rng.NewSeeded(1))
+		got, err := PrivateChannelStats(x, n, shape, PrivateStatsConfig{Clip: 1e6, Sigma: 1e-20, ChannelScale: scale}, rng.New(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,7 +95,7 @@ func TestPrivateChannelStatsNoiseScale(t *testing.T) {
 	x := randomPlanes(13, n*8)
 	w := []float64{1, 4}
 	exact := exactStats(x, n, shape)
-	s := rng.NewSeeded(99)
+	s := rng.New(99)
 	var sum, sum2 [2]float64
 	for range runs {
 		got, err := PrivateChannelStats(x, n, shape, PrivateStatsConfig{Clip: clip, Sigma: sigma, ChannelScale: w}, s)
@@ -121,7 +121,7 @@ func TestPrivateChannelStatsNoiseScale(t *testing.T) {
 
 func TestPrivateChannelStatsAccounting(t *testing.T) {
 	x := randomPlanes(14, 5*4)
-	res, err := PrivateChannelStats(x, 5, []int{1, 2, 2}, PrivateStatsConfig{Clip: 1, Sigma: 4, Delta: 1e-5}, rng.NewSeeded(2))
+	res, err := PrivateChannelStats(x, 5, []int{1, 2, 2}, PrivateStatsConfig{Clip: 1, Sigma: 4, Delta: 1e-5}, rng.New(2))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,13 +142,13 @@ func TestPrivateChannelStatsAccounting(t *testing.T) {
 	t.Logf("σ=4, one release: ε = %.4f at δ = 1e-5 (classic RDP bound %.4f)", res.Epsilon, classic)
 	for _, cfg := range []PrivateStatsConfig{{Clip: 0, Sigma: 1}, {Clip: 1, Sigma: 0}, {Clip: 1, Sigma: math.NaN()},
 		{Clip: 1, Sigma: 1, ChannelScale: []float64{1, 2}}, {Clip: 1, Sigma: 1, ChannelScale: []float64{-1}}} {
-		if _, err := PrivateChannelStats(x, 5, []int{1, 2, 2}, cfg, rng.NewSeeded(2)); err == nil {
+		if _, err := PrivateChannelStats(x, 5, []int{1, 2, 2}, cfg, rng.New(2)); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
 	}
 	bad := append([]float32{}, x...)
 	bad[7] = float32(math.NaN())
-	if _, err := PrivateChannelStats(bad, 5, []int{1, 2, 2}, PrivateStatsConfig{Clip: 1, Sigma: 1}, rng.NewSeeded(2)); err == nil {
+	if _, err := PrivateChannelStats(bad, 5, []int{1, 2, 2}, PrivateStatsConfig{Clip: 1, Sigma: 1}, rng.New(2)); err == nil {
 		t.Error("NaN feature accepted")
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // adder is the noise's signature in the trainer today: the lattice Noise
@@ -36,7 +36,7 @@ func BenchmarkNoise(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			sum, r := make([]float32, d), rng.NewSeeded(1)
+			sum, r := make([]float32, d), rng.New(1)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
@@ -50,7 +50,7 @@ func BenchmarkNoise(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			acc, out, r := make([]int64, d), make([]float32, d), rng.NewSeeded(1)
+			acc, out, r := make([]int64, d), make([]float32, d), rng.New(1)
 			b.ReportAllocs()
 			b.ResetTimer()
 			cpu0 := cpuSeconds()
@@ -71,7 +71,7 @@ func BenchmarkNoise(b *testing.B) {
 func BenchmarkQuantize(b *testing.B) {
 	for _, d := range []int{10_000, 100_000, 300_000} {
 		x := make([]float32, d)
-		rng.NewSeeded(2).FillNormal(x, 0.01)
+		rng.New(2).FillNormal(x, 0.01)
 		b.Run(fmt.Sprintf("d=%d/float", d), func(b *testing.B) {
 			l, err := clip.NewL2(1, d, nil)
 			if err != nil {
@@ -123,7 +123,7 @@ func BenchmarkStep(b *testing.B) {
 			b.Fatal(err)
 		}
 		d := m.NumParams()
-		s := rng.NewSeeded(3)
+		s := rng.New(3)
 		x := models.Batch{X: make([]float32, tc.batch*m.InputSize()), Y: make([]int, tc.batch), T: make([]float32, tc.batch), N: tc.batch}
 		s.FillNormal(x.X, 1)
 		for i := range x.Y {

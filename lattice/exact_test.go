@@ -8,14 +8,14 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The two Bernoulli building blocks hit their exact probabilities:
 // 10⁶ trials each, within 5 binomial standard errors.
 func TestBernoulliBlocks(t *testing.T) {
 	const n = 1_000_000
-	r := rng.NewSeeded(1)
+	r := rng.New(1)
 	e := newExactNormal()
 	cases := []struct {
 		name string
@@ -61,7 +61,7 @@ func TestBernoulliBlocks(t *testing.T) {
 // put s·(k+x) near and far from a rounding boundary.
 func TestRoundExact(t *testing.T) {
 	src := rand.New(rand.NewPCG(1, 2))
-	r := rng.NewSeeded(2)
+	r := rng.New(2)
 	e := newExactNormal()
 	for _, s := range []float64{0x1p-10, 0.5, 1, 3.7, 1e3, 1e6, 0x1p40, 1.3 * 0x1p45, 0x1p52} {
 		sc := newScale(s)
@@ -201,7 +201,7 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 			_, pMod = chiSquare(res, mod4)
 			return
 		}
-		r := rng.NewSeeded(uint64(100 + i))
+		r := rng.New(uint64(100 + i))
 		e := newExactNormal()
 		sc := newScale(s)
 		pBins, pMod := draw(func() int64 { return e.sample(sc, r) })
@@ -282,7 +282,7 @@ func nfMant(x *big.Float, shift int) *big.Float {
 func TestSampleK(t *testing.T) {
 	const n = 1_000_000
 	p, _ := theta()
-	r := rng.NewSeeded(3)
+	r := rng.New(3)
 	e := newExactNormal()
 	counts := make([]int, 5)
 	for range n {

@@ -3,8 +3,8 @@ package lattice_test
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/lattice"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // One step of the lattice mechanism: quantise each clipped example into an
@@ -22,7 +22,7 @@ func Example() {
 	// each truncated toward zero.
 	fmt.Println(acc)
 	out := make([]float32, 3)
-	if err := nz.Release(acc, out, rng.NewSeeded(1)); err != nil {
+	if err := nz.Release(acc, out, rng.New(1)); err != nil {
 		panic(err)
 	}
 	fmt.Printf("%.4f\n", out)

@@ -7,8 +7,8 @@ import (
 	"math/big"
 	"math/bits"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/internal/vec"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // DefaultK is the default lattice exponent: γ = C·2⁻⁴⁰. The lattice is 2¹⁶

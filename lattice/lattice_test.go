@@ -9,8 +9,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/internal/vec"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // adversarial returns float32 examples whose norms sit exactly at, or one
@@ -270,7 +270,7 @@ func TestReleaseVariance(t *testing.T) {
 		want *= nz.Gamma() * nz.Gamma()
 		acc := make([]int64, d)
 		out := make([]float32, d)
-		if err := nz.Release(acc, out, rng.NewSeeded(9)); err != nil {
+		if err := nz.Release(acc, out, rng.New(9)); err != nil {
 			t.Fatal(err)
 		}
 		var m, v float64
@@ -309,10 +309,10 @@ func TestReleaseSharedNoise(t *testing.T) {
 		s[j] = int64(j*7919) - 3_000_000
 	}
 	sNoised := slices.Clone(s)
-	if err := nz.AddNoise(zero, rng.NewSeeded(5)); err != nil {
+	if err := nz.AddNoise(zero, rng.New(5)); err != nil {
 		t.Fatal(err)
 	}
-	if err := nz.AddNoise(sNoised, rng.NewSeeded(5)); err != nil {
+	if err := nz.AddNoise(sNoised, rng.New(5)); err != nil {
 		t.Fatal(err)
 	}
 	for j := range s {
@@ -333,12 +333,12 @@ func TestReleaseSharedNoise(t *testing.T) {
 	}
 	out := make([]float32, d)
 	acc := slices.Clone(s)
-	if err := nz.Release(acc, out, rng.NewSeeded(6)); err != nil {
+	if err := nz.Release(acc, out, rng.New(6)); err != nil {
 		t.Fatal(err)
 	}
 	sum := make([]float32, d)
 	nz.ToFloat(s, sum)
-	nz.Add(sum, rng.NewSeeded(6))
+	nz.Add(sum, rng.New(6))
 	if !slices.Equal(out, sum) {
 		t.Fatal("Add on a lattice point differs from Release")
 	}
@@ -353,7 +353,7 @@ func TestAddNoiseOverflow(t *testing.T) {
 	for i := range acc {
 		acc[i] = []int64{math.MaxInt64, math.MinInt64}[i%2]
 	}
-	err = nz.AddNoise(acc, rng.NewSeeded(1))
+	err = nz.AddNoise(acc, rng.New(1))
 	// Noise of ±2⁴⁰ steps pushes each extreme over with probability ½; the
 	// overflowed coordinates saturate rather than wrap.
 	if !errors.Is(err, ErrOverflow) {

@@ -7,9 +7,9 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/preprocess"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 

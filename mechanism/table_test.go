@@ -7,8 +7,8 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -45,7 +45,7 @@ func adversarial(d int) map[string][]float32 {
 	add("alternating", func(i int) float32 { return float32(1-2*(i%2)) * 7 })
 	add("tiny", func(int) float32 { return 1e-3 })
 	add("zero", func(int) float32 { return 0 })
-	r := rng.NewSeeded(3)
+	r := rng.New(3)
 	g := make([]float32, d)
 	r.FillNormal(g, 5)
 	out["normal"] = g
@@ -63,12 +63,12 @@ func subspaceClipper(t *testing.T, sp Spec, d int) clip.Clipper {
 	t.Helper()
 	const rows = 8
 	pub := make([]float32, rows*d)
-	rng.NewSeeded(5).FillNormal(pub, 1)
+	rng.New(5).FillNormal(pub, 1)
 	sizes, err := clip.NestedBlockSizes(sp.SubspaceRanks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := clip.PrincipalBasis(pub, rows, d, sizes, 3, rng.NewSeeded(6))
+	b, err := clip.PrincipalBasis(pub, rows, d, sizes, 3, rng.New(6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,8 +119,8 @@ func TestAcceptedCombinations(t *testing.T) {
 func noiseStd(t *testing.T, n Noise, dim int, seed uint64) []float64 {
 	t.Helper()
 	got := make([]float32, dim)
-	n.Add(got, rng.NewSeeded(seed))
-	ref := rng.NewSeeded(seed)
+	n.Add(got, rng.New(seed))
+	ref := rng.New(seed)
 	out := make([]float64, dim)
 	for i := range got {
 		out[i] = float64(got[i]) / ref.NormFloat64()
@@ -229,7 +229,7 @@ func checkMechanism(t *testing.T, sp Spec, d int) {
 	}
 
 	// The sampler actually used, recorded over three steps.
-	smp, _, err := sp.NewSampler(c.OutDim(), rng.NewSeeded(11))
+	smp, _, err := sp.NewSampler(c.OutDim(), rng.New(11))
 	if err != nil {
 		t.Fatal(err)
 	}

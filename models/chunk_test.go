@@ -11,11 +11,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func randomBatch(n, inSize, classes int, seed uint64) Batch {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	b := Batch{X: make([]float32, n*inSize), Y: make([]int, n), T: make([]float32, n), N: n}
 	s.FillNormal(b.X, 1)
 	for i := range n {

@@ -6,8 +6,8 @@ import (
 	"math"
 	"strconv"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Meta is what a model file says about its model besides the parameters:
@@ -232,7 +232,7 @@ func buildLayer(s LayerSpec) (nn.Layer[float32], error) {
 		return nn.NewTanh[float32](), nil
 	case "dropout":
 		// Identity at prediction; the stream only feeds training masks.
-		return nn.NewDropout[float32](s.P, rng.NewSeeded(0)), nil
+		return nn.NewDropout[float32](s.P, rng.New(0)), nil
 	case "maxpool2d":
 		return nn.NewMaxPool2d[float32](s.Kernel, s.Stride), nil
 	case "avgpool2d":

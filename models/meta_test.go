@@ -10,8 +10,8 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // customStack is a FromLayers model with every describable layer type.
@@ -23,7 +23,7 @@ func customStack(t *testing.T) *Net {
 		nn.NewResidual[float32](nn.NewSequential[float32](ws, nn.NewTanh[float32]()), nil),
 		nn.NewResidual[float32](nn.NewConv2d[float32](4, 3, 1, 1, 0, false), nn.NewConv2d[float32](4, 3, 3, 1, 1, true)),
 		nn.NewAvgPool2d[float32](2, 2), nn.NewMaxPool2d[float32](2, 1),
-		nn.NewDropout[float32](0.25, rng.NewSeeded(1)), nn.NewFlatten[float32](),
+		nn.NewDropout[float32](0.25, rng.New(1)), nn.NewFlatten[float32](),
 		nn.NewLinear[float32](12, 5, true), nn.NewReLU[float32](), nn.NewLinear[float32](5, 3, false))
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +54,7 @@ func TestSaveRoundTripEveryModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := rng.NewSeeded(9)
+			s := rng.New(9)
 			for i := range m.Params() {
 				m.Params()[i] = float32(s.NormFloat64() * 0.1)
 			}

@@ -3,8 +3,8 @@ package models
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // FromNetwork wraps a network built with nn.NewNetwork as a PerSampleModel
@@ -32,6 +32,6 @@ func FromLayers(arch string, in nn.Shape, maxBatch int, seed uint64, layers ...n
 	if err != nil {
 		return nil, fmt.Errorf("model %s: %w", arch, err)
 	}
-	net.Init(rng.NewSeeded(seed))
+	net.Init(rng.New(seed))
 	return newNet(arch, net, true), nil
 }

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // LogisticRegressionNet is multinomial logistic regression, Linear(d,
@@ -158,7 +158,7 @@ func ResNetGNNetWith[T nn.Float](in nn.Shape, blocks [3]int, classes, maxBatch i
 var CIFAR = nn.Shape{C: 3, H: 32, W: 32}
 
 func initNet(net *nn.Network[float32], seed uint64) {
-	net.Init(rng.NewSeeded(seed).Child("models/init"))
+	net.Init(rng.New(seed).Child("models/init"))
 }
 
 // NewLogisticRegression returns LogisticRegressionNet as a PerSampleModel.

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func TestParamCounts(t *testing.T) {
@@ -95,7 +95,7 @@ func zooNet[T nn.Float](t *testing.T, name string, maxBatch int) *nn.Network[T] 
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := rng.NewSeeded(11)
+	s := rng.New(11)
 	net.Init(s)
 	for j := range net.Params() { // move off the init (zeros, γ = 1, β = 0)
 		net.Params()[j] += T(0.05 * s.NormFloat64())
@@ -110,7 +110,7 @@ type chunk64 struct {
 }
 
 func makeChunk(net *nn.Network[float64], n int, seed uint64) chunk64 {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	c := chunk64{n: n, x: make([]float64, n*net.InputShape().Size())}
 	for j := range c.x {
 		c.x[j] = s.NormFloat64()
@@ -161,7 +161,7 @@ func TestZooFiniteDifferences(t *testing.T) {
 			for _, g := range net.Groups() {
 				coords = append(coords, g.Offset, g.Offset+g.Len-1)
 			}
-			s := rng.NewSeeded(1)
+			s := rng.New(1)
 			for range 40 {
 				coords = append(coords, s.IntN(d))
 			}

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func near(t *testing.T, what string, got []float32, want []float64, tol float64) {
@@ -118,7 +118,7 @@ func TestSchedules(t *testing.T) {
 }
 
 func TestL2BallProjection(t *testing.T) {
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	for _, center := range [][]float32{nil, {1, -2, 0.5, 3, 0, 0, 7}} {
 		ball, err := NewL2Ball(center, 1.5)
 		if err != nil {
@@ -229,7 +229,7 @@ func TestStateRoundTrip(t *testing.T) {
 		},
 	}
 	for name, mk := range makers {
-		s := rng.NewSeeded(2)
+		s := rng.New(2)
 		grads := make([][]float32, 8)
 		for i := range grads {
 			grads[i] = make([]float32, 5)

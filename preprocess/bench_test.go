@@ -3,11 +3,11 @@ package preprocess
 import (
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func BenchmarkPCAFit(b *testing.B) {
-	X := randomMatrix(rng.NewSeeded(1), 2000, 100, 1)
+	X := randomMatrix(rng.New(1), 2000, 100, 1)
 	b.ResetTimer()
 	for range b.N {
 		if _, _, err := (PCA{K: 10}).FitTransform(X, nil); err != nil {
@@ -21,7 +21,7 @@ func BenchmarkPCAFit(b *testing.B) {
 //
 //	go test -run XXX -bench PCAWide -benchtime 1x ./preprocess/
 func BenchmarkPCAWide(b *testing.B) {
-	X := randomMatrix(rng.NewSeeded(1), 500, 3000, 1)
+	X := randomMatrix(rng.New(1), 500, 3000, 1)
 	for _, c := range []struct {
 		name   string
 		method pcaMethod
@@ -37,7 +37,7 @@ func BenchmarkPCAWide(b *testing.B) {
 }
 
 func BenchmarkGoodClusters(b *testing.B) {
-	X := randomMatrix(rng.NewSeeded(1), 1000, 10, 1)
+	X := randomMatrix(rng.New(1), 1000, 10, 1)
 	b.ResetTimer()
 	for range b.N {
 		GoodClusters(X, nil, 0.05)
@@ -45,8 +45,8 @@ func BenchmarkGoodClusters(b *testing.B) {
 }
 
 func BenchmarkAdaptiveMean(b *testing.B) {
-	X := randomMatrix(rng.NewSeeded(1), 10000, 20, 1)
-	s := rng.NewSeeded(2)
+	X := randomMatrix(rng.New(1), 10000, 20, 1)
+	s := rng.New(2)
 	for range b.N {
 		if _, _, err := (AdaptiveMean{R: 1, Rho: 0.01}).Estimate(X, s); err != nil {
 			b.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -73,7 +73,7 @@ func TestConcentration(t *testing.T) {
 func TestBruteForceClusterAddRemove(t *testing.T) {
 	const eta = 0.08
 	gen := clusteredData(eta)
-	s := rng.NewSeeded(8)
+	s := rng.New(8)
 	for _, step := range []Step{Dedup{Eta: eta}, Quantize{Eta: eta}} {
 		for trial := 0; trial < 2000; trial++ {
 			rows, z, _ := gen(s)
@@ -104,7 +104,7 @@ func TestBruteForceClusterAddRemove(t *testing.T) {
 // The practical variant: normalise to C_F, Gaussian mean, centre; the test
 // set goes through the same fitted map, which survives JSON.
 func TestDPSGDFPractical(t *testing.T) {
-	s := rng.NewSeeded(21)
+	s := rng.New(21)
 	X, test := randomMatrix(s, 200, 4, 5), randomMatrix(s, 30, 4, 5)
 	X.SetRow(3, []float64{0, 0, 0, 0}) // zero stays zero under normalisation
 	cfg := DPSGDF{EpsF: 0.05, Delta: 1e-5, CF: 2}

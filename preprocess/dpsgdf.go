@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // FitInPlace32 is Fit for the Practical variant (Algorithm 3) on float32

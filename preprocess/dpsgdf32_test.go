@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The in-place float32 fit is the same mechanism as Fit: same noise draws,
 // same mean, same transformed features (to float32 rounding), same event.
 func TestFitInPlace32MatchesFit(t *testing.T) {
 	const n, d = 300, 17
-	s := rng.NewSeeded(5)
+	s := rng.New(5)
 	x := make([]float32, n*d)
 	for i := range x {
 		x[i] = float32(3 * s.NormFloat64())
@@ -21,12 +21,12 @@ func TestFitInPlace32MatchesFit(t *testing.T) {
 	test := append([]float32(nil), x[:40*d]...)
 	cfg := DPSGDF{Variant: Practical, EpsF: 0.1, CF: 2, Delta: 1e-5}
 
-	ref, err := cfg.Fit(FromFloat32(x, n, d), rng.NewSeeded(9))
+	ref, err := cfg.Fit(FromFloat32(x, n, d), rng.New(9))
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := append([]float32(nil), x...)
-	cen, evs, err := cfg.FitInPlace32(got, n, d, rng.NewSeeded(9))
+	cen, evs, err := cfg.FitInPlace32(got, n, d, rng.New(9))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -73,7 +73,7 @@ func TestTheoryBudgetAndAlg1Noise(t *testing.T) {
 // δ/3, so the three phases compose to (ε, δ) by basic composition.
 func TestTheoryEventsFitTheBudgetSplit(t *testing.T) {
 	const n, eps, delta = 2000, 1.0, 1e-5
-	s := rng.NewSeeded(14)
+	s := rng.New(14)
 	X := randomMatrix(s, n, 3, 5)
 	res, err := DPSGDF{Variant: Theory, Epsilon: eps, Delta: delta, R: 5}.Fit(X, s)
 	if err != nil {
@@ -130,7 +130,7 @@ func TestTheoryEventsFitTheBudgetSplit(t *testing.T) {
 // original features equals the learnt model on the centred features, and the
 // bias formula is the corrected one (b = θ_{d+1}·τ − μ̂·w).
 func TestCenteringRevert(t *testing.T) {
-	s := rng.NewSeeded(11)
+	s := rng.New(11)
 	const n, d = 50, 5
 	X := randomMatrix(s, n, d, 3)
 	mu := ballPoint(s, d, 1)
@@ -181,7 +181,7 @@ func TestCenteringRevert(t *testing.T) {
 // docs/dpsgdf.md#test-vectors, test 5, Lemma 7: clipping rescales rows, so the
 // span is unchanged.
 func TestLemma7RankAfterClip(t *testing.T) {
-	s := rng.NewSeeded(12)
+	s := rng.New(12)
 	const n, d, r = 40, 10, 3
 	basis := randomMatrix(s, r, d, 1)
 	coef := randomMatrix(s, n, r, 4)
@@ -210,7 +210,7 @@ func TestLemma7RankAfterClip(t *testing.T) {
 // docs/dpsgdf.md#test-vectors, test 10: with no noise the centred features
 // have mean 0; with noise the std of μ̂−μ per coordinate is σ_F·C_F/n.
 func TestGaussianMeanCentring(t *testing.T) {
-	s := rng.NewSeeded(13)
+	s := rng.New(13)
 	const n, d = 1000, 5
 	X := (&Normalize{C: 1}).Transform(randomMatrix(s, n, d, 1))
 	gm := GaussianMean{EpsF: 0.05, Delta: 1e-5, CF: 1}
@@ -381,7 +381,7 @@ func TestAlg1PairPathMatchesGeneric(t *testing.T) {
 		sigma, B := Alg1Noise(1000, c.T, c.C, eps, delta)
 		var frac, mean, sq [2]float64
 		for p, pair := range []bool{false, true} {
-			s := rng.NewSeeded(77).Child(fmt.Sprint(pair))
+			s := rng.New(77).Child(fmt.Sprint(pair))
 			for m := 0; m < M; m++ {
 				w := alg1Path(s, X, y, c.C, 1, sigma, c.T, B, pair)
 				if w[1] <= 0 {
@@ -461,7 +461,7 @@ func TestDPSGDCounterexampleFails(t *testing.T) {
 			}
 		}
 	}
-	s := rng.NewSeeded(2024)
+	s := rng.New(2024)
 	for _, c := range cases {
 		M := c.runs
 		if testing.Short() {
@@ -516,7 +516,7 @@ func TestDPSGDFSolvesCounterexample(t *testing.T) {
 	}
 	R := math.Sqrt(mu*mu + 1)
 	cfg := DPSGDF{Variant: Theory, Epsilon: eps, Delta: delta, R: R}
-	s := rng.NewSeeded(99)
+	s := rng.New(99)
 	var taus, muErr []float64
 	bad := [2]int{}
 	total := [2]int{}
@@ -592,7 +592,7 @@ func TestDPSGDFOracleCentre(t *testing.T) {
 		t.Fatal(err)
 	}
 	pq := PrivQuantile{R: R, Rho: b.Rho, K: 100 / eps * math.Log(n)}
-	s := rng.NewSeeded(8)
+	s := rng.New(8)
 	worst := 0.0
 	for _, v := range [][2]float64{{0, 0}, {2, 0}, {0, 2}, {math.Sqrt2, math.Sqrt2}} {
 		for _, eta := range []float64{0.1, 1} {
@@ -639,7 +639,7 @@ func TestAdaptiveMeanMargin(t *testing.T) {
 	b, _ := TheoryBudget(1, 1e-5)
 	am := AdaptiveMean{R: math.Sqrt(mu*mu + 1), Rho: b.Rho}
 	X, _ := counterexample(n, mu, false)
-	s := rng.NewSeeded(5150)
+	s := rng.New(5150)
 	worst := 0.0
 	for r := 0; r < runs; r++ {
 		m, ev, err := am.Estimate(X, s)
@@ -718,7 +718,7 @@ func poissonDPSGD(s *rng.Stream, X *mat.Dense, y []float64, q, C, sigma, eta flo
 func TestPracticalVariantDoesNotFixCounterexample(t *testing.T) {
 	const n, mu, q, T, CF, eta = 10000, 1e6, 0.4096, 195, 1000.0, 1.0
 	runs := 4
-	s := rng.NewSeeded(404)
+	s := rng.New(404)
 	var lossPlain, lossF, accF float64
 	for r := 0; r < runs; r++ {
 		X, y := counterexample(n, mu, r%2 == 1)

@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // pcaGaussian returns n rows of independent N(0, scale_j²) features with
@@ -111,22 +111,22 @@ func TestPCAGramMatchesCovariance(t *testing.T) {
 		k, rank int // rank of the centred kept rows
 		auto    bool
 	}{
-		{"d<n", pcaGaussian(rng.NewSeeded(1), 40, 12), nil, 3, 12, false},
-		{"d<n k=d-1", pcaGaussian(rng.NewSeeded(2), 30, 8), nil, 7, 8, false},
-		{"d=n+1", pcaGaussian(rng.NewSeeded(3), 20, 21), nil, 5, 19, true},
-		{"d>n", pcaGaussian(rng.NewSeeded(4), 20, 60), nil, 5, 19, true},
-		{"d>>n", pcaGaussian(rng.NewSeeded(5), 16, 300), nil, 4, 15, true},
-		{"k=rank-1", pcaGaussian(rng.NewSeeded(6), 12, 40), nil, 10, 11, true},
-		{"k=rank", pcaGaussian(rng.NewSeeded(6), 12, 40), nil, 11, 11, true},
-		{"k>rank", pcaGaussian(rng.NewSeeded(6), 12, 40), nil, 14, 11, true},
-		{"k>n", pcaGaussian(rng.NewSeeded(7), 6, 30), nil, 9, 5, true},
-		{"rank 5 k=3", pcaLowRank(rng.NewSeeded(8), 30, 50, 5), nil, 3, 5, true},
-		{"rank 5 k=5", pcaLowRank(rng.NewSeeded(8), 30, 50, 5), nil, 5, 5, true},
-		{"rank 5 k=8", pcaLowRank(rng.NewSeeded(8), 30, 50, 5), nil, 8, 5, true},
-		{"rank 4 d<n", pcaLowRank(rng.NewSeeded(9), 40, 10, 4), nil, 4, 4, false},
-		{"duplicate rows", pcaDuplicated(rng.NewSeeded(10), 12, 40), nil, 4, 11, true},
-		{"duplicate rows k=rank", pcaDuplicated(rng.NewSeeded(10), 12, 40), nil, 11, 11, true},
-		{"removed rows", pcaGaussian(rng.NewSeeded(11), 30, 45), removed30, 3, 23, true},
+		{"d<n", pcaGaussian(rng.New(1), 40, 12), nil, 3, 12, false},
+		{"d<n k=d-1", pcaGaussian(rng.New(2), 30, 8), nil, 7, 8, false},
+		{"d=n+1", pcaGaussian(rng.New(3), 20, 21), nil, 5, 19, true},
+		{"d>n", pcaGaussian(rng.New(4), 20, 60), nil, 5, 19, true},
+		{"d>>n", pcaGaussian(rng.New(5), 16, 300), nil, 4, 15, true},
+		{"k=rank-1", pcaGaussian(rng.New(6), 12, 40), nil, 10, 11, true},
+		{"k=rank", pcaGaussian(rng.New(6), 12, 40), nil, 11, 11, true},
+		{"k>rank", pcaGaussian(rng.New(6), 12, 40), nil, 14, 11, true},
+		{"k>n", pcaGaussian(rng.New(7), 6, 30), nil, 9, 5, true},
+		{"rank 5 k=3", pcaLowRank(rng.New(8), 30, 50, 5), nil, 3, 5, true},
+		{"rank 5 k=5", pcaLowRank(rng.New(8), 30, 50, 5), nil, 5, 5, true},
+		{"rank 5 k=8", pcaLowRank(rng.New(8), 30, 50, 5), nil, 8, 5, true},
+		{"rank 4 d<n", pcaLowRank(rng.New(9), 40, 10, 4), nil, 4, 4, false},
+		{"duplicate rows", pcaDuplicated(rng.New(10), 12, 40), nil, 4, 11, true},
+		{"duplicate rows k=rank", pcaDuplicated(rng.New(10), 12, 40), nil, 11, 11, true},
+		{"removed rows", pcaGaussian(rng.New(11), 30, 45), removed30, 3, 23, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestPCAPathChoice(t *testing.T) {
 // The fitted pipeline serialises identically in form on the Gram path and
 // round-trips; its components match the covariance path.
 func TestPCAGramPipelineJSON(t *testing.T) {
-	X := pcaGaussian(rng.NewSeeded(12), 15, 120)
+	X := pcaGaussian(rng.New(12), 15, 120)
 	fp, res, err := Pipeline{Steps: []Step{PCA{K: 3, Dim: true}}}.Fit(X)
 	if err != nil {
 		t.Fatal(err)
@@ -332,7 +332,7 @@ func TestPCAGramPipelineJSON(t *testing.T) {
 // Check refuses k at or beyond the rank on the Gram path (λ_{k+1} = 0 and,
 // beyond the rank, δ^k = 0), and accepts k = rank with a declared gap ≤ λ_k.
 func TestPCAGramCheckAtRank(t *testing.T) {
-	X := pcaLowRank(rng.NewSeeded(13), 10, 80, 4)
+	X := pcaLowRank(rng.New(13), 10, 80, 4)
 	big := 0.0
 	for i := range 10 {
 		big = math.Max(big, mat.Norm(X.RowView(i), 2))

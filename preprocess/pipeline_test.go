@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -76,7 +76,7 @@ func (c scaleBy) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, err
 // the test set goes through each step's training statistics, and that the
 // JSON round trip transforms identically.
 func TestPipelineFitTransformJSON(t *testing.T) {
-	s := rng.NewSeeded(3)
+	s := rng.New(3)
 	train, test := randomMatrix(s, 60, 4, 0.7), randomMatrix(s, 15, 4, 0.7)
 	train.Set(2, 1, math.NaN())
 	test.Set(0, 3, math.NaN())
@@ -169,7 +169,7 @@ func TestParseFittedPipelineErrors(t *testing.T) {
 }
 
 func FuzzParseFittedPipeline(f *testing.F) {
-	s := rng.NewSeeded(5)
+	s := rng.New(5)
 	fp, _, err := Pipeline{Steps: []Step{Impute{}, Quantize{Eta: 0.1}, MinMaxScaler{}, PCA{K: 1}, Normalize{C: 2}}}.Fit(randomMatrix(s, 20, 3, 1))
 	if err != nil {
 		f.Fatal(err)

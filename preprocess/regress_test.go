@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -83,7 +83,7 @@ type bruteCase struct {
 // measured L2 and L∞ changes never exceed the declared sensitivity.
 func runBrute(t *testing.T, c bruteCase) (worstRatio float64) {
 	t.Helper()
-	s := rng.NewSeeded(7).Child(c.name)
+	s := rng.New(7).Child(c.name)
 	for trial := 0; trial < c.trials; trial++ {
 		common, z1, z2 := c.gen(s)
 		pos := s.IntN(len(common) + 1)
@@ -627,7 +627,7 @@ func TestBruteForceAddRemove(t *testing.T) {
 		{PCA{K: 1}, 300, pcaData(101, stds), pcaDecl(1)},
 		{PCA{K: 1, Dim: true}, 300, pcaData(101, stds), pcaDecl(1)},
 	} {
-		s := rng.NewSeeded(31).Child(c.step.Name())
+		s := rng.New(31).Child(c.step.Name())
 		worst := 0.0
 		for trial := 0; trial < c.trials; trial++ {
 			common, z, _ := c.gen(s)

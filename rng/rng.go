@@ -1,17 +1,97 @@
 package rng
 
-import irng "github.com/dptrain/dptrain/internal/rng"
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	mrand "math/rand/v2"
+)
 
-// Stream is a deterministic, splittable random stream. It is the same type
-// the library's packages take, so a *Stream made here can be passed to any
-// of them.
-type Stream = irng.Stream
+// Stream is a ChaCha8 random stream. It embeds *rand.Rand for the usual
+// draws (Float64, NormFloat64, IntN, ...).
+type Stream struct {
+	*mrand.Rand
+	seed [32]byte
+	src  *mrand.ChaCha8
+}
 
-// New returns the stream seeded by seed: the same seed gives the same
-// numbers on every machine. Use it for tests and reproducible experiments;
-// the noise of a private release should come from NewCrypto.
-func New(seed uint64) *Stream { return irng.NewSeeded(seed) }
+// New returns a reproducible stream for seed.
+func New(seed uint64) *Stream {
+	var s [32]byte
+	binary.LittleEndian.PutUint64(s[:], seed)
+	s = sha256.Sum256(s[:])
+	return fromSeed(s)
+}
 
-// NewCrypto returns a stream seeded from the operating system's
-// cryptographic source.
-func NewCrypto() (*Stream, error) { return irng.NewCrypto() }
+// NewCrypto returns a stream seeded from crypto/rand: the default for noise.
+func NewCrypto() (*Stream, error) {
+	var s [32]byte
+	if _, err := rand.Read(s[:]); err != nil {
+		return nil, fmt.Errorf("rng: reading crypto/rand: %w", err)
+	}
+	return fromSeed(s), nil
+}
+
+// NewSeededOrCrypto returns New(seed) when seeded is true and NewCrypto otherwise.
+func NewSeededOrCrypto(seed uint64, seeded bool) (*Stream, error) {
+	if seeded {
+		return New(seed), nil
+	}
+	return NewCrypto()
+}
+
+func fromSeed(s [32]byte) *Stream {
+	src := mrand.NewChaCha8(s)
+	return &Stream{Rand: mrand.New(src), seed: s, src: src}
+}
+
+// Child returns an independent stream derived from this stream's seed and
+// label. It does not consume from the parent, so adding a new child never
+// shifts the draws of existing ones.
+func (s *Stream) Child(label string) *Stream {
+	h := sha256.New()
+	h.Write(s.seed[:])
+	h.Write([]byte(label))
+	var c [32]byte
+	copy(c[:], h.Sum(nil))
+	return fromSeed(c)
+}
+
+// FillNormal sets dst[i] to independent N(0, sigma²) draws.
+func (s *Stream) FillNormal(dst []float32, sigma float64) {
+	for i := range dst {
+		dst[i] = float32(sigma * s.NormFloat64())
+	}
+}
+
+// AddNormal adds independent N(0, sigma²) draws to dst.
+func (s *Stream) AddNormal(dst []float32, sigma float64) {
+	for i := range dst {
+		dst[i] += float32(sigma * s.NormFloat64())
+	}
+}
+
+// MarshalBinary returns the stream's full state (seed and position).
+func (s *Stream) MarshalBinary() ([]byte, error) {
+	st, err := s.src.MarshalBinary()
+	if err != nil {
+		return nil, fmt.Errorf("rng: %w", err)
+	}
+	return append(append([]byte{}, s.seed[:]...), st...), nil
+}
+
+// UnmarshalBinary restores a state written by MarshalBinary.
+func (s *Stream) UnmarshalBinary(b []byte) error {
+	if len(b) < 32 {
+		return fmt.Errorf("rng: state too short (%d bytes)", len(b))
+	}
+	var seed [32]byte
+	copy(seed[:], b[:32])
+	src := mrand.NewChaCha8(seed)
+	if err := src.UnmarshalBinary(b[32:]); err != nil {
+		return fmt.Errorf("rng: restoring state: %w", err)
+	}
+	s.seed, s.src, s.Rand = seed, src, mrand.New(src)
+	return nil
+}

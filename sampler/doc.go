@@ -19,7 +19,7 @@
 //     claims no amplification: each epoch is accounted as one Gaussian of
 //     the replace-one sensitivity 2·C, charged at its first step.
 //
-// Each sampler draws from an internal/rng stream (crypto-seeded in
+// Each sampler draws from an rng stream (crypto-seeded in
 // production, fixed seed for reproducible runs) and checkpoints its full
 // state, stream position included, with MarshalBinary.
 //

@@ -3,7 +3,7 @@ package sampler
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // WithoutReplacement draws, at every step, a fresh uniformly random subset

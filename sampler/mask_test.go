@@ -4,14 +4,14 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The fused masked passes against their definition, coordinate by
 // coordinate and bit for bit: scale (and clamp) every coordinate, then add
 // those in the mask.
 func TestMaskFusedAdds(t *testing.T) {
-	s := rng.NewSeeded(3)
+	s := rng.New(3)
 	for _, n := range []int{1, 63, 64, 65, 1000} {
 		m := NewMask(n)
 		for i := range n {
@@ -52,7 +52,7 @@ func TestMaskFusedAdds(t *testing.T) {
 // AddScaledMaskedTo / AddClampedMaskedTo, bit for bit, at offsets that do
 // and do not align with the mask's words.
 func TestAddOuterMasked(t *testing.T) {
-	s := rng.NewSeeded(5)
+	s := rng.New(5)
 	const n = 300
 	m := NewMask(n)
 	for i := range n {

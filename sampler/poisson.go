@@ -3,7 +3,7 @@ package sampler
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Poisson includes every one of n examples independently with probability

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // within4σ fails unless count is within 4 standard deviations of a
@@ -51,7 +51,7 @@ func TestPoissonRates(t *testing.T) {
 		{2000, 0.003, 5000},
 		{40, 1, 10},
 	} {
-		p, err := NewPoisson(tc.n, tc.q, rng.NewSeeded(1))
+		p, err := NewPoisson(tc.n, tc.q, rng.New(1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +93,7 @@ func TestPoissonRates(t *testing.T) {
 func TestPoissonEmptyBatches(t *testing.T) {
 	// n·q = 1: P(empty) = (1−q)^n ≈ 0.358.
 	const n, q, steps = 20, 0.05, 5000
-	p, _ := NewPoisson(n, q, rng.NewSeeded(2))
+	p, _ := NewPoisson(n, q, rng.New(2))
 	empty := 0
 	var b []int
 	for s := 0; s < steps; s++ {
@@ -110,7 +110,7 @@ func TestTwiceRatesAndMasks(t *testing.T) {
 		q2  float64
 	}{{1000, 0.3}, {1000, 0.5}, {131, 0.25}, {70, 1}, {4096, 0.01}} {
 		const n, q1, steps = 400, 0.1, 2000
-		tw, err := NewTwice(n, tc.dim, q1, tc.q2, rng.NewSeeded(3))
+		tw, err := NewTwice(n, tc.dim, q1, tc.q2, rng.New(3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestTwiceRatesAndMasks(t *testing.T) {
 }
 
 func TestTwiceRealisedRate(t *testing.T) {
-	s := rng.NewSeeded(9)
+	s := rng.New(9)
 	for _, tc := range []struct{ q2, want float64 }{
 		{0.5, 0.5}, {1, 1}, {0.25, 0.25}, {0.01, 0.01},
 		{0.3, math.Floor(0.3*(1<<32)) / (1 << 32)}, // threshold draw: ⌊q2·2³²⌋/2³²
@@ -176,7 +176,7 @@ func TestTwiceRealisedRate(t *testing.T) {
 }
 
 func TestMaskOps(t *testing.T) {
-	tw, _ := NewTwice(10, 70, 0.5, 0.5, rng.NewSeeded(4))
+	tw, _ := NewTwice(10, 70, 0.5, 0.5, rng.New(4))
 	m := NewMask(70)
 	tw.FillMask(m)
 	if m.words[1]>>6 != 0 {
@@ -204,7 +204,7 @@ func TestMaskOps(t *testing.T) {
 
 func TestWithoutReplacementRates(t *testing.T) {
 	const n, b, steps = 200, 20, 5000
-	w, err := NewWithoutReplacement(n, b, rng.NewSeeded(5))
+	w, err := NewWithoutReplacement(n, b, rng.New(5))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestWithoutReplacementRates(t *testing.T) {
 
 func TestShuffleEpochs(t *testing.T) {
 	const n, b = 103, 10 // 10 batches per epoch, 3 examples skipped each epoch
-	sh, err := NewShuffle(n, b, rng.NewSeeded(6))
+	sh, err := NewShuffle(n, b, rng.New(6))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -264,14 +264,14 @@ func TestShuffleEpochs(t *testing.T) {
 }
 
 func TestTwiceParams(t *testing.T) {
-	tw, _ := NewTwice(100, 50, 0.1, 0.5, rng.NewSeeded(7))
+	tw, _ := NewTwice(100, 50, 0.1, 0.5, rng.New(7))
 	if got := tw.Params(); got != (TwiceParams{Q1: 0.1, Q2: 0.5, N: 100, Dim: 50}) {
 		t.Errorf("twice params %+v", got)
 	}
 }
 
 func TestBadParameters(t *testing.T) {
-	s := rng.NewSeeded(8)
+	s := rng.New(8)
 	for name, err := range map[string]error{
 		"poisson q=0":    func() error { _, e := NewPoisson(10, 0, s); return e }(),
 		"poisson q>1":    func() error { _, e := NewPoisson(10, 1.5, s); return e }(),
@@ -312,10 +312,10 @@ func run(s Sampler, k int) []int {
 
 func TestReproducibleAndRoundTrip(t *testing.T) {
 	makers := map[string]func(seed uint64) Sampler{
-		"poisson": func(seed uint64) Sampler { p, _ := NewPoisson(300, 0.05, rng.NewSeeded(seed)); return p },
-		"twice":   func(seed uint64) Sampler { p, _ := NewTwice(300, 77, 0.05, 0.3, rng.NewSeeded(seed)); return p },
-		"wor":     func(seed uint64) Sampler { p, _ := NewWithoutReplacement(300, 16, rng.NewSeeded(seed)); return p },
-		"shuffle": func(seed uint64) Sampler { p, _ := NewShuffle(300, 16, rng.NewSeeded(seed)); return p },
+		"poisson": func(seed uint64) Sampler { p, _ := NewPoisson(300, 0.05, rng.New(seed)); return p },
+		"twice":   func(seed uint64) Sampler { p, _ := NewTwice(300, 77, 0.05, 0.3, rng.New(seed)); return p },
+		"wor":     func(seed uint64) Sampler { p, _ := NewWithoutReplacement(300, 16, rng.New(seed)); return p },
+		"shuffle": func(seed uint64) Sampler { p, _ := NewShuffle(300, 16, rng.New(seed)); return p },
 	}
 	for name, mk := range makers {
 		a, b := run(mk(42), 50), run(mk(42), 50)
@@ -346,7 +346,7 @@ func TestReproducibleAndRoundTrip(t *testing.T) {
 		}
 	}
 	// A state of one kind is refused by another.
-	p, _ := NewPoisson(10, 0.5, rng.NewSeeded(1))
+	p, _ := NewPoisson(10, 0.5, rng.New(1))
 	st, _ := p.MarshalBinary()
 	var sh Shuffle
 	if err := sh.UnmarshalBinary(st); err == nil {
@@ -355,7 +355,7 @@ func TestReproducibleAndRoundTrip(t *testing.T) {
 }
 
 func FuzzUnmarshal(f *testing.F) {
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	p, _ := NewPoisson(10, 0.5, s)
 	tw, _ := NewTwice(10, 9, 0.5, 0.2, s)
 	w, _ := NewWithoutReplacement(10, 3, s)
@@ -386,10 +386,10 @@ func FuzzUnmarshal(f *testing.F) {
 }
 
 func TestHotPathsDoNotAllocate(t *testing.T) {
-	p, _ := NewPoisson(5000, 0.02, rng.NewSeeded(1))
-	tw, _ := NewTwice(5000, 1000, 0.02, 0.3, rng.NewSeeded(1))
-	w, _ := NewWithoutReplacement(5000, 64, rng.NewSeeded(1))
-	sh, _ := NewShuffle(5000, 64, rng.NewSeeded(1))
+	p, _ := NewPoisson(5000, 0.02, rng.New(1))
+	tw, _ := NewTwice(5000, 1000, 0.02, 0.3, rng.New(1))
+	w, _ := NewWithoutReplacement(5000, 64, rng.New(1))
+	sh, _ := NewShuffle(5000, 64, rng.New(1))
 	m := NewMask(1000)
 	dst := make([]int, 0, 5000)
 	for name, f := range map[string]func(){

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Sampler is what a training loop needs of any sampling scheme.
@@ -84,7 +84,7 @@ func (d *dec) stream() *rng.Stream {
 	if d.err != nil {
 		return nil
 	}
-	s := rng.NewSeeded(0)
+	s := rng.New(0)
 	if err := s.UnmarshalBinary(p); err != nil {
 		d.err = err
 		return nil

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Twice is (q1, q2)-twice Poisson sampling (paper 003, Algorithm 2): each
@@ -159,7 +159,7 @@ func (t *Twice) UnmarshalBinary(b []byte) error {
 	if err := d.finish("twice"); err != nil {
 		return err
 	}
-	nt, err := NewTwice(n, dim, q1, q2, rng.NewSeeded(0))
+	nt, err := NewTwice(n, dim, q1, q2, rng.New(0))
 	if err != nil {
 		return fmt.Errorf("sampler: twice state: %w", err)
 	}

@@ -2,7 +2,7 @@
 # Issue 18: one-run privacy audits (Steinke, Nasr & Jagielski 2023) of the
 # MNIST CNN on Fashion-MNIST at ε ∈ {1, 2, 4, 8} with 1,000 gradient canaries:
 # the accounted ε beside the empirical lower bound from release/ alone.
-# Writes audit.md, audit.csv and the score histograms into scripts/results/audit/.
+# Writes audit.md, audit.csv and the score histograms into results/audit/.
 # Usage: scripts/audit.sh [--quick] [--out DIR] [--epochs E]
 # Runtime: full ≈ 1–2 min per ε on an idle 2-core machine (5 epochs each);
 # --quick ≈ 5 s (logistic regression on the embedded subset).

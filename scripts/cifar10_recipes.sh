@@ -6,7 +6,7 @@
 #   resnet20-ws-ema: ResNet-20-GN with weight standardisation and EMA, ε = 8, 650 steps of
 #                    expected batch 1024 (≈ 100 min on one core of the 2-core machine)
 # Needs CIFAR-10 imported once from an image-folder copy (/tmp/cifarjpeg/{train,test}/<class>/*.jpg,
-# 32×32; the committed runs used a JPEG re-encoding, see scripts/results/cifar10_import.md):
+# 32×32; the committed runs used a JPEG re-encoding, see results/cifar10_import.md):
 #   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to ../cifar10
 # Usage: scripts/cifar10_recipes.sh [scat-cnn-60|resnet20-ws-ema]...   (default: both, one after the other;
 # the committed results ran them side by side, one core each: GOMAXPROCS=1 scripts/cifar10_recipes.sh NAME &)
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
 DATA="${DATA:-../cifar10}"
-OUT=scripts/results/cifar10/recipes
+OUT=results/cifar10/recipes
 run() {
   local name=$1; shift
   mkdir -p "$OUT/$name"

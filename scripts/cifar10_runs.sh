@@ -2,7 +2,7 @@
 # Issue 12: CIFAR-10 runs — ScatterNet + logreg / DPSGD-F / small CNN at ε = 3, ResNet-20-GN at ε = 8
 # (DP-SGD beside twice sampling + hybrid clipping). Needs CIFAR-10 imported once from an image-folder copy
 # (/tmp/cifarjpeg/{train,test}/<class>/*.jpg, 32×32; the committed runs used a JPEG re-encoding, see
-# scripts/results/cifar10_import.md):
+# results/cifar10_import.md):
 #   go run ./cmd/dptrain data import --from /tmp/cifarjpeg --to ../cifar10
 # Usage: scripts/cifar10_runs.sh [--run NAME,...] [--data DIR] [--resnet-epochs E] [--collate]
 # Runtime on 2 cores: scat-logreg ≈ 5 min (+5 min to compute the features once), scat-dpsgdf ≈ 5 min,

@@ -7,13 +7,13 @@
 # dataset-fashion-mnist); MNIST is reported as missing when absent.
 # --quick uses 2,000 images of the Fashion-MNIST subset embedded in the binary
 # and cross-checks against the O(n²d) reference.
-# Writes CSV, PNG/SVG plot and diameters.md into scripts/results/diameters/.
+# Writes CSV, PNG/SVG plot and diameters.md into results/diameters/.
 # Usage: scripts/diameters.sh [--quick] [--gram] [--data DIR] [--out DIR]
 # Runtime: see scripts/README.md (--quick ≈ 5 s).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
-out="scripts/results/diameters"
+out="results/diameters"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) args+=(--quick); shift ;;

@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=""
-out="scripts/results/pdp_synthetic"
+out="results/pdp_synthetic"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick="--quick"; shift ;;

@@ -8,7 +8,7 @@
 # 5 seeds; excess empirical loss mean ± sd. Table 4: raw rows clipped to
 # {0.1, 0.7, 0.99}·R before the projection, accuracy at ε ∈ {1, 2, 5}.
 # Writes fig3.csv, table4.csv, runs.csv, fig3.png/svg and srdp_fig3.md into
-# scripts/results/srdp_fig3/.
+# results/srdp_fig3/.
 # Usage: scripts/srdp_fig3.sh [--quick] [--out DIR] [--seeds N] [--clip C]
 # Runtime (2 cores shared with two training jobs, after the first build):
 # --quick ≈ 3 s; full ≈ 70 s (Gram SVD 4 s, then ≈ 16 s per ε for 5 seeds:
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 args=()
-out="scripts/results/srdp_fig3"
+out="results/srdp_fig3"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) args+=(--quick); shift ;;

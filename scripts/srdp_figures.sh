@@ -4,13 +4,13 @@
 # cell, from the accountant alone (docs/srdp.md#paper-figures, TV10 of
 # docs/srdp.md#test-vectors). Figure 3 and
 # Table 4 need DP training and are not reproduced here.
-# Writes CSV, PNG/SVG plots and srdp_figures.md into scripts/results/srdp_figures/.
+# Writes CSV, PNG/SVG plots and srdp_figures.md into results/srdp_figures/.
 # Usage: scripts/srdp_figures.sh [--quick] [--out DIR]
 # Runtime: full and --quick ≈ 1 s each (after the first build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=""
-out="scripts/results/srdp_figures"
+out="results/srdp_figures"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick="--quick"; shift ;;

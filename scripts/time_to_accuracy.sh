@@ -3,13 +3,13 @@
 # Poisson, lr 4, momentum 0.9, clip 0.1, 40 epochs, evaluation every epoch ≈ 29 steps), timing each
 # released record as it is printed, and reporting the wall time at which the test accuracy first reaches
 # TARGET (default 0.86). Needs the full Fashion-MNIST (apt-get install dataset-fashion-mnist).
-# Output: scripts/results/training/time_to_accuracy/ (timed.jsonl: "seconds record" per line; the run's
+# Output: results/training/time_to_accuracy/ (timed.jsonl: "seconds record" per line; the run's
 # release/ files; result.txt). Usage: scripts/time_to_accuracy.sh   (≈ 5–10 min on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
 $D --version > /dev/null # compile before the clock starts (go run caches the build)
-OUT=scripts/results/training/time_to_accuracy
+OUT=results/training/time_to_accuracy
 TARGET="${TARGET:-0.86}"
 mkdir -p "$OUT"
 start=$(date +%s.%N)

@@ -8,16 +8,16 @@
 # DP-SGD is calibrated by RDP like twice sampling's accountant (its PLD bound, also
 # printed, is tighter). Selection uses the public test set (Fashion-MNIST's), so it
 # says nothing about the training records.
-# Output: scripts/results/twice_fair/grid_METHOD*.out (one file per run of the grid;
+# Output: results/twice_fair/grid_METHOD*.out (one file per run of the grid;
 # a grid value already present in any of them is not run again) and full_METHOD.out.
 # Usage: scripts/twice_fair.sh                          (Fashion-MNIST; ≈ 15 min on one core)
 #        DATASET=cifar10 DATA=../cifar10 scripts/twice_fair.sh   (CIFAR-10, MLP 3072-512-10; output in cifar10/)
-# The CIFAR-10 copy is the imported JPEG tree (scripts/results/cifar10_import.md).
+# The CIFAR-10 copy is the imported JPEG tree (results/cifar10_import.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
 DATASET="${DATASET:-fashion-mnist}"
-OUT=scripts/results/twice_fair
+OUT=results/twice_fair
 B=300 # DP-SGD's expected batch: q = 300/60000
 DATAFLAG=""
 if [ "$DATASET" != fashion-mnist ]; then

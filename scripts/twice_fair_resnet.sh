@@ -7,14 +7,14 @@
 # Every run is a resumable `train` run: stop the script (Ctrl-C, a killed session) and run it
 # again; finished runs are skipped and unfinished ones continue from their checkpoints.
 # JOBS runs go side by side, one core each (GOMAXPROCS=1).
-# Output: scripts/results/twice_fair/resnet20/RUN/ (release/ only is committed) and table.md.
+# Output: results/twice_fair/resnet20/RUN/ (release/ only is committed) and table.md.
 # Usage: DATA=../cifar10 scripts/twice_fair_resnet.sh      (≈ 90 min on the 2-core machine)
-# The CIFAR-10 copy is the imported JPEG tree (scripts/results/cifar10_import.md).
+# The CIFAR-10 copy is the imported JPEG tree (results/cifar10_import.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}" # or DPTRAIN=path/to/a/built/dptrain
 DATA="${DATA:-../cifar10}"
-OUT=scripts/results/twice_fair/resnet20
+OUT=results/twice_fair/resnet20
 B="${B:-512}" # DP-SGD's expected batch: q = 512/50000
 STEPS="${STEPS:-200}"; GRID_STEPS="${GRID_STEPS:-60}"; LRS="${LRS:-0.25,0.5,1,2}"; JOBS="${JOBS:-2}"
 COMMON="--dataset cifar10 --data $DATA --model resnet20 --epsilon 8 --delta 1e-5 --accountant rdp --clip-norm 1

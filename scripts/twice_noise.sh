@@ -3,14 +3,14 @@
 # every cell, from the accountant alone (no training), beside the paper's
 # brackets with the swapped ε=4 cells explained; plus the Section 6 hybrid
 # example (Theorem 4.6, "5.5×") and its twice-sampled version (docs/twice-sampling.md#paper-tables).
-# Writes CSV, PNG/SVG plot and twice_noise.md into scripts/results/twice_noise/.
+# Writes CSV, PNG/SVG plot and twice_noise.md into results/twice_noise/.
 # Usage: scripts/twice_noise.sh [--quick] [--out DIR]
 # Runtime: full ≈ 10 s (adds the Balle et al. conversion column and the
 # numerical problem (9) optimum), --quick ≈ 1 s (after the first build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 quick=""
-out="scripts/results/twice_noise"
+out="results/twice_noise"
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick="--quick"; shift ;;

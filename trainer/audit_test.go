@@ -2,8 +2,8 @@ package trainer
 
 import (
 	"context"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/rng"
 	"math"
 	"os"
 	"path/filepath"

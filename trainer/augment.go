@@ -5,8 +5,8 @@ import (
 	"github.com/dptrain/dptrain/mechanism"
 	"strconv"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Augmentation multiplicity (De et al. 2022, §3.1): each sampled example is
@@ -47,7 +47,7 @@ func newAugmenter(k int, shape []int, seed uint64) (*augmenter, error) {
 
 // startStep fixes the augmentation key of one step.
 func (a *augmenter) startStep(step int) {
-	a.stepKey = rng.NewSeeded(a.seed).Child("augmult").Child(strconv.Itoa(step)).Uint64()
+	a.stepKey = rng.New(a.seed).Child("augmult").Child(strconv.Itoa(step)).Uint64()
 }
 
 // draw returns copy j of example idx's crop offsets and flip: a hash of

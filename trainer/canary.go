@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Gradient (white-box) canaries for privacy auditing (issue 18; Steinke,

@@ -5,8 +5,8 @@ import (
 	"math"
 	"strings"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The released clipped-fraction statistic (Andrew et al. 2021, "Differentially

@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func TestJointSigma(t *testing.T) {
@@ -44,7 +44,7 @@ func TestClippedCountReleasedAndAccounted(t *testing.T) {
 	c := countRun(t)
 	s := run(t, c, Options{})
 	diag := mustMetrics(t, c.OutDir)
-	noise := rng.NewSeeded(c.Seed).Child("clipped-count")
+	noise := rng.New(c.Seed).Child("clipped-count")
 	expected := float64(c.BatchSize)
 	clippedSome := false
 	for _, r := range diag {

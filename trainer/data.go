@@ -11,9 +11,9 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/features"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/preprocess"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // prepared is the data a run trains on, after limits and feature maps,

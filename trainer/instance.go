@@ -10,9 +10,9 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/accountant/pdp"
 	"github.com/dptrain/dptrain/internal/plotkit"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/objpert"
 )
 
 // trackNorms records, before step t's update, the gradient norms of the
@@ -111,7 +111,7 @@ func (s *state) instanceReport() ([]string, error) {
 	notes := []string{
 		fmt.Sprintf("per-instance ε of the first %d training examples at δ = %g: min %.4f, median %.4f, 90%% %.4f, max %.4f (run's ε: %.4f)",
 			len(eps), s.cfg.Delta, sorted[0], q(0.5), q(0.9), sorted[len(sorted)-1], s.bestEpsilon()),
-		"per-instance: " + pdp.RenyiFilterCaveat,
+		"per-instance: " + objpert.RenyiFilterCaveat,
 	}
 	if s.out == nil {
 		return notes, nil

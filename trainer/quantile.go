@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Adaptive clipping (Andrew et al. 2021, "Differentially private learning

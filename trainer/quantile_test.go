@@ -11,7 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The split z_Δ⁻² + (2σ_b)⁻² = z⁻² (Andrew et al. §3.1), its refusal when
@@ -106,7 +106,7 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func() *quantileState {
-		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0, m: 6, c0: 4, c: ct, rng: rng.NewSeeded(1)}
+		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0, m: 6, c0: 4, c: ct, rng: rng.New(1)}
 	}
 	q := mk()
 	sq := make([]float64, len(norms))
@@ -155,11 +155,11 @@ func TestQuantileConverges(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		q, err := newQuantile(&cfg, m, 1, rng.NewSeeded(7))
+		q, err := newQuantile(&cfg, m, 1, rng.New(7))
 		if err != nil {
 			t.Fatal(err)
 		}
-		data := rng.NewSeeded(8)
+		data := rng.New(8)
 		var tail []float64
 		for step := 0; step < 400; step++ {
 			for range 500 {

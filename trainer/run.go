@@ -13,10 +13,10 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -318,7 +318,7 @@ func (s *state) initRoot(ck *checkpoint) error {
 	case ck != nil && !s.cfg.Seeded:
 		return fmt.Errorf("checkpoint %s holds no root seed (written by an older dptrain): a crypto-seeded run cannot be resumed with the same random streams; start afresh in a new out_dir", s.checkpointPath())
 	default:
-		root := rng.NewSeeded(s.cfg.Seed)
+		root := rng.New(s.cfg.Seed)
 		if !s.cfg.Seeded {
 			var err error
 			if root, err = newCryptoRoot(); err != nil {

@@ -16,10 +16,10 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/preprocess"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // small is a fast configuration on the synthetic Gaussian mixture, seeded
@@ -713,7 +713,7 @@ func run1(t *testing.T, c Config, o ...Options) *Summary {
 func setCryptoRoot(t *testing.T, seed uint64) {
 	t.Helper()
 	old := newCryptoRoot
-	newCryptoRoot = func() (*rng.Stream, error) { return rng.NewSeeded(seed), nil }
+	newCryptoRoot = func() (*rng.Stream, error) { return rng.New(seed), nil }
 	t.Cleanup(func() { newCryptoRoot = old })
 }
 
@@ -744,7 +744,7 @@ func TestResumeKeepsCryptoRoot(t *testing.T) {
 				t.Fatalf("stop: %v", err)
 			}
 			ck := mustCheckpoint(t, c2.OutDir)
-			want, _ := rng.NewSeeded(1001).MarshalBinary()
+			want, _ := rng.New(1001).MarshalBinary()
 			if !bytes.Equal(ck.Root, want) || !strings.Contains(ck.Warning, "SECRET") || ck.Private {
 				t.Fatalf("checkpoint root %x (want %x), warning %q, private %v", ck.Root[:8], want[:8], ck.Warning, ck.Private)
 			}

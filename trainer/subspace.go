@@ -5,9 +5,9 @@ import (
 
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // subspaceState is hybrid subspace clipping (paper 003): a principal basis

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // numpyPython is a python3 that imports numpy: Debian's (python3-numpy)
@@ -98,7 +98,7 @@ func TestNumpyClientMatchesPredict(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			s := rng.NewSeeded(11)
+			s := rng.New(11)
 			if tc.scale > 0 {
 				for i := range m.Params() {
 					m.Params()[i] = float32(tc.scale * s.NormFloat64())

@@ -5,20 +5,20 @@ import (
 
 	"gonum.org/v1/plot/plotter"
 
-	"github.com/dptrain/dptrain/accountant/pdp"
 	"github.com/dptrain/dptrain/internal/plotkit"
+	"github.com/dptrain/dptrain/objpert"
 )
 
 // pdp_hist.png: every bar and the DP ε line inside the frame, and the
 // legend beside the histograms naming each series and the ε line.
 func TestReportHistPanel(t *testing.T) {
-	a := &pdp.Analysis{Config: pdp.AnalysisConfig{Loss: pdp.Logistic{}}, Release: pdp.ApproxDP{Epsilon: 1.5}}
+	a := &objpert.Analysis{Config: objpert.AnalysisConfig{Loss: objpert.Logistic{}}, Release: objpert.ApproxDP{Epsilon: 1.5}}
 	for i := range 200 {
 		e := 0.2 + float64(i%7)*0.1
 		if i%3 == 0 {
 			e = 0.25 // one tall bar
 		}
-		r := pdp.RecordResult{Index: i, Indep: 2 * e}
+		r := objpert.RecordResult{Index: i, Indep: 2 * e}
 		r.Exact.Epsilon = e
 		a.Records = append(a.Records, r)
 	}

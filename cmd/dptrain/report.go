@@ -21,9 +21,9 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/dptrain/dptrain/accountant/pdp"
 	"github.com/dptrain/dptrain/internal/plotkit"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/objpert"
+	"github.com/dptrain/dptrain/rng"
 )
 
 type reportFlags struct {
@@ -70,7 +70,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	var released *pdp.Model // --model FILE
+	var released *objpert.Model // --model FILE
 	if f.modelFile() {
 		if released, err = readModel(f.model); err != nil {
 			return err
@@ -78,7 +78,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		cfg.Loss = released.Loss
 	}
 
-	noise, err := rng.New(f.seed, f.seeded)
+	noise, err := rng.NewSeededOrCrypto(f.seed, f.seeded)
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if f.seeded {
 			dataSeed = f.seed
 		}
-		X, y = pdp.SyntheticLogistic(f.n, f.d, rng.NewSeeded(dataSeed).Child("pdp-synthetic-data"))
+		X, y = objpert.SyntheticLogistic(f.n, f.d, rng.New(dataSeed).Child("pdp-synthetic-data"))
 		source = fmt.Sprintf("synthetic logistic (n=%d, d=%d, data seed %d)", f.n, f.d, dataSeed)
 	} else {
 		fh, err := os.Open(f.data)
@@ -112,15 +112,15 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	var a *pdp.Analysis
+	var a *objpert.Analysis
 	if released != nil {
 		source += fmt.Sprintf("; model %s", f.model)
-		a, err = pdp.AnalyzeModel(released, X, y, cfg, noise.Child("pdp-report"))
+		a, err = objpert.AnalyzeModel(released, X, y, cfg, noise.Child("pdp-report"))
 	} else {
-		a, err = pdp.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
+		a, err = objpert.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
 	}
 	if err != nil {
-		if errors.Is(err, pdp.ErrInput) {
+		if errors.Is(err, objpert.ErrInput) {
 			return asInput(err)
 		}
 		return err
@@ -170,19 +170,19 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // config validates the flags and turns them into an analysis configuration.
-func (f *reportFlags) config() (pdp.AnalysisConfig, error) {
-	var c pdp.AnalysisConfig
+func (f *reportFlags) config() (objpert.AnalysisConfig, error) {
+	var c objpert.AnalysisConfig
 	if f.synthetic == (f.data != "") {
 		return c, badInput("give exactly one of --synthetic or --data FILE.csv")
 	}
 	switch {
 	case f.model == "logreg":
-		c.Loss = pdp.Logistic{}
+		c.Loss = objpert.Logistic{}
 	case f.model == "linreg":
 		if f.synthetic {
 			return c, badInput("--synthetic generates logistic-regression data; use --model logreg")
 		}
-		c.Loss = pdp.Squared{}
+		c.Loss = objpert.Squared{}
 	case f.modelFile():
 		if f.lam != 0 {
 			return c, badInput("--lambda is the released model's own with --model FILE; leave it unset")
@@ -193,9 +193,9 @@ func (f *reportFlags) config() (pdp.AnalysisConfig, error) {
 	switch f.mode {
 	case "indep":
 	case "dep":
-		c.Mode = pdp.DataDependent
+		c.Mode = objpert.DataDependent
 	case "adaptive":
-		c.Mode = pdp.Adaptive
+		c.Mode = objpert.Adaptive
 	default:
 		return c, badInput("--mode must be indep, dep or adaptive, got %q", f.mode)
 	}
@@ -242,13 +242,13 @@ func (f *reportFlags) modelFile() bool {
 	return f.model != "logreg" && f.model != "linreg" && strings.HasSuffix(strings.ToLower(f.model), ".json")
 }
 
-// readModel reads a released model (pdp.Model's JSON: loss, θ̂, λ, σ).
-func readModel(path string) (*pdp.Model, error) {
+// readModel reads a released model (objpert.Model's JSON: loss, θ̂, λ, σ).
+func readModel(path string) (*objpert.Model, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, asInput(fmt.Errorf("--model: %w", err))
 	}
-	var m pdp.Model
+	var m objpert.Model
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, asInput(fmt.Errorf("--model %s: %w", path, err))
 	}
@@ -322,9 +322,9 @@ func readNumericCSV(r io.Reader, label string) (rows [][]float64, labels []float
 }
 
 // prepareLabels maps logistic labels 0/1 to −1/+1 and checks them.
-func prepareLabels(labels []float64, loss pdp.GLM) ([]float64, error) {
+func prepareLabels(labels []float64, loss objpert.GLM) ([]float64, error) {
 	y := append([]float64(nil), labels...)
-	if _, ok := loss.(pdp.Logistic); !ok {
+	if _, ok := loss.(objpert.Logistic); !ok {
 		return y, nil
 	}
 	zeroOne := true
@@ -368,7 +368,7 @@ func clipRows(rows [][]float64) (*mat.Dense, int) {
 	return X, clipped
 }
 
-func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
+func printReport(w io.Writer, a *objpert.Analysis, source string, top int) {
 	c, m := a.Config, a.Model
 	fmt.Fprintf(w, "data: %s\n", source)
 	fmt.Fprintf(w, "release: %s by objective perturbation, lambda=%.6g sigma=%.6g: (%.4g, %.3g)-DP, %s [%s]\n",
@@ -377,19 +377,19 @@ func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
 		name string
 		v    []float64
 	}{
-		{"exact eps1 (curator-only)", a.Column(func(r pdp.RecordResult) float64 { return r.Exact.Epsilon })},
-		{"report, data-independent", a.Column(func(r pdp.RecordResult) float64 { return r.Indep })},
+		{"exact eps1 (curator-only)", a.Column(func(r objpert.RecordResult) float64 { return r.Exact.Epsilon })},
+		{"report, data-independent", a.Column(func(r objpert.RecordResult) float64 { return r.Indep })},
 	}
 	if a.Dep != nil {
 		cols = append(cols,
 			struct {
 				name string
 				v    []float64
-			}{"report, " + a.Dep.Mode.String(), a.Column(func(r pdp.RecordResult) float64 { return r.Dep })},
+			}{"report, " + a.Dep.Mode.String(), a.Column(func(r objpert.RecordResult) float64 { return r.Dep })},
 			struct {
 				name string
 				v    []float64
-			}{"report overhead eps2+eps3+eps4", a.Column(func(r pdp.RecordResult) float64 { return r.Eps2 + r.Eps3 + r.Eps4 })})
+			}{"report overhead eps2+eps3+eps4", a.Column(func(r objpert.RecordResult) float64 { return r.Eps2 + r.Eps3 + r.Eps4 })})
 	}
 	qs := []float64{0, 0.25, 0.5, 0.75, 0.9, 0.99, 1}
 	fmt.Fprintf(w, "per-instance ex-post epsilon over the %d training records (report bounds hold w.p. >= 1-%g each):\n", len(a.Records), c.Rho)
@@ -397,13 +397,13 @@ func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
 	for _, col := range cols {
 		fmt.Fprintf(w, "  %-31s", col.name)
 		for _, q := range qs {
-			fmt.Fprintf(w, " %9.4g", pdp.Quantile(col.v, q))
+			fmt.Fprintf(w, " %9.4g", objpert.Quantile(col.v, q))
 		}
 		fmt.Fprintln(w)
 	}
 	if a.Dep != nil {
 		sig := fmt.Sprintf("sigma2=%.4g sigma3=%.4g", a.Dep.Sigma2, a.Dep.Sigma3)
-		if a.Dep.Mode == pdp.Adaptive {
+		if a.Dep.Mode == objpert.Adaptive {
 			sig += fmt.Sprintf(" sigma4=%.4g lambda_low=%.4g", a.Dep.Sigma4, a.Dep.LambdaLow)
 		}
 		fmt.Fprintf(w, "report releases (%v): %s tau=%.4f (%v); DP overhead (%.4g, %.3g) summed per release, (%.4g, %.3g) composed by RDP\n",
@@ -433,7 +433,7 @@ func printReport(w io.Writer, a *pdp.Analysis, source string, top int) {
 	fmt.Fprintln(w, "note: exact per-instance values depend on the whole data set and must not be published; publish the report bounds.")
 }
 
-func writeReportCSV(path string, a *pdp.Analysis) error {
+func writeReportCSV(path string, a *objpert.Analysis) error {
 	fh, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("report csv: %w", err)
@@ -459,7 +459,7 @@ func writeReportCSV(path string, a *pdp.Analysis) error {
 
 // writeReportHist plots histograms of the exact per-instance loss and the
 // report bounds, with the release's DP ε as a vertical line.
-func writeReportHist(path string, a *pdp.Analysis) error {
+func writeReportHist(path string, a *objpert.Analysis) error {
 	p, _, err := reportHistPanel(a)
 	if err != nil {
 		return err
@@ -472,22 +472,22 @@ func writeReportHist(path string, a *pdp.Analysis) error {
 
 // reportHistPanel builds writeReportHist's figure: the legend beside the
 // histograms and every bar, and the ε line, inside the frame.
-func reportHistPanel(a *pdp.Analysis) (*plotkit.Panel, []*plotter.Histogram, error) {
+func reportHistPanel(a *objpert.Analysis) (*plotkit.Panel, []*plotter.Histogram, error) {
 	p := plotkit.New(fmt.Sprintf("per-instance privacy, %s (n=%d)", a.Config.Loss.Name(), len(a.Records)), "ex-post per-instance epsilon", "records")
 	series := []struct {
 		name string
 		v    []float64
 		c    color.NRGBA
 	}{
-		{"exact (curator-only)", a.Column(func(r pdp.RecordResult) float64 { return r.Exact.Epsilon }), color.NRGBA{R: 30, G: 90, B: 200, A: 140}},
-		{"report, data-independent", a.Column(func(r pdp.RecordResult) float64 { return r.Indep }), color.NRGBA{R: 230, G: 120, B: 20, A: 140}},
+		{"exact (curator-only)", a.Column(func(r objpert.RecordResult) float64 { return r.Exact.Epsilon }), color.NRGBA{R: 30, G: 90, B: 200, A: 140}},
+		{"report, data-independent", a.Column(func(r objpert.RecordResult) float64 { return r.Indep }), color.NRGBA{R: 230, G: 120, B: 20, A: 140}},
 	}
 	if a.Dep != nil {
 		series = append(series, struct {
 			name string
 			v    []float64
 			c    color.NRGBA
-		}{"report, " + a.Dep.Mode.String(), a.Column(func(r pdp.RecordResult) float64 { return r.Dep }), color.NRGBA{R: 40, G: 160, B: 60, A: 140}})
+		}{"report, " + a.Dep.Mode.String(), a.Column(func(r objpert.RecordResult) float64 { return r.Dep }), color.NRGBA{R: 40, G: 160, B: 60, A: 140}})
 	}
 	var hs []*plotter.Histogram
 	for _, s := range series {

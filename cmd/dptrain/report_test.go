@@ -14,7 +14,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dptrain/dptrain/accountant/pdp"
+	"github.com/dptrain/dptrain/objpert"
 )
 
 func TestReportSynthetic(t *testing.T) {
@@ -85,7 +85,7 @@ func TestReportCSVData(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	lambda, sigma, _ := pdp.CalibrateObjPert(2, 1e-4, 1, 0.25)
+	lambda, sigma, _ := objpert.CalibrateObjPert(2, 1e-4, 1, 0.25)
 	xs := [][]float64{{0.5, 0.3}, {-0.4, 0.6}, {0.2, -0.7}, {0.8, 0.1}, {-0.3, -0.5}, {0.1, 0.1}}
 	ys := []float64{1, -1, -1, 1, -1, 1}
 	q := distuv.UnitNormal.Quantile(0.975)
@@ -139,11 +139,11 @@ func TestReportModelFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m pdp.Model
+	var m objpert.Model
 	if err := json.Unmarshal(js, &m); err != nil {
 		t.Fatal(err)
 	}
-	lambda, sigma, _ := pdp.CalibrateObjPert(1, 1e-5, 1, 0.25)
+	lambda, sigma, _ := objpert.CalibrateObjPert(1, 1e-5, 1, 0.25)
 	if m.Lambda != lambda || m.Sigma != sigma || len(m.Theta) != 4 || m.Loss.Name() != "logreg" {
 		t.Fatalf("model.json = %s, want λ = %g, σ = %g, 4 coefficients, logreg", js, lambda, sigma)
 	}
@@ -151,7 +151,7 @@ func TestReportModelFile(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--model FILE: exit %d: %s", code, errs)
 	}
-	rel := pdp.ObjPertEpsilon(lambda, sigma, 1, 0.25, 1e-5, true)
+	rel := objpert.ObjPertEpsilon(lambda, sigma, 1, 0.25, 1e-5, true)
 	if want := fmt.Sprintf("(%.4g, 1e-05)-DP", rel); !strings.Contains(out, want) {
 		t.Errorf("release line lacks %q:\n%s", want, out)
 	}

@@ -5,8 +5,8 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // arch is a small architecture from the zoo's building blocks, with the data
@@ -122,7 +122,7 @@ func archs() []arch {
 // data draws a chunk of n examples for spec: N(0,1) inputs, uniform labels,
 // N(0,1) targets.
 func data(spec graph.Spec, classes, n int, seed uint64) (x []float64, y []int, t []float64) {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	in := 1
 	for _, d := range spec.Input {
 		in *= d

@@ -4,9 +4,9 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // benchDPStep measures one DP-SGD step through the Gorgonia backend in
@@ -19,7 +19,7 @@ func benchDPStep(b *testing.B, spec graph.Spec, classes, batch int) {
 		b.Fatal(err)
 	}
 	defer m.Close()
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	in := m.InputSize()
 	bt := models.Batch{X: make([]float32, batch*in), Y: make([]int, batch), N: batch}
 	s.FillNormal(bt.X, 1)

@@ -8,10 +8,10 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The tests in this file check the native engine (models/nn) in float64
@@ -108,7 +108,7 @@ func specOf(in nn.Shape, loss graph.Loss, layers ...nn.Layer[float64]) graph.Spe
 // It returns the worst relative gradient error.
 func crossCheck(t *testing.T, net *nn.Network[float64], spec graph.Spec, n int, seed uint64) float64 {
 	t.Helper()
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	net.Init(s.Child("init"))
 	p := net.Params()
 	for i := range p {
@@ -383,7 +383,7 @@ func TestDropoutMatchesOracle(t *testing.T) {
 	}
 	for ci, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := rng.NewSeeded(uint64(400 + ci))
+			s := rng.New(uint64(400 + ci))
 			d := nn.NewDropout[float64](p, s.Child("dropout"))
 			layers := c.layers(d)
 			net, err := nn.NewNetwork(c.in, n, &nn.SoftmaxCrossEntropy[float64]{}, layers...)
@@ -418,7 +418,7 @@ func TestDropoutMatchesOracle(t *testing.T) {
 			if err := net.PerSampleGrads(x, nn.Target[float64]{Y: y}, n, got, gotL); err != nil {
 				t.Fatal(err)
 			}
-			replay := rng.NewSeeded(0)
+			replay := rng.New(0)
 			if err := replay.UnmarshalBinary(state); err != nil {
 				t.Fatal(err)
 			}

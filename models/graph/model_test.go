@@ -7,9 +7,9 @@ import (
 
 	G "gorgonia.org/gorgonia"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // mixture draws n points of a k-component Gaussian mixture in dim
@@ -55,7 +55,7 @@ func TestDPSGDTrainsMixture(t *testing.T) {
 		steps        = 200
 		maxBatch     = 64
 	)
-	s := rng.NewSeeded(42)
+	s := rng.New(42)
 	means := make([][]float64, classes)
 	for c := range means {
 		means[c] = make([]float64, dim)
@@ -241,7 +241,7 @@ func TestModelEvaluateChunks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	means := [][]float64{{3, 0, 0, 0, 0}, {0, 3, 0, 0, 0}, {0, 0, 3, 0, 0}}
 	b := mixture(s, means, 11)
 	loss, correct, err := m.Evaluate(b)

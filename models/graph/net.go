@@ -6,8 +6,8 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Net is a Gorgonia model compiled for a fixed batch size with one probe per
@@ -74,7 +74,7 @@ func NewNet[T Float](spec Spec, batch int, seed uint64) (*Net[T], error) {
 // γ = 1 and β = 0 for normalisation layers. Each tensor has its own child
 // stream, named after it.
 func (n *Net[T]) Init(seed uint64) {
-	root := rng.NewSeeded(seed)
+	root := rng.New(seed)
 	for _, p := range n.b.params {
 		dst := n.params[p.offset : p.offset+p.size]
 		switch p.init {

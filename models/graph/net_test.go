@@ -4,8 +4,8 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models/graph"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func classesOf(n *graph.Net[float64]) int { return max(n.Classes(), 2) }
@@ -92,7 +92,7 @@ func TestNormsAndScaledSumMatchMaterialised(t *testing.T) {
 			if err := net.PerSampleNormsSq(x, y, tg, a.batch, norms, losses); err != nil {
 				t.Fatal(err)
 			}
-			s := rng.NewSeeded(5)
+			s := rng.New(5)
 			scales := make([]float64, a.batch*k)
 			wantSum := make([]float64, d)
 			for i := 0; i < a.batch; i++ {
@@ -192,7 +192,7 @@ func TestOracleFiniteDifferences(t *testing.T) {
 				}
 				return l[0]
 			}
-			s := rng.NewSeeded(11)
+			s := rng.New(11)
 			const h = 1e-5
 			for trial := 0; trial < 12; trial++ {
 				j := s.IntN(d)

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // BatchGrad (Conv2d sums the batch's gradient in Backward, no cache) equals
@@ -20,7 +20,7 @@ func TestBatchGradSumsPerSample(t *testing.T) {
 		for _, name := range []string{"conv-flip-ws", "resblock-gn", "conv-pool", "conv"} {
 			for _, n := range []int{1, 5, 8, 13} {
 				net := build[float64](t, name, 16, 3)
-				s := rng.NewSeeded(uint64(n))
+				s := rng.New(uint64(n))
 				x := make([]float64, n*net.InputShape().Size())
 				for i := range x {
 					x[i] = s.NormFloat64()

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // gradCheck holds a float64 network and a chunk to check.
@@ -65,7 +65,7 @@ func (c gradCheck) run(t *testing.T) []float64 {
 		for _, g := range net.Groups() {
 			coords = append(coords, g.Offset, g.Offset+g.Len-1, g.Offset+g.Len/2)
 		}
-		s := rng.NewSeeded(99)
+		s := rng.New(99)
 		for range 60 {
 			coords = append(coords, s.IntN(d))
 		}
@@ -109,7 +109,7 @@ func (c gradCheck) run(t *testing.T) []float64 {
 		}
 	}
 	// Scaled sum equals the materialised weighted sum.
-	s := rng.NewSeeded(7)
+	s := rng.New(7)
 	scales := make([]float64, n*k)
 	for i := range scales {
 		scales[i] = s.Float64()
@@ -163,7 +163,7 @@ func (c gradCheck) independence(t *testing.T, j int) {
 		t.Fatal(err)
 	}
 	x := append([]float64(nil), c.x...)
-	s := rng.NewSeeded(3)
+	s := rng.New(3)
 	for q := j * sz; q < (j+1)*sz; q++ {
 		x[q] += s.NormFloat64()
 	}

@@ -3,7 +3,7 @@ package nn
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Conv2d is a 2-D convolution of a Cin×H×W sample with Cout square K×K

@@ -3,7 +3,7 @@ package nn
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Dropout zeroes each value with probability P during training and scales

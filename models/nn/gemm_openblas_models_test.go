@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/internal/gemm/openblas"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // dpStep runs the per-sample entry points of a DP-SGD step on one chunk
@@ -68,7 +68,7 @@ func TestOpenBLASModelsDPStep(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s := rng.NewSeeded(5)
+		s := rng.New(5)
 		net.Init(s)
 		x := make([]float32, n*net.InputShape().Size())
 		s.FillNormal(x, 1)
@@ -132,7 +132,7 @@ func benchDPStep(b *testing.B, name string, batch int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s := rng.NewSeeded(2)
+	s := rng.New(2)
 	x := models.Batch{X: make([]float32, batch*m.InputSize()), Y: make([]int, batch), T: make([]float32, batch), N: batch}
 	s.FillNormal(x.X, 1)
 	for i := range x.Y {

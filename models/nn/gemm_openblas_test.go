@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // openblasShapes are the products the engine runs (m, n, k and the
@@ -54,7 +54,7 @@ func TestOpenBLASAgreesWithASM(t *testing.T) {
 	if got := GEMMBackend(); !strings.HasPrefix(got, "openblas:") {
 		t.Fatalf("GEMMBackend() = %q with openblas selected", got)
 	}
-	s := rng.NewSeeded(7)
+	s := rng.New(7)
 	scalings := [][2]float32{{1, 0}, {0.5, 2}, {-1.5, 1}} // alpha, beta
 	for i, sh := range openblasShapes {
 		// Every transpose combination of the shape, not only the engine's;

@@ -4,13 +4,13 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // TestGemm checks the tiled wrapper against a naive triple loop, for every
 // transpose combination and sizes on both sides of the tiling thresholds.
 func TestGemm(t *testing.T) {
-	s := rng.NewSeeded(1)
+	s := rng.New(1)
 	for _, sz := range [][3]int{{3, 4, 5}, {70, 200, 3}, {130, 400, 9}, {65, 193, 1}, {1, 1000, 7}} {
 		m, n, k := sz[0], sz[1], sz[2]
 		for _, tA := range []bool{false, true} {

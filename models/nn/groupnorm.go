@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // GroupNorm normalises each sample separately: its C channels are split into

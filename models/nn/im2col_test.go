@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // TestIm2colCol2im compares im2col and col2im with the definitions, entry
@@ -18,7 +18,7 @@ func TestIm2colCol2im(t *testing.T) {
 		{1, 28, 28, 8, 2, 3}, {2, 5, 7, 4, 3, 2}, {1, 3, 3, 1, 1, 0}, {2, 4, 4, 5, 1, 2},
 		{1, 5, 5, 3, 1, 2}, {2, 6, 6, 1, 2, 0}, {3, 13, 13, 4, 2, 0},
 	}
-	s := rng.NewSeeded(9)
+	s := rng.New(9)
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%+v", c), func(t *testing.T) {
 			g := newGeom(c.C, c.H, c.W, c.K, c.S, c.P)

@@ -3,7 +3,7 @@ package nn
 import (
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Layer is one step of a network. A layer owns its output and input-gradient

@@ -3,7 +3,7 @@ package nn
 import (
 	"fmt"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Linear is a fully connected layer z = W·a + b, W of shape Out×In stored

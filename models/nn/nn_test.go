@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // arch returns a small test architecture by name, in either precision, so
@@ -70,7 +70,7 @@ func build[T Float](t *testing.T, name string, maxBatch int, seed uint64) *Netwo
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	net.Init(s)
 	// Perturb the parameters away from the init (GroupNorm's γ=1, β=0) so
 	// that every term of the gradient is exercised.
@@ -81,7 +81,7 @@ func build[T Float](t *testing.T, name string, maxBatch int, seed uint64) *Netwo
 }
 
 func chunkFor(t *testing.T, name string, net *Network[float64], n int, seed uint64) gradCheck {
-	s := rng.NewSeeded(seed)
+	s := rng.New(seed)
 	c := gradCheck{net: net, x: randn(s, n*net.InputShape().Size(), 1), n: n}
 	switch net.loss.(type) {
 	case LogisticLoss[float64]:
@@ -235,7 +235,7 @@ func TestBatchNormRefused(t *testing.T) {
 // TestDropout checks the mask statistics and, with the mask replayed from a
 // saved stream state, per-sample gradients against finite differences.
 func TestDropout(t *testing.T) {
-	s := rng.NewSeeded(5)
+	s := rng.New(5)
 	d := NewDropout[float64](0.3, s.Child("dropout"))
 	net, err := NewNetwork[float64](Vec(6), 4, &SoftmaxCrossEntropy[float64]{},
 		NewLinear[float64](6, 40, true), NewTanh[float64](), d, NewLinear[float64](40, 3, true))

@@ -4,7 +4,7 @@ import (
 	"math"
 	"testing"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // stepOutputs runs every per-sample entry point of a float32 network on one
@@ -12,7 +12,7 @@ import (
 func stepOutputs(t *testing.T, name string, n int) [][]float32 {
 	t.Helper()
 	net := build[float32](t, name, n, 3)
-	s := rng.NewSeeded(4)
+	s := rng.New(4)
 	x := make([]float32, n*net.InputShape().Size())
 	for i := range x {
 		x[i] = float32(s.NormFloat64())
@@ -86,7 +86,7 @@ func TestParallelStepAllocs(t *testing.T) {
 	minParallel, workerLimit = 0, 2
 	for _, name := range []string{"resblock-gn", "conv-pool", "mlp-tanh"} {
 		net := build[float32](t, name, 6, 1)
-		s := rng.NewSeeded(2)
+		s := rng.New(2)
 		x := make([]float32, 6*net.InputShape().Size())
 		for i := range x {
 			x[i] = float32(s.NormFloat64())

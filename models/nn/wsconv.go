@@ -3,7 +3,7 @@ package nn
 import (
 	"math"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // WSConv2d is a bias-free Conv2d with weight standardisation (Qiao et al.

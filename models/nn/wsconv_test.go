@@ -7,7 +7,7 @@ import (
 	G "gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // wsOracle computes, with Gorgonia, the gradient of L = Σ z ⊙ R for one
@@ -88,7 +88,7 @@ func TestWSConv2dMatchesOracle(t *testing.T) {
 				defer func() { CacheLimit = old }()
 			}
 			const n = 3
-			s := rng.NewSeeded(11)
+			s := rng.New(11)
 			l := NewWSConv2d[float64](tc.cin, tc.cout, tc.k, tc.stride, tc.pad)
 			out, err := l.Build(Shape{C: tc.cin, H: tc.h, W: tc.h}, n)
 			if err != nil {

@@ -20,7 +20,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "scripts/results/audit", "output directory")
+	out := flag.String("out", "results/audit", "output directory")
 	quick := flag.Bool("quick", false, "smoke run: logistic regression on the embedded subset")
 	epsList := flag.String("eps", "1,2,4,8", "target ε values")
 	epochs := flag.Float64("epochs", 5, "epochs per run (the recipe's 40 is left for an idle machine)")

@@ -76,7 +76,7 @@ func runs(data string, resnetEpochs float64) []spec {
 
 func main() {
 	data := flag.String("data", "../cifar10", "imported CIFAR-10 directory (dptrain data import)")
-	out := flag.String("out", "scripts/results/cifar10", "results directory")
+	out := flag.String("out", "results/cifar10", "results directory")
 	only := flag.String("run", "", "comma-separated run names (default: all)")
 	collate := flag.Bool("collate", false, "only rebuild the results table from the summaries present")
 	resnetEpochs := flag.Float64("resnet-epochs", 5, "epochs of the ResNet-20 runs (the committed results: 5)")

@@ -41,7 +41,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "first 2,000 images of the embedded Fashion-MNIST subset, cross-checked against the O(n²d) reference")
-	out := flag.String("out", "scripts/results/diameters", "output directory")
+	out := flag.String("out", "results/diameters", "output directory")
 	data := flag.String("data", "", "data directory searched first (else $DPTRAIN_DATA, then /usr/share/datasets)")
 	gram := flag.Bool("gram", false, "always compute the diameter from the blocked Gram matrix (full Fashion-MNIST: minutes)")
 	flag.Parse()

@@ -49,7 +49,7 @@ type result struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "embedded subset, one configuration per cell")
-	out := flag.String("out", "scripts/results/dpsgdf_table1", "output directory")
+	out := flag.String("out", "results/dpsgdf_table1", "output directory")
 	data := flag.String("data", "", "data directory (else $DPTRAIN_DATA, /usr/share/datasets)")
 	flag.Parse()
 	if err := run(*quick, *out, *data); err != nil {

@@ -33,7 +33,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "fewer T points and a shorter T range")
-	out := flag.String("out", "scripts/results/hidden_state", "output directory")
+	out := flag.String("out", "results/hidden_state", "output directory")
 	flag.Parse()
 	if _, err := run(*quick, *out, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "hiddenstate:", err)

@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	out := flag.String("out", "scripts/results/audit", "output directory")
+	out := flag.String("out", "results/audit", "output directory")
 	runs := flag.Int("runs", 400, "evaluation runs (plus a quarter as many calibration runs)")
 	eps := flag.Float64("eps", 2, "target ε of each run")
 	steps := flag.Int("steps", 20, "DP-SGD steps per run")

@@ -26,8 +26,8 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 
-	"github.com/dptrain/dptrain/accountant/pdp"
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/objpert"
+	"github.com/dptrain/dptrain/rng"
 	"github.com/dptrain/dptrain/scripts/internal/repro"
 )
 
@@ -47,7 +47,7 @@ type row struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "small version (fewer n, d and seeds)")
-	out := flag.String("out", "scripts/results/pdp_synthetic", "output directory")
+	out := flag.String("out", "results/pdp_synthetic", "output directory")
 	eps := flag.Float64("epsilon", 0.5, "ε1 of the ObjPert release (paper §4.2: 0.5)")
 	delta := flag.Float64("delta", 1e-3, "δ (paper [SUBM]: 1e-3)")
 	rho := flag.Float64("rho", 0.05, "report failure probability")
@@ -113,24 +113,24 @@ func run(quick bool, out string, eps, delta, rho float64, seeds int, log io.Writ
 
 // setting runs the three report variants on one synthetic data set.
 func setting(sweep string, n, d, seed int, eps, delta, rho float64) ([]row, error) {
-	base := rng.NewSeeded(uint64(1000*n + d + 7919*seed))
-	X, y := pdp.SyntheticLogistic(n, d, base.Child("data"))
+	base := rng.New(uint64(1000*n + d + 7919*seed))
+	X, y := objpert.SyntheticLogistic(n, d, base.Child("data"))
 	var out []row
 	for _, v := range []struct {
 		name string
-		mode pdp.Mode
-	}{{"indep", 0}, {"dep", pdp.DataDependent}, {"adaptive", pdp.Adaptive}} {
-		c := pdp.AnalysisConfig{Loss: pdp.Logistic{}, Epsilon: eps, Delta: delta, Rho: rho, Mode: v.mode, Eps2: eps, Eps3: eps, Eps4: eps}
-		a, err := pdp.Analyze(X, y, c, base.Child("noise-"+v.name))
+		mode objpert.Mode
+	}{{"indep", 0}, {"dep", objpert.DataDependent}, {"adaptive", objpert.Adaptive}} {
+		c := objpert.AnalysisConfig{Loss: objpert.Logistic{}, Epsilon: eps, Delta: delta, Rho: rho, Mode: v.mode, Eps2: eps, Eps3: eps, Eps4: eps}
+		a, err := objpert.Analyze(X, y, c, base.Child("noise-"+v.name))
 		if err != nil {
 			return nil, fmt.Errorf("n=%d d=%d seed %d %s: %w", n, d, seed, v.name, err)
 		}
-		exact := a.Column(func(r pdp.RecordResult) float64 { return r.Exact.Epsilon })
-		bound := a.Column(func(r pdp.RecordResult) float64 { return r.Indep })
+		exact := a.Column(func(r objpert.RecordResult) float64 { return r.Exact.Epsilon })
+		bound := a.Column(func(r objpert.RecordResult) float64 { return r.Indep })
 		if v.mode != 0 {
-			bound = a.Column(func(r pdp.RecordResult) float64 { return r.Dep })
+			bound = a.Column(func(r objpert.RecordResult) float64 { return r.Dep })
 		}
-		over := a.Column(func(r pdp.RecordResult) float64 { return r.Eps2 + r.Eps3 + r.Eps4 })
+		over := a.Column(func(r objpert.RecordResult) float64 { return r.Eps2 + r.Eps3 + r.Eps4 })
 		uni := make([]float64, n)
 		for i := range uni {
 			uni[i] = a.Indep.EpsilonUniform(X.RawRowView(i), y[i])
@@ -144,8 +144,8 @@ func setting(sweep string, n, d, seed int, eps, delta, rho float64) ([]row, erro
 		out = append(out, row{
 			sweep: sweep, n: n, d: d, seed: seed, variant: v.name,
 			lambda: a.Model.Lambda, sigma: a.Model.Sigma,
-			exMax: pdp.Quantile(exact, 1), exMed: pdp.Quantile(exact, 0.5), exMin: pdp.Quantile(exact, 0),
-			bndMax: pdp.Quantile(bound, 1), bndMed: pdp.Quantile(bound, 0.5), overMax: pdp.Quantile(over, 1), uniMax: pdp.Quantile(uni, 1),
+			exMax: objpert.Quantile(exact, 1), exMed: objpert.Quantile(exact, 0.5), exMin: objpert.Quantile(exact, 0),
+			bndMax: objpert.Quantile(bound, 1), bndMed: objpert.Quantile(bound, 0.5), overMax: objpert.Quantile(over, 1), uniMax: objpert.Quantile(uni, 1),
 			under: float64(under) / float64(n), dpEps: a.Total.Epsilon,
 		})
 	}
@@ -301,7 +301,7 @@ func markdown(rows []row, eps, delta, rho float64, seeds int, quick bool) string
 	m, xs := means(rows)
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Paper 004 synthetic logistic regression (spec §6.1, App. B.1)\n\n")
-	lam, sig, _ := pdp.CalibrateObjPert(eps, delta, 1, 0.25)
+	lam, sig, _ := objpert.CalibrateObjPert(eps, delta, 1, 0.25)
 	fmt.Fprintf(&b, "ObjPert at (ε, δ) = (%g, %g): Thm 5 gives λ = %.6g, σ = %.6g (spec §7.5 at (0.5, 1e-3): λ = 1, σ = 15.850201). ", eps, delta, lam, sig)
 	fmt.Fprintf(&b, "Report failure probability ρ = %g; data-dependent budgets ε2 = ε3 (= ε4) = %g; τ by the rigorous GOE bound (errata §9.1). ", rho, eps)
 	fmt.Fprintf(&b, "Means over %d seed(s)%s. Labels: y ~ Bernoulli(sigmoid(xᵀθ*)) (the paper's label model is garbled; assumption).\n\n", seeds, map[bool]string{true: " (--quick)", false: ""}[quick])
@@ -309,8 +309,8 @@ func markdown(rows []row, eps, delta, rho float64, seeds int, quick bool) string
 	// are the calibration and the GOE threshold; the reference column for
 	// those is the paper (or the spec's recomputation where the paper prints
 	// a formula only).
-	tauTW, _ := pdp.GOEQuantile(50, 1-8.465e-6/2, pdp.GOETracyWidom)
-	tauRig, _ := pdp.GOEQuantile(50, 1-8.465e-6/2, pdp.GOERigorous)
+	tauTW, _ := objpert.GOEQuantile(50, 1-8.465e-6/2, objpert.GOETracyWidom)
+	tauRig, _ := objpert.GOEQuantile(50, 1-8.465e-6/2, objpert.GOERigorous)
 	fmt.Fprintf(&b, "| quantity | paper / spec | ours | difference | note |\n|---|---|---|---|---|\n")
 	if eps == 0.5 && delta == 1e-3 {
 		fmt.Fprintf(&b, "| Thm 5 λ at (0.5, 1e-3) | 1 (spec §7.5) | %.6g | %s | |\n", lam, repro.Diff(lam, 1))

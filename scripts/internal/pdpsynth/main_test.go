@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/accountant/pdp"
+	"github.com/dptrain/dptrain/objpert"
 )
 
 // The quick run of scripts/pdp_synthetic.sh: Thm 5's calibration equals the
@@ -29,7 +29,7 @@ func TestQuickRun(t *testing.T) {
 	if len(rows) != (3+4)*2*3 {
 		t.Fatalf("got %d rows, want %d", len(rows), (3+4)*2*3)
 	}
-	sigma3 := pdp.GaussianSigmaFor(eps, 0.25/math.Sqrt2, delta) // Thm 17 at β = 1/4
+	sigma3 := objpert.GaussianSigmaFor(eps, 0.25/math.Sqrt2, delta) // Thm 17 at β = 1/4
 	// The largest possible data-independent bound for ‖x‖ ≤ 1 at λ = 1,
 	// σ = 15.850201: −log(1 − 1/4) + 1/(2σ²) + Φ⁻¹(0.975)/σ.
 	const worstIndep = 0.4133277534
@@ -45,7 +45,7 @@ func TestQuickRun(t *testing.T) {
 				t.Errorf("%s: λ = %g, want Thm 5's 2β/ε = 1", name, r.lambda)
 			}
 		case "dep":
-			tau, err := pdp.GOEQuantile(r.d, 1-rho/2, pdp.GOEAuto)
+			tau, err := objpert.GOEQuantile(r.d, 1-rho/2, objpert.GOEAuto)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,11 +79,11 @@ func TestQuickRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			evs := []accountant.Event{
-				accountant.Gaussian{Sigma: pdp.GaussianSigmaFor(eps, 1, delta)},
+				accountant.Gaussian{Sigma: objpert.GaussianSigmaFor(eps, 1, delta)},
 				accountant.Gaussian{Sigma: sigma3 * math.Sqrt2 / 0.25},
 			}
 			if r.variant == "adaptive" {
-				evs = append(evs, accountant.Gaussian{Sigma: pdp.GaussianSigmaFor(eps, 0.25, delta) / 0.25})
+				evs = append(evs, accountant.Gaussian{Sigma: objpert.GaussianSigmaFor(eps, 0.25, delta) / 0.25})
 			}
 			for _, ev := range evs {
 				if err := acc.Compose(ev, 1); err != nil {

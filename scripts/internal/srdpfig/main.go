@@ -33,7 +33,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "coarser x grids")
-	out := flag.String("out", "scripts/results/srdp_figures", "output directory")
+	out := flag.String("out", "results/srdp_figures", "output directory")
 	flag.Parse()
 	if _, err := run(*quick, *out, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "srdpfig:", err)
@@ -344,6 +344,6 @@ func markdown(res *result, quick bool) string {
 		}
 	}
 	fmt.Fprintf(&b, "\nM_L / M_E use c1 = c2 = 1 (order ∞), where Theorem 2 is exactly the closed form ε(1+τ·L/Δ). A_SGD-iter uses the reconstructed SRDP with ε² restored (specs/000 §4.2) and κ_τ = p; its Table 2 form replaces log(n−p+2)/(n−p+1) by the larger log(n−p)/(n−p) and the 1.1 factor absorbs the slack.\n\n")
-	fmt.Fprintf(&b, "## Figure 3 and Table 4\n\nBoth train private logistic regression on synthetic low-rank data, with and without non-private PCA and against DP-PCA: see `scripts/srdp_fig3.sh` and `scripts/results/srdp_fig3/`.\n")
+	fmt.Fprintf(&b, "## Figure 3 and Table 4\n\nBoth train private logistic regression on synthetic low-rank data, with and without non-private PCA and against DP-PCA: see `scripts/srdp_fig3.sh` and `results/srdp_fig3/`.\n")
 	return b.String()
 }

@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // genConfig is the synthetic data of the paper's Fig. 3 (specs/000 §6.2
@@ -51,7 +51,7 @@ func generate(c genConfig) (*dataset, error) {
 	if c.N < 4 || c.D < c.Informative || c.Informative < 1 || c.Informative > 62 {
 		return nil, fmt.Errorf("data: need n ≥ 4 and 1 ≤ informative ≤ min(d, 62), got n=%d d=%d m=%d", c.N, c.D, c.Informative)
 	}
-	s := rng.NewSeeded(c.Seed).Child("srdp-fig3-data")
+	s := rng.New(c.Seed).Child("srdp-fig3-data")
 	m := c.Informative
 	// Two distinct hypercube vertices.
 	var v0, v1 uint64

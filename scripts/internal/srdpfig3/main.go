@@ -30,8 +30,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/preprocess"
+	"github.com/dptrain/dptrain/rng"
 )
 
 type config struct {
@@ -55,7 +55,7 @@ type config struct {
 func defaultConfig(quick bool) config {
 	c := config{
 		quick: quick,
-		out:   "scripts/results/srdp_fig3",
+		out:   "results/srdp_fig3",
 		gen:   genConfig{N: 1000, D: 6000, Informative: 50, ClassSep: 1, FlipY: 0.01, Nu: 0.01, Seed: 2024},
 		k:     50,
 		eps:   []float64{0.5, 1, 2, 5},
@@ -82,7 +82,7 @@ func defaultConfig(quick bool) config {
 
 func main() {
 	quick := flag.Bool("quick", false, "small data (n=500, d=1000, rank 20), ε ∈ {1, 5}, 2 seeds: a smoke run")
-	out := flag.String("out", "scripts/results/srdp_fig3", "output directory")
+	out := flag.String("out", "results/srdp_fig3", "output directory")
 	seeds := flag.Int("seeds", 0, "training seeds (default 5; --quick 2)")
 	clip := flag.Float64("clip", 1, "per-example gradient clip norm C (the paper's Opacus max_grad_norm is 10; with data in the unit ball every gradient has norm ≤ 1, so any C ≥ 1 never clips and C = 10 only multiplies the noise by 10)")
 	flag.Parse()
@@ -257,9 +257,9 @@ func run(cfg config, log io.Writer) (*result, error) {
 		zs := map[string][3]float64{mA: {zA, 0, eA}, mB: {zB, 0, eB}, mC: {zC, zPCA, eP + eC}, mAFree: {zB, 0, math.NaN()}}
 		var recs []record
 		for seed := 1; seed <= cfg.seeds; seed++ {
-			s := rng.NewSeeded(uint64(seed)).Child(fmt.Sprintf("fig3/eps=%g", eps))
+			s := rng.New(uint64(seed)).Child(fmt.Sprintf("fig3/eps=%g", eps))
 			// DP-PCA: one standard GOE per seed (shared across ε: common random numbers).
-			goeBuf = goe(d, rng.NewSeeded(uint64(seed)).Child("goe"), goeBuf)
+			goeBuf = goe(d, rng.New(uint64(seed)).Child("goe"), goeBuf)
 			pca := &dpPCA{d: d, n: n, X32: X32, E: goeBuf, iters: cfg.pcaIters, over: cfg.pcaOver}
 			V, resid, err := pca.top(cfg.k, zPCA, s.Child("dppca"))
 			if err != nil {
@@ -343,7 +343,7 @@ func run(cfg config, log io.Writer) (*result, error) {
 					zz = zFree
 				}
 				for seed := 1; seed <= cfg.seeds; seed++ {
-					s := rng.NewSeeded(uint64(seed)).Child(fmt.Sprintf("table4/eps=%g/clip=%g/free=%v", eps, c, free))
+					s := rng.New(uint64(seed)).Child(fmt.Sprintf("table4/eps=%g/clip=%g/free=%v", eps, c, free))
 					for _, lr := range cfg.lrs {
 						tc := cfg.train
 						tc.LR = lr

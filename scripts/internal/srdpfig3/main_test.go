@@ -10,8 +10,8 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/accountant"
-	"github.com/dptrain/dptrain/internal/rng"
 	"github.com/dptrain/dptrain/preprocess"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The quick run (n = 500, d = 1000, rank 20, ε ∈ {1, 5}, 2 seeds, ≈ 5 s)
@@ -232,7 +232,7 @@ func TestDPPCAMatchesExact(t *testing.T) {
 	for i, v := range ds.X.RawMatrix().Data {
 		X32[i] = float32(v)
 	}
-	E := goe(d, rng.NewSeeded(1), nil)
+	E := goe(d, rng.New(1), nil)
 	off, dia := 0.0, 0.0
 	for i := range d {
 		dia += float64(E[i*d+i] * E[i*d+i])
@@ -251,7 +251,7 @@ func TestDPPCAMatchesExact(t *testing.T) {
 	}
 	const k, z = 3, 0.02 // small noise: the data spikes stand out
 	pca := &dpPCA{d: d, n: n, X32: X32, E: E, iters: 300, over: 5}
-	V, resid, err := pca.top(k, z, rng.NewSeeded(2))
+	V, resid, err := pca.top(k, z, rng.New(2))
 	if err != nil {
 		t.Fatal(err)
 	}

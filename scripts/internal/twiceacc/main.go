@@ -61,7 +61,7 @@ type row struct {
 
 func main() {
 	quick := flag.Bool("quick", false, "embedded subset, 20 steps, ε = 4: a smoke run")
-	out := flag.String("out", "scripts/results/twice_accuracy", "output directory")
+	out := flag.String("out", "results/twice_accuracy", "output directory")
 	dataset := flag.String("dataset", "fashion-mnist", "dataset (cifar10 needs --data with an imported copy)")
 	data := flag.String("data", "", "data directory")
 	model := flag.String("model", "cnn", "model")

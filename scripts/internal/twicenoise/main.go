@@ -29,7 +29,7 @@ import (
 
 func main() {
 	quick := flag.Bool("quick", false, "skip the tighter-conversion column and the numerical problem (9) optimiser")
-	out := flag.String("out", "scripts/results/twice_noise", "output directory")
+	out := flag.String("out", "results/twice_noise", "output directory")
 	flag.Parse()
 	if _, err := run(*quick, *out, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "twicenoise:", err)

@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"encoding/json"
@@ -9,7 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 func TestQuantile(t *testing.T) {
@@ -23,7 +23,7 @@ func TestQuantile(t *testing.T) {
 }
 
 func TestSyntheticLogistic(t *testing.T) {
-	X, y := SyntheticLogistic(2000, 5, rng.NewSeeded(1))
+	X, y := SyntheticLogistic(2000, 5, rng.New(1))
 	pos := 0
 	for i := range y {
 		if y[i] != 1 && y[i] != -1 {
@@ -48,7 +48,7 @@ func TestSyntheticLogistic(t *testing.T) {
 }
 
 func TestAnalyze(t *testing.T) {
-	r := rng.NewSeeded(3)
+	r := rng.New(3)
 	X, y := SyntheticLogistic(400, 10, r)
 	for _, mode := range []Mode{0, DataDependent, Adaptive} {
 		c := AnalysisConfig{Loss: Logistic{}, Epsilon: 1, Delta: 1e-5, Rho: 0.05, Mode: mode, Eps2: 1, Eps3: 1, Eps4: 1}
@@ -109,7 +109,7 @@ func TestAnalyze(t *testing.T) {
 // without refitting: the perturbation is implied by the data (b = −∇J), so
 // every record's exact ex-post pDP and report bound agree with Analyze's.
 func TestAnalyzeModelRoundTrip(t *testing.T) {
-	r := rng.NewSeeded(8)
+	r := rng.New(8)
 	X, y := SyntheticLogistic(300, 6, r)
 	c := AnalysisConfig{Loss: Logistic{}, Epsilon: 1, Delta: 1e-5, Rho: 0.05}
 	a, err := Analyze(X, y, c, r)

@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Source draws the randomness a synthetic experiment needs (internal/rng's
+// Source draws the randomness a synthetic experiment needs (rng's
 // Stream satisfies it).
 type Source interface {
 	NormFloat64() float64

@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"math"
@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // The closed-form GOE(2) tail equals the spec's integral
@@ -26,7 +26,7 @@ func TestGOE2TailIntegral(t *testing.T) {
 // Direct Monte Carlo of Alg 6's noise (Z + Zᵀ)/√2 at d = 2 and d = 6
 // against the exact quantile and the tridiagonal model.
 func TestGOEMonteCarlo(t *testing.T) {
-	r := rng.NewSeeded(5)
+	r := rng.New(5)
 	const draws = 40000
 	tau, _ := GOEQuantile(2, 0.975, GOEExact)
 	exceed := 0
@@ -76,7 +76,7 @@ func TestGOEMonteCarlo(t *testing.T) {
 // GOE exceed the paper's τ = 12 (spec: 0.993), and the empirical quantiles
 // sit near the Tracy–Widom values and below the rigorous bound.
 func TestGOEPaperThresholdTooSmall(t *testing.T) {
-	r := rng.NewSeeded(6)
+	r := rng.New(6)
 	draws := 3000
 	if testing.Short() {
 		draws = 800

@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"math"
@@ -6,7 +6,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
-	"github.com/dptrain/dptrain/internal/rng"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // logDensity is an independent evaluation of log p_D(θ) of the ObjPert
@@ -62,7 +62,7 @@ func randomBall(r *rng.Stream, n, d int) *mat.Dense {
 // the log ratio of the independently evaluated densities at θ̂ under D and
 // under the explicit neighbour D±z, for members and outsiders.
 func TestExPostBruteForce(t *testing.T) {
-	r := rng.NewSeeded(4)
+	r := rng.New(4)
 	for _, c := range []struct {
 		loss          GLM
 		n, d          int
@@ -145,7 +145,7 @@ func TestLossDerivatives(t *testing.T) {
 // TestFitConverges: the Newton solve reaches round-off on a larger problem
 // and the first-order condition b = −∇J(θ̂; D) holds.
 func TestFitConverges(t *testing.T) {
-	r := rng.NewSeeded(9)
+	r := rng.New(9)
 	X := randomBall(r, 3000, 20)
 	y := make([]float64, 3000)
 	for i := range y {
@@ -175,7 +175,7 @@ func TestReportCoverage(t *testing.T) {
 		runs = 800
 	}
 	const rho = 0.05
-	r := rng.NewSeeded(11)
+	r := rng.New(11)
 	Z, zy, member := withOutsider(logY, 1)
 	modes := []ReportOptions{
 		{Mode: DataIndependent, Rho: rho},
@@ -305,7 +305,7 @@ func TestReportEdgeCases(t *testing.T) {
 // ObjPertEpsilon(δ) with probability at most δ (here δ = 0.05, so that the
 // event is visible), over the ObjPert noise.
 func TestObjPertDPMonteCarlo(t *testing.T) {
-	r := rng.NewSeeded(21)
+	r := rng.New(21)
 	const lambda, sigma, delta = 1.0, 2.0, 0.05
 	bound := ObjPertEpsilon(lambda, sigma, 1, 0.25, delta, false)
 	X := randomBall(r, 30, 3)

@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"math"

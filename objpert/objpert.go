@@ -1,4 +1,4 @@
-package pdp
+package objpert
 
 import (
 	"encoding/json"
@@ -10,7 +10,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// Normal is a source of standard normal draws (internal/rng's Stream, a
+// Normal is a source of standard normal draws (rng's Stream, a
 // *math/rand/v2.Rand, ...).
 type Normal interface {
 	NormFloat64() float64

@@ -35,4 +35,4 @@
 //
 // Sign convention (spec §3): "member" means z ∈ D (remove neighbour), a
 // non-member is the add neighbour.
-package pdp
+package objpert
