@@ -6,8 +6,8 @@ import (
 	"testing"
 )
 
-// specs/001 §6 test 2: the TF-Privacy anchor (q = 256/60000, σ = 1.1,
-// T = 14063, δ = 1e-5, integer orders 2..128): classic conversion
+// docs/dpsgdf.md#test-vectors, test 2: the TF-Privacy anchor (q = 256/60000, σ
+// = 1.1, T = 14063, δ = 1e-5, integer orders 2..128): classic conversion
 // ε = 3.0092 at α = 9, improved (Balle et al.) ε = 2.5971 at α = 8.
 func TestDPSGDFSpecAnchor(t *testing.T) {
 	var orders []float64
@@ -40,10 +40,11 @@ func TestDPSGDFSpecAnchor(t *testing.T) {
 	}
 }
 
-// specs/001 §5 / §6 test 3: the noise multiplier of the DP-SGD phase for a
-// total ε when DPSGD-F's Gaussian mean (σ_F from the analytic Gaussian for
-// ε_F, specs/001 §6 test 1) is composed before it; RDP, improved conversion,
-// integer orders 2..256 ∪ {320, 384, 448, 512}, δ = 1e-5, 2e-3 relative.
+// docs/dpsgdf.md#accounting and test 3 of docs/dpsgdf.md#test-vectors: the
+// noise multiplier of the DP-SGD phase for a total ε when DPSGD-F's Gaussian
+// mean (σ_F from the analytic Gaussian for ε_F, test 1) is composed before it;
+// RDP, improved conversion, integer orders 2..256 ∪ {320, 384, 448, 512}, δ =
+// 1e-5, 2e-3 relative.
 func TestDPSGDFSpecCalibrationTable(t *testing.T) {
 	var orders []float64
 	for a := 2; a <= 256; a++ {
@@ -51,7 +52,7 @@ func TestDPSGDFSpecCalibrationTable(t *testing.T) {
 	}
 	orders = append(orders, 320, 384, 448, 512)
 	// Analytic-Gaussian multipliers for ε_F ∈ {0.02, 0.05, 0.2} at δ = 1e-5
-	// (specs/001 §6 test 1); 0 stands for no preprocessing.
+	// (docs/dpsgdf.md#test-vectors, test 1); 0 stands for no preprocessing.
 	sigmaF := []float64{0, 131.796978, 57.770695, 16.304133}
 	rows := []struct {
 		n, batch int

@@ -7,20 +7,20 @@ import (
 	"strings"
 )
 
-// Hidden-state accounting (paper 002, Asoodeh & Diaz; specs/002): projected
-// DP-SGD whose intermediate iterates are never released is bounded directly
-// with the hockey-stick divergence, through the contraction of the Gaussian
-// kernel on a set of bounded diameter. The bound converges in T.
+// Hidden-state accounting (paper 002, Asoodeh & Diaz; docs/hidden-state.md):
+// projected DP-SGD whose intermediate iterates are never released is bounded
+// directly with the hockey-stick divergence, through the contraction of the
+// Gaussian kernel on a set of bounded diameter. The bound converges in T.
 
 // hsQ is the standard normal upper tail Q(x) = 1 − Φ(x).
 func hsQ(x float64) float64 { return 0.5 * math.Erfc(x/math.Sqrt2) }
 
 // Theta is θ_ε(r) = Q(ε/r − r/2) − e^ε·Q(ε/r + r/2): the E_ε contraction
 // coefficient of a Gaussian kernel whose inputs lie in a set of diameter
-// r·σ (specs/002 Prop. 1), equal to the exact privacy profile δ(ε) of the
-// Gaussian mechanism with sensitivity/noise ratio r. Rounding errs upward:
-// the result is clamped to [0,1], and an underflowing e^ε·Q term is dropped
-// (an overestimate).
+// r·σ (docs/hidden-state.md#the-bound), equal to the exact privacy profile
+// δ(ε) of the Gaussian mechanism with sensitivity/noise ratio r. Rounding errs
+// upward: the result is clamped to [0,1], and an underflowing e^ε·Q term is
+// dropped (an overestimate).
 func Theta(eps, r float64) float64 {
 	if !(r > 0) {
 		return 0
@@ -46,11 +46,11 @@ func Theta(eps, r float64) float64 {
 }
 
 // HiddenSegment is a run of Steps identical projected DP-SGD steps
-// (specs/002 §3.2): batches drawn with rate P (Poisson rate, or b/n for
-// fixed-size sampling without replacement), per-example L2 clipping to Clip,
-// learning rate LR, isotropic Gaussian noise of standard deviation Sigma in
-// PARAMETER space (not the Abadi multiplier: σ = η·z·C/b), and projection
-// after the noise onto a fixed set of Euclidean diameter Diameter.
+// (docs/hidden-state.md#the-bound): batches drawn with rate P (Poisson rate,
+// or b/n for fixed-size sampling without replacement), per-example L2 clipping
+// to Clip, learning rate LR, isotropic Gaussian noise of standard deviation
+// Sigma in PARAMETER space (not the Abadi multiplier: σ = η·z·C/b), and
+// projection after the noise onto a fixed set of Euclidean diameter Diameter.
 type HiddenSegment struct {
 	Steps    int     `json:"steps"`
 	P        float64 `json:"p"`
@@ -91,12 +91,13 @@ func (s HiddenSegment) Validate() error {
 // HiddenState is the hidden-state bound of Theorems 1/2 generalised to
 // segments with changing parameters through Lemma 1: δ_t = (1−p_t)θ_t δ_{t−1}
 // + p_t θ_t, δ_0 = 0. It holds for replace-one neighbours (and, for Poisson
-// sampling, add/remove; specs/002 A9) when only the final iterate is
-// released; see [HiddenStateRun.Qualifies].
+// sampling, add/remove; docs/hidden-state.md#a9-neighbouring-relations) when
+// only the final iterate is released; see [HiddenStateRun.Qualifies].
 type HiddenState struct {
 	Segments []HiddenSegment
 	// PointMassInit uses θ_ε(2ηC/σ) at the first step, valid only when W_0
-	// is a fixed point (specs/002 §8 Q9). Default off.
+	// is a fixed point (docs/hidden-state.md#point-mass-initialisation).
+	// Default off.
 	PointMassInit bool
 }
 
@@ -233,7 +234,8 @@ func (e ProjectedSGD) segment(steps int) HiddenSegment {
 func (e ProjectedSGD) Validate() error { return e.segment(1).Validate() }
 
 // HiddenStateRun describes the facts about a training run that decide
-// whether the hidden-state bound is valid for it (specs/002 §6).
+// whether the hidden-state bound is valid for it
+// (docs/hidden-state.md#conditions).
 type HiddenStateRun struct {
 	ProjectEveryStep           bool   // full parameter vector projected after the noise, every step (A2)
 	Optimizer                  string // must be "sgd" (plain SGD, no momentum/Adam state; A5)
@@ -243,8 +245,8 @@ type HiddenStateRun struct {
 	ExpectedBatchNormalization bool   // update divided by the expected batch size without the outer clip breaks A3
 	// WeightDecay λ of a coupled decay w ← (1−ηλ)w − η·g: Lemma 2's
 	// diameter becomes |1−ηλ|·D + 2ηC, so the bound is under-charged once
-	// ηλ > 2; specs/002 A5 allows no weight decay outside the regularised
-	// variant.
+	// ηλ > 2; docs/hidden-state.md#a5-plain-sgd allows no weight decay outside
+	// the regularised variant.
 	WeightDecay float64
 }
 
@@ -267,7 +269,7 @@ func (r HiddenStateRun) Qualifies() (ok bool, reason string) {
 		why = append(why, fmt.Sprintf("sampling %q is not fresh Poisson or fixed-size sampling without replacement", r.Sampling))
 	}
 	if r.WeightDecay != 0 {
-		why = append(why, fmt.Sprintf("weight decay %g changes the projected step's contraction (specs/002 A5: none outside the regularised variant)", r.WeightDecay))
+		why = append(why, fmt.Sprintf("weight decay %g changes the projected step's contraction (hidden-state condition A5: none outside the regularised variant)", r.WeightDecay))
 	}
 	if r.ExpectedBatchNormalization {
 		why = append(why, "dividing by the expected batch size breaks the bounded-update condition (use the outer-clip variant)")
@@ -280,7 +282,8 @@ func (r HiddenStateRun) Qualifies() (ok bool, reason string) {
 
 // MarkTracker records in t whether the "hidden" accountant applies to the
 // run (with the reason when it does not), so the tracker never reports the
-// hidden-state bound as the run's bound for a run that breaks §6 of specs/002.
+// hidden-state bound as the run's bound for a run that breaks
+// docs/hidden-state.md#conditions.
 func (r HiddenStateRun) MarkTracker(t *Tracker) error {
 	ok, why := r.Qualifies()
 	return t.SetApplicable((*HiddenAccountant)(nil).Name(), ok, why)
@@ -379,16 +382,17 @@ func (a *HiddenAccountant) add(s HiddenSegment) {
 // ReplaceOne.
 //
 // Theorems 1–2 of paper 002 are proved for replace-one neighbours. With
-// Poisson sampling the same δ_T(ε) also holds for add/remove-one (specs/002
-// §6 A9), by the proof of Prop. 2 with the coupling B' = B ∪ {x} with
-// probability p, else B: batches without the extra record x give the same
-// ψ_B on both datasets (SDPI then DPI: ≤ θ·E_ε(μ‖ν)); batches with it give
-// Gaussian inputs ψ_{B∪{x}}(w), ψ_B(w') that still lie in a set of diameter
-// ≤ D + 2ηC (each update moves w by ≤ ηC, Lemma 2), so their E_ε is ≤ θ;
-// joint convexity of E_ε over the batch mixture gives δ_t ≤ (1−p)θδ_{t−1} +
-// pθ in both directions, which is Lemma 1's recursion. Reporting AddRemove
-// for such runs is what lets a Tracker take min(hidden-state, RDP) against
-// the Poisson RDP bound (DESIGN decision 6: a proven rule, cited here).
+// Poisson sampling the same δ_T(ε) also holds for add/remove-one
+// (docs/hidden-state.md#a9-neighbouring-relations), by the proof of Prop. 2
+// with the coupling B' = B ∪ {x} with probability p, else B: batches without
+// the extra record x give the same ψ_B on both datasets (SDPI then DPI: ≤
+// θ·E_ε(μ‖ν)); batches with it give Gaussian inputs ψ_{B∪{x}}(w), ψ_B(w') that
+// still lie in a set of diameter ≤ D + 2ηC (each update moves w by ≤ ηC, Lemma
+// 2), so their E_ε is ≤ θ; joint convexity of E_ε over the batch mixture gives
+// δ_t ≤ (1−p)θδ_{t−1} + pθ in both directions, which is Lemma 1's recursion.
+// Reporting AddRemove for such runs is what lets a Tracker take
+// min(hidden-state, RDP) against the Poisson RDP bound
+// (docs/accountants.md#relations: a proven rule, cited here).
 func (a *HiddenAccountant) Relation() Relation {
 	if len(a.state.Segments) == 0 {
 		return ReplaceOne

@@ -19,7 +19,7 @@ import (
 // and the Lemma-1 prefactor p. The paper's eq. (21) as printed is NOT a
 // bound; scripts/internal/hiddenstate redraws Fig. 2 with it.
 type RegularizedHiddenState struct {
-	P      float64 // sampling rate (b/n, or the Poisson rate; Poisson is derived, specs/002 §4.6)
+	P      float64 // sampling rate (b/n, or the Poisson rate; Poisson is derived, docs/hidden-state.md#regularised-variant)
 	LR     float64 // η
 	Clip   float64 // C
 	Sigma  float64 // noise std in parameter space
@@ -125,8 +125,9 @@ func (r RegularizedHiddenState) Delta(eps float64) (delta, kappa float64) {
 
 // Epsilon returns an ε at which the bound was verified ≤ delta: the
 // smallest point of a 0.1 grid, refined on a 0.01 grid below it (the bound
-// is not monotone in ε, so no bisection; specs/002 §4.9), up to epsMax = 50.
-// +Inf when no grid point verifies.
+// is not monotone in ε, so no bisection;
+// docs/hidden-state.md#regularised-variant), up to epsMax = 50. +Inf when no
+// grid point verifies.
 func (r RegularizedHiddenState) Epsilon(delta float64) float64 {
 	ok := func(e float64) bool { d, _ := r.Delta(e); return d <= delta }
 	for i := 0; i <= 500; i++ {

@@ -20,7 +20,7 @@ func fig1(T int) HiddenState {
 	return HiddenState{Segments: []HiddenSegment{{Steps: T, P: 0.001, Diameter: 3, LR: 0.01, Clip: 2, Sigma: 1}}}
 }
 
-// TV1 of specs/002.
+// TV1 of docs/hidden-state.md#test-vectors.
 func TestThetaTV1(t *testing.T) {
 	tests := []struct{ eps, r, want float64 }{
 		{0, 1, 0.38292492254802624},
@@ -205,7 +205,7 @@ func TestHiddenSegmentsTV5(t *testing.T) {
 	}
 }
 
-// Point-mass init refinement (specs/002 §8 Q9).
+// Point-mass init refinement (docs/hidden-state.md#point-mass-initialisation).
 func TestHiddenPointMassInit(t *testing.T) {
 	for _, tc := range []struct {
 		T    int
@@ -295,12 +295,12 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 		{0.65, 10, 1000, 4.33088e-1, 7.0},
 		{0.65, 10, 10000, 6.66775e-1, 7.3},
 		{0.65, 10, 100000, 8.38681e-1, 7.75},
-		// λ = 0.01, d = 1 (the spec prints no argmin κ).
+		// λ = 0.01, d = 1 (the reference prints no argmin κ).
 		{0.01, 1, 10, 8.96408e-3, 0},
 		{0.01, 1, 100, 9.43022e-2, 0},
 		{0.01, 1, 1000, 6.31937e-1, 0},
 	}
-	// The spec's cells are min over κ BEFORE the never-sampled cap
+	// The reference cells are min over κ BEFORE the never-sampled cap
 	// 1 − (1−p)^T; Delta returns the capped value.
 	uncapped := func(r RegularizedHiddenState) (float64, float64) {
 		best, arg := math.Inf(1), 0.0
@@ -331,7 +331,7 @@ func TestRegularizedKappaOptimised(t *testing.T) {
 			t.Errorf("λ=%v d=%d T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.T, uk, tc.kappa)
 		}
 	}
-	// λ = 0.01 at T = 1e4, 1e5: the spec prints "~1"; Delta falls back to
+	// λ = 0.01 at T = 1e4, 1e5: the reference prints "~1"; Delta falls back to
 	// the cap.
 	trivial := []int{10000}
 	if !testing.Short() {
@@ -535,14 +535,15 @@ func TestHiddenStateRunMarkTracker(t *testing.T) {
 	if err := run.MarkTracker(tr); err != nil {
 		t.Fatal(err)
 	}
-	// One step: ε_1(1e-3) = 0 (TV3 of specs/002).
+	// One step: ε_1(1e-3) = 0 (TV3 of docs/hidden-state.md#test-vectors).
 	if got, err := tr.TightestFor(1e-3, ReplaceOne); err != nil || got.Epsilon != 0 || got.Accountant != "hidden" {
 		t.Errorf("applicable: %+v %v", got, err)
 	}
 }
 
-// TV7 of specs/002: min-combination with the Poisson-subsampled Gaussian RDP
-// bound (q = 0.001, z = 2, integer orders 2..256, ε = min_α T·RDP + log(1/δ)/(α−1)).
+// TV7 of docs/hidden-state.md#test-vectors: min-combination with the
+// Poisson-subsampled Gaussian RDP bound (q = 0.001, z = 2, integer orders
+// 2..256, ε = min_α T·RDP + log(1/δ)/(α−1)).
 func TestHiddenTV7MinWithRDP(t *testing.T) {
 	ev := PoissonSampled{Q: 0.001, Event: Gaussian{Sigma: 2}}
 	per := NewTwiceWith(256, TwiceMironov)

@@ -5,9 +5,9 @@ import (
 )
 
 // Propose-Test-Release for non-private PCA followed by DP-GD (paper 000
-// Algorithm 1, Theorem 8, Proposition 9; specs/000 §5): the SRDP guarantee of
-// PCA is conditional on an eigengap lower bound β; PTR tests it privately and
-// makes the guarantee unconditional at the price of +ε.
+// Algorithm 1, Theorem 8, Proposition 9; docs/srdp.md#ptr-for-pca): the SRDP
+// guarantee of PCA is conditional on an eigengap lower bound β; PTR tests it
+// privately and makes the guarantee unconditional at the price of +ε.
 
 // PCARankTau is τ = n·Δ2 of rank-k PCA (Proposition 5): 4(3n+2)/((n−1)·gap),
 // gap the eigengap lower bound (≤ 12.2/gap for n ≥ 101).
@@ -16,7 +16,7 @@ func PCARankTau(n int, gap float64) float64 {
 }
 
 // PTRSurrogateStatistic is the tractable substitute for Algorithm 1's
-// distance-to-instability statistic (specs/000 §5.1):
+// distance-to-instability statistic (docs/srdp.md#ptr-for-pca):
 // J'(S) = max(0, (δ_k(S) − β)·n/12.2). For n ≥ 101 neighbouring datasets
 // change δ_k by at most 12.2/n, so J' has global sensitivity 1 and J' ≤ J,
 // which is all Theorem 8's proof needs. gap is δ_k(S) = λ_k − λ_{k+1} of the
@@ -63,8 +63,8 @@ type PTRPCAResult struct {
 	// AlphaStar = √(log(1/δ)/A) + 1 with A = 1.05ε²(1+K).
 	AlphaStar float64
 	// Valid reports whether Theorem 8 is proven at these parameters: its
-	// 1.05 factor needs α* ≥ 11 and its δ condition δ ≤ exp(−A) (specs/000
-	// §5.2 erratum). When false, use [PTRPCANumeric].
+	// 1.05 factor needs α* ≥ 11 and its δ condition δ ≤ exp(−A)
+	// (docs/srdp.md#ptr-for-pca). When false, use [PTRPCANumeric].
 	Valid bool
 	// Exact is 2√(A·log(1/δ)) + A, Lemma M at α* before the paper's 3√ relaxation.
 	Exact float64
@@ -88,11 +88,12 @@ func PTRPCAClosedForm(eps, beta, delta, L, mu float64) PTRPCAResult {
 	return r
 }
 
-// PTRPCANumeric is the exact numeric path for Algorithm 1 (specs/000 §5.2):
-// DP-GD with σ = 2L√T/(εn) has total RDP αε²/2 and, on PCA-rank data with
-// τ = PCARankTau(n, β), total SRDP α(μτε/(2L))²/2; Theorem 2 with optimal c
-// gives α(a+b)²/2 (a = ε, b = μτε/(2L)); Lemma M minimised over α; plus ε
-// for the PTR test. It returns the overall ε and the attaining order.
+// PTRPCANumeric is the exact numeric path for Algorithm 1
+// (docs/srdp.md#ptr-for-pca): DP-GD with σ = 2L√T/(εn) has total RDP αε²/2
+// and, on PCA-rank data with τ = PCARankTau(n, β), total SRDP α(μτε/(2L))²/2;
+// Theorem 2 with optimal c gives α(a+b)²/2 (a = ε, b = μτε/(2L)); Lemma M
+// minimised over α; plus ε for the PTR test. It returns the overall ε and the
+// attaining order.
 func PTRPCANumeric(eps, beta, delta, L, mu float64, n int) (total, alpha float64) {
 	tau := PCARankTau(n, beta)
 	m := GaussianNoiseSRDP{Sens: eps, Lip: mu * eps / (2 * L), Sigma: 1}
@@ -106,8 +107,9 @@ func PTRPCANumeric(eps, beta, delta, L, mu float64, n int) (total, alpha float64
 
 // PTRFailureProbability is the failure probability of the PTR test (paper
 // 000's Proposition 9), ξ = (1/(2δ))·exp(−(δ_k(S) − β)·n·ε/12.2), doubled
-// when the test threshold is log(2/δ)/ε as in Algorithm 1 (specs/000 §5.3 erratum). It also reports
-// the precondition δ_k ≥ β + 12.2·log(1/δ)/(nε) of the proof's tail step.
+// when the test threshold is log(2/δ)/ε as in Algorithm 1
+// (docs/srdp.md#ptr-for-pca). It also reports the precondition δ_k ≥ β +
+// 12.2·log(1/δ)/(nε) of the proof's tail step.
 func PTRFailureProbability(gap, beta float64, n int, eps, delta float64, log2Threshold bool) (xi float64, preconditionHolds bool) {
 	xi = math.Exp(-(gap-beta)*float64(n)*eps/12.2) / (2 * delta)
 	if log2Threshold {

@@ -7,7 +7,8 @@ import (
 	"github.com/dptrain/dptrain/rng"
 )
 
-// TV1 (PCA part) of specs/000: τ = 24.4 exactly at n = 101, gap = 0.5.
+// TV1 (PCA part) of docs/srdp.md#test-vectors: τ = 24.4 exactly at n = 101,
+// gap = 0.5.
 func TestPCARankTau(t *testing.T) {
 	if got := PCARankTau(101, 0.5); !papersClose(got, 24.4, 1e-12) {
 		t.Errorf("τ = %v", got)

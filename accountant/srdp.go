@@ -2,7 +2,7 @@ package accountant
 
 import "math"
 
-// Smooth RDP (paper 000, Hu, Sanyal & Schölkopf; specs/000): the privacy of
+// Smooth RDP (paper 000, Hu, Sanyal & Schölkopf; docs/srdp.md): the privacy of
 // a DP algorithm A run on data that a NON-private, data-dependent
 // preprocessing π (dedup, quantization, imputation, scaling, PCA) has
 // touched. π is described by its sensitivities Δ2 (largest move of any other
@@ -19,10 +19,11 @@ type SRDPMechanism interface {
 	SRDP(alpha, tau float64) float64
 }
 
-// GaussianNoiseSRDP is the generic exact primitive of specs/000 §4.2: a
-// statistic of replace-one L2 sensitivity Sens and L_12-Lipschitz constant
-// Lip, released with N(0, Sigma²·I), composed Count times (Count 0 means 1).
-// RDP = Count·α·Sens²/(2σ²), SRDP = Count·α·Lip²·τ²/(2σ²).
+// GaussianNoiseSRDP is the generic exact primitive of
+// docs/srdp.md#mechanism-curves: a statistic of replace-one L2 sensitivity
+// Sens and L_12-Lipschitz constant Lip, released with N(0, Sigma²·I), composed
+// Count times (Count 0 means 1). RDP = Count·α·Sens²/(2σ²), SRDP =
+// Count·α·Lip²·τ²/(2σ²).
 type GaussianNoiseSRDP struct {
 	Sens, Lip, Sigma float64
 	Count            int
@@ -180,7 +181,7 @@ func thm2MinC(f func(c float64) float64) (best, arg float64) {
 // SRDPBound is the RDP of A∘π at order α (paper 000's Theorem 2) with c1
 // and c2 each chosen to minimise its term (the default). It returns ε̂ = max of the two minima and
 // the minimisers. For Gaussian-type curves (ε = αa²/2, ε̃ = αb²/2) the
-// optimum is α(a+b)²/2 (specs/000 §4.1 note 2).
+// optimum is α(a+b)²/2 (docs/srdp.md#the-combination-rule).
 func SRDPBound(alpha float64, m SRDPMechanism, tau float64) (eps, c1, c2 float64) {
 	t1, c1 := thm2MinC(func(c float64) float64 { return thm2Term1(alpha, m, tau, c) })
 	t2, c2 := thm2MinC(func(c float64) float64 { return thm2Term2(alpha, m, tau, c) })
@@ -189,7 +190,7 @@ func SRDPBound(alpha float64, m SRDPMechanism, tau float64) (eps, c1, c2 float64
 
 // GroupPrivacyGaussian is the group-privacy baseline of the paper's Fig. 2
 // for a Gaussian mechanism with noise knob ε: α·g²·ε²/2 for a group of g
-// records (reconstruction, specs/000 §6.1).
+// records (reconstruction, docs/srdp.md#paper-figures).
 func GroupPrivacyGaussian(alpha, eps float64, g int) float64 {
 	return alpha * float64(g) * float64(g) * eps * eps / 2
 }
@@ -237,7 +238,8 @@ func MironovEpsilon(curve func(alpha float64) float64, delta, lo, hi float64) (e
 	return eps, alpha
 }
 
-// SubsampledSRDP is Lemma 3 with the spec's conservative fix: the second
+// SubsampledSRDP is Lemma 3 with a conservative fix
+// (docs/srdp.md#subsampling-with-replacement): the second
 // term uses ε̃(α, B·τ) (with replacement one record can be drawn B times),
 // the minimum is taken over every admissible k, and the result is never
 // above the no-amplification value ε̃(α, B·τ). When the lemma's hypothesis

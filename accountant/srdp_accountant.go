@@ -12,13 +12,13 @@ import (
 // data-dependent preprocessing step π with L2 sensitivity Delta2 (largest
 // move of any other record when one record is replaced) and L∞ sensitivity
 // DeltaInf (number of other records that can move), declared a priori for
-// the dataset collection (specs/000 Def. 4; preprocess.Sensitivity gives
-// them). Chains of preprocessing steps must be declared as one π.
+// the dataset collection (docs/srdp.md#sensitivities; preprocess.Sensitivity
+// gives them). Chains of preprocessing steps must be declared as one π.
 //
 // Mu is the Lipschitz constant of one record's clipped contribution with
 // respect to its input, in units of the clip norm (a record moved by r moves
 // its contribution by ≤ Mu·r·C); 0 means unknown, and the clipping cap 2C per
-// moved record is used (specs/000 §7.2(3)).
+// moved record is used (docs/srdp.md#training-steps).
 type Preprocessed struct {
 	Delta2, DeltaInf float64
 	Mu               float64
@@ -137,12 +137,13 @@ var srdpOrders = func() []float64 {
 // SRDPAccountant accounts a training run on non-privately preprocessed data:
 // per-step RDP from the (Poisson-subsampled) Gaussian events, per-step SRDP
 // α·(Δ∞·min(2, μΔ2))²/(2σ²) (no amplification claimed, joint quasi-convexity;
-// specs/000 §7.2(3)), composed separately and combined ONCE at query time by
-// Theorem 2 with optimal c (DESIGN decision 5), then converted with
-// [EpsilonFromRDP]. The RDP leg is add/remove-one for Poisson sampling, which
-// Theorem 2 carries over to (specs/000 §4.1 note 4, derived), so bounds are
-// reported for AddRemove. All events must share one Preprocessed declaration.
-// Without any Preprocessed event the account is plain RDP.
+// docs/srdp.md#training-steps), composed separately and combined ONCE at query
+// time by Theorem 2 with optimal c (docs/srdp.md#the-combination-rule), then
+// converted with [EpsilonFromRDP]. The RDP leg is add/remove-one for Poisson
+// sampling, which Theorem 2 carries over to
+// (docs/srdp.md#the-combination-rule), so bounds are reported for AddRemove.
+// All events must share one Preprocessed declaration. Without any Preprocessed
+// event the account is plain RDP.
 type SRDPAccountant struct {
 	pre    *Preprocessed // sensitivities only (Event nil)
 	groups []srdpGroup

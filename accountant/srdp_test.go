@@ -7,7 +7,8 @@ import (
 	"testing"
 )
 
-// TV2 of specs/000: Gaussian mechanism + PCA-rank, α = 11, ε = 0.1, τ = 24.4.
+// TV2 of docs/srdp.md#test-vectors: Gaussian mechanism + PCA-rank, α = 11, ε =
+// 0.1, τ = 24.4.
 func TestSRDPTheorem2GaussianPCA(t *testing.T) {
 	m := GaussianMechanismSRDP(1, 1, 1/0.1)
 	const alpha, tau = 11, 24.4
@@ -41,8 +42,8 @@ func TestSRDPDPGDMeanImputation(t *testing.T) {
 	if got := SRDPBoundAt(11, m, tau, 2, 2); !papersClose(got, 46.31634349030471, 1e-9) {
 		t.Errorf("c=2: %.16g", got)
 	}
-	// The spec prints 24.37673380929912 and names it α(2+τ)²ε²/2, which is
-	// 24.376731301939…: the closed form is pinned to 1e-9, the printed
+	// The reference prints 24.37673380929912 and names it α(2+τ)²ε²/2, which
+	// is 24.376731301939…: the closed form is pinned to 1e-9, the printed
 	// digits to 2e-7.
 	got, _, _ := SRDPBound(11, m, tau)
 	if !papersClose(got, 11*(2+tau)*(2+tau)/2, 1e-9) || !papersClose(got, 24.37673380929912, 2e-7) {
@@ -90,8 +91,8 @@ func TestSRDPSGDVariants(t *testing.T) {
 //	ε'(α,τ) = 2(1−(kB−1)/n)^B·ε̃(α, τ/k) + 2(1−(1−(kB−1)/n)^B)·ε̃(α, τ),
 //
 // for 1/B ≤ k ≤ (n−1)/B and ε̃(α, τ) ≤ 1/(α−1). The second term is only safe
-// for B = 1 (specs/000 §2.7), so it is NOT a valid bound: the accountant
-// uses [SubsampledSRDP], and this test compares the two.
+// for B = 1 (docs/srdp.md#subsampling-with-replacement), so it is NOT a valid
+// bound: the accountant uses [SubsampledSRDP], and this test compares the two.
 func lemma3Literal(srdp func(alpha, tau float64) float64, alpha, tau float64, n, B, k int) float64 {
 	x := math.Pow(1-float64(k*B-1)/float64(n), float64(B))
 	return 2*x*srdp(alpha, tau/float64(k)) + 2*(1-x)*srdp(alpha, tau)

@@ -151,8 +151,8 @@ func (t *Tracker) Bounds(delta float64) []TrackedBound {
 // Tightest returns, for each neighbouring relation some applicable
 // accountant reports, the bound with the smallest ε among the applicable
 // accountants of that relation, sorted by relation. Bounds of different
-// relations are never compared (DESIGN.md decision 6): the caller picks the
-// relation its run is defined for.
+// relations are never compared (docs/accountants.md#relations): the caller
+// picks the relation its run is defined for.
 func (t *Tracker) Tightest(delta float64) []Bound {
 	best := map[Relation]Bound{}
 	for _, tb := range t.Bounds(delta) {

@@ -73,12 +73,13 @@ func TestStepEachRefusesMissingOrInvalid(t *testing.T) {
 	}
 }
 
-// The tracker reports min(hidden-state, RDP) for a run that meets specs/002
-// §6, and only the RDP bound (with the reason) for one that does not: TV7 of
-// specs/002 (D=1, η=0.5, C=1, σ=1 so r=2; Poisson p=0.001; RDP side the
-// Poisson-subsampled Gaussian at z=2, integer orders 2..256, Lemma 2.3;
-// δ=1e-5). With Poisson sampling the hidden-state bound holds for
-// add/remove-one, the RDP side's relation, so the two are comparable.
+// The tracker reports min(hidden-state, RDP) for a run that meets
+// docs/hidden-state.md#conditions, and only the RDP bound (with the reason)
+// for one that does not: TV7 of docs/hidden-state.md#test-vectors (D=1, η=0.5,
+// C=1, σ=1 so r=2; Poisson p=0.001; RDP side the Poisson-subsampled Gaussian
+// at z=2, integer orders 2..256, Lemma 2.3; δ=1e-5). With Poisson sampling the
+// hidden-state bound holds for add/remove-one, the RDP side's relation, so the
+// two are comparable.
 func TestTrackerMinHiddenRDP(t *testing.T) {
 	qualifying := HiddenStateRun{ProjectEveryStep: true, Optimizer: "sgd", FinalModelOnly: true, Sampling: "poisson"}
 	releasing := qualifying

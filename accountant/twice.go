@@ -9,11 +9,13 @@ import (
 )
 
 // Twice Poisson sampling with hybrid (L2 + L∞, per-subspace) clipping
-// (paper 003, Xiao, Wan & Devadas; specs/003): closed-form integer-order
-// RDP of (q1, q2)-twice sampling (eqs. 7–8, Theorem 5.6, Remark 5.1).
+// (paper 003, Xiao, Wan & Devadas; docs/twice-sampling.md): closed-form
+// integer-order RDP of (q1, q2)-twice sampling (eqs. 7–8, Theorem 5.6, Remark
+// 5.1).
 
 // Block is one subspace of hybrid clipping as the accountant sees it: Dim
-// coordinates (r_j; the residual block of DESIGN decision 2 has Dim = d), an
+// coordinates (r_j; the residual block of
+// docs/twice-sampling.md#subspace-clipping has Dim = d), an
 // L2 clip C2 on the block's coordinates, an L∞ clip c∞ = C2/√D0 on each
 // coordinate, and independent N(0, Sigma²) noise on every coordinate of the
 // block's noisy sum. Sigma is absolute (the noise std on the SUM of clipped

@@ -6,7 +6,8 @@ import (
 )
 
 // Optimal anisotropic Gaussian noise for hybrid subspace clipping (paper 003
-// Theorem 4.6 and problem (9); specs/003 §4.4, §5.6).
+// Theorem 4.6 and problem (9);
+// docs/twice-sampling.md#optimal-anisotropic-noise).
 
 func checkNoiseBlocks(blocks []Block) error {
 	if len(blocks) == 0 {
@@ -166,13 +167,14 @@ func CalibrateHybridNoise(p HybridProblem) (sigma []float64, total float64, err 
 	return sigma, NoiseTotalVariance(p.Blocks, sigma), nil
 }
 
-// OptimizeHybridNoise solves problem (9) numerically (specs/003 §5.6):
-// σ_j = s·ρ_j with ρ_m = 1, started at Theorem 4.6's ratios; the scale s is
-// calibrated exactly for each ρ, and Σ r_j σ_j² is minimised over log ρ_j by
-// coordinate-wise golden-section search (three sweeps, tolerance 1e-3 in
-// log ρ). Every returned σ is calibrated, so it is private whatever the
-// optimiser's accuracy; the objective is flat near the optimum (within
-// ~0.001% of the Theorem 4.6 start in the paper's settings).
+// OptimizeHybridNoise solves problem (9) numerically
+// (docs/twice-sampling.md#optimal-anisotropic-noise): σ_j = s·ρ_j with ρ_m =
+// 1, started at Theorem 4.6's ratios; the scale s is calibrated exactly for
+// each ρ, and Σ r_j σ_j² is minimised over log ρ_j by coordinate-wise
+// golden-section search (three sweeps, tolerance 1e-3 in log ρ). Every
+// returned σ is calibrated, so it is private whatever the optimiser's
+// accuracy; the objective is flat near the optimum (within ~0.001% of the
+// Theorem 4.6 start in the paper's settings).
 func OptimizeHybridNoise(p HybridProblem) (sigma []float64, total float64, err error) {
 	if err := p.validate(); err != nil {
 		return nil, 0, err
@@ -255,19 +257,20 @@ func OptimizeHybridNoise(p HybridProblem) (sigma []float64, total float64, err e
 	return sigma, NoiseTotalVariance(p.Blocks, sigma), nil
 }
 
-// ResidualD0 is DESIGN decision 2's default d0 = (c2/c∞)² of the residual
-// block (c∞ = 0.1·c2, paper 003's experiments).
+// ResidualD0 is the default d0 (docs/twice-sampling.md#subspace-clipping) =
+// (c2/c∞)² of the residual block (c∞ = 0.1·c2, paper 003's experiments).
 const ResidualD0 = 100
 
 // HybridBlocks builds the accountant's blocks for hybrid subspace clipping as
-// DESIGN decision 2 reads paper 003: cumRanks are NESTED cumulative ranks of
-// the principal subspaces (paper: {250, 500, 1000, 1500} gives principal
-// blocks of 250, 250, 500 and 500 coordinates), and the residual is one block
-// in natural coordinates of R^d (Dim = d, so the accountant counts k extra
-// noise dimensions). c2 has one L2 clip per block, residual last. Principal
-// blocks get no extra L∞ bound (D0 = 0) and the residual D0 = ResidualD0.
-// sigma, if non-nil, gives each block's noise std (same order); otherwise
-// Sigma is left 0 for [OptimalNoise] / [CalibrateHybridNoise] to fill.
+// docs/twice-sampling.md#subspace-clipping reads paper 003: cumRanks are
+// NESTED cumulative ranks of the principal subspaces (paper: {250, 500, 1000,
+// 1500} gives principal blocks of 250, 250, 500 and 500 coordinates), and the
+// residual is one block in natural coordinates of R^d (Dim = d, so the
+// accountant counts k extra noise dimensions). c2 has one L2 clip per block,
+// residual last. Principal blocks get no extra L∞ bound (D0 = 0) and the
+// residual D0 = ResidualD0. sigma, if non-nil, gives each block's noise std
+// (same order); otherwise Sigma is left 0 for [OptimalNoise] /
+// [CalibrateHybridNoise] to fill.
 func HybridBlocks(cumRanks []int, d int, c2, sigma []float64) ([]Block, error) {
 	m := len(cumRanks) + 1
 	if len(c2) != m || (sigma != nil && len(sigma) != m) {

@@ -22,7 +22,8 @@ func twiceLimitDiagnostic(alpha int, q1, q2, tau float64) float64 {
 
 func sgm(q, z float64) TwiceSampled { return NewTwiceSampled(q, 1, z, 1) }
 
-// §7.1 of specs/003: closed form vs numeric integration, 1-D and 2-D.
+// docs/twice-sampling.md#test-vectors: closed form vs numeric integration, 1-D
+// and 2-D.
 func TestTwiceClosedFormVsIntegration(t *testing.T) {
 	oneD := []struct {
 		alpha      int
@@ -84,7 +85,7 @@ func TestTwiceSingleStepTable(t *testing.T) {
 		{0.04, 0.5, 0.8, 100, 8, 1.780124346, 2.524326246e-3, 3.56902272e-3, 3.526505543e-3},
 		{0.04, 0.5, 0.8, 100, 16, 8.327175464, 5.061260995e-3, 3.143709176e-2, 1.230307427e-2},
 	}
-	const tol = 1e-8 // the spec prints 10 significant digits
+	const tol = 1e-8 // the reference prints 10 significant digits
 	for _, tc := range tests {
 		q := tc.q1 * tc.q2
 		P := sgm(q, tc.sigma).RDP(tc.alpha)
@@ -242,7 +243,7 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 	rows := []struct {
 		q1, q2 float64
 		z      [4]float64
-		ratio  [4]float64 // ours (spec §6.6)
+		ratio  [4]float64 // ours (docs/twice-sampling.md#paper-tables)
 		paper  [4]float64 // paper's bracket; 0 = not in Table 1
 	}{
 		{0.12, 1.0 / 3, [4]float64{3.89657, 3.63554, 2.61656, 1.98170}, [4]float64{95.4, 95.1, 92.3, 89.1}, [4]float64{}},
@@ -285,9 +286,11 @@ func TestTwiceTable1Regeneration(t *testing.T) {
 				t.Errorf("(%v,%.3g) ε=%v: ratio %.1f%% want %.1f%%", r.q1, r.q2, b.eps, ratio, r.ratio[i])
 			}
 			// Against the paper: within 0.6 points at ε ≤ 4 except the two
-			// swapped ε=4 cells, within 2.5 points at ε = 8 (specs/003 §6.6).
+			// swapped ε=4 cells, within 2.5 points at ε = 8
+			// (docs/twice-sampling.md#paper-tables).
 			if p := r.paper[i]; p != 0 {
-				// The spec rounds to one decimal: allow 0.05 for rounding.
+				// The reference rounds to one decimal: allow 0.05 for
+				// rounding.
 				tol := 0.65
 				if b.eps == 8 {
 					tol = 2.55
@@ -731,7 +734,7 @@ func TestHybridTwiceSection6Columns(t *testing.T) {
 		_, thm, _ := CalibrateHybridNoise(p)
 		c := math.Sqrt(2.5*2.5 + 1)
 		ratio := tot / (291898 * zb * c * zb * c)
-		// The objective is flat near the optimum (spec: the optimiser's σ
+		// The objective is flat near the optimum (reference: the optimiser's σ
 		// lands within 0.2% of Thm 4.6's ratio): σ to 2e-4, ratio to 1e-4.
 		if !papersClose(sig[0], tc.s1, 2e-4) || !papersClose(sig[1], tc.s2, 2e-4) || math.Abs(ratio-tc.rat) > 1e-4 || tot > thm {
 			t.Errorf("(%v, %.3g): optimum σ %v ratio %.5f (total %v vs Thm 4.6 %v), want (%v, %v) → %v",

@@ -16,10 +16,10 @@ type Source interface {
 }
 
 // SyntheticLogistic draws the synthetic logistic-regression data of the
-// paper's §4.1 / App. B.1 (spec §6.1): θ* ~ N(0, I_d), x uniform in the unit
-// ball, and y = +1 with probability sigmoid(xᵀθ*), else −1. The paper's
-// label model "sigmoid(Xᵀθ)+E" is garbled; this Bernoulli reading is the
-// spec's reconstruction (an assumption).
+// paper's §4.1 / App. B.1 (docs/per-instance.md#paper-experiments): θ* ~ N(0,
+// I_d), x uniform in the unit ball, and y = +1 with probability sigmoid(xᵀθ*),
+// else −1. The paper's label model "sigmoid(Xᵀθ)+E" is garbled; this Bernoulli
+// reading is our reconstruction (an assumption).
 func SyntheticLogistic(n, d int, r Source) (*mat.Dense, []float64) {
 	theta := make([]float64, d)
 	for j := range theta {
@@ -181,7 +181,7 @@ func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Norma
 		return nil, err
 	}
 	a.Release = ApproxDP{Epsilon: ObjPertEpsilon(m.Lambda, m.Sigma, xi, beta, c.Delta, true), Delta: c.Delta,
-		Relation: "add-remove", Source: "objective perturbation at the model's lambda and sigma, spec 004 §5.1 (Thm 6 tail bound)"}
+		Relation: "add-remove", Source: "objective perturbation at the model's lambda and sigma, docs/per-instance.md#objective-perturbation (Thm 6 tail bound)"}
 	if a.Nominal {
 		a.Release.Source += " (nominal: assumes |f'|·‖x‖ <= 1)"
 	}

@@ -165,10 +165,11 @@ func TestFitConverges(t *testing.T) {
 	}
 }
 
-// TestReportCoverage is the Monte Carlo coverage check of spec §8.3.3 on the
-// §7.1 data: over fresh ObjPert (and report) noise, the report falls below
-// the exact ex-post loss with frequency at most ρ (up to 3 standard errors),
-// and the data-independent third-term bound alone fails with frequency ρ.
+// TestReportCoverage is the Monte Carlo coverage check
+// (docs/per-instance.md#test-vectors) on the §7.1 data: over fresh ObjPert
+// (and report) noise, the report falls below the exact ex-post loss with
+// frequency at most ρ (up to 3 standard errors), and the data-independent
+// third-term bound alone fails with frequency ρ.
 func TestReportCoverage(t *testing.T) {
 	runs := 4000
 	if testing.Short() {
@@ -301,9 +302,9 @@ func TestReportEdgeCases(t *testing.T) {
 }
 
 // TestObjPertDPMonteCarlo checks the tail statement behind the derived DP
-// bound (spec §5.1): the ex-post loss of a training record exceeds
-// ObjPertEpsilon(δ) with probability at most δ (here δ = 0.05, so that the
-// event is visible), over the ObjPert noise.
+// bound (docs/per-instance.md#objective-perturbation): the ex-post loss of a
+// training record exceeds ObjPertEpsilon(δ) with probability at most δ (here δ
+// = 0.05, so that the event is visible), over the ObjPert noise.
 func TestObjPertDPMonteCarlo(t *testing.T) {
 	r := rng.New(21)
 	const lambda, sigma, delta = 1.0, 2.0, 0.05

@@ -1,7 +1,7 @@
 // Package pdp computes per-instance (ex-post) privacy for objective
 // perturbation and the Gaussian mechanism, and the privately publishable
 // privacy reports of Redberg & Wang, "Privately Publishable Per-instance
-// Privacy" (NeurIPS 2021; specs/004-pdp-report.md).
+// Privacy" (NeurIPS 2021; docs/per-instance.md).
 //
 // What it holds:
 //   - objective perturbation (ObjPert, Alg 1) for generalized linear models:
@@ -15,7 +15,7 @@
 //     each with its own per-instance and DP overhead ([Report]);
 //   - the Gaussian-mechanism formulas (Thm 22, Cor 23), the pDP of the report's
 //     releases (Thms 11, 14, 17), and the λ1(GOE) quantile τ ([GOEQuantile])
-//     with the spec's corrected normalisation (errata §9.1);
+//     with a corrected normalisation (docs/per-instance.md#the-goe-quantile);
 //   - a per-instance RDP diagnostic for DP-SGD from clipped per-example
 //     gradient norms ([PerInstanceRDP]); a guarantee only under a Rényi filter;
 //   - [Analyze], which runs all of the above on a data set (the engine of
@@ -33,6 +33,6 @@
 // (only the ridge term λ/2‖θ‖²), and the parameter space is all of ℝ^d, as the
 // ex-post analysis requires.
 //
-// Sign convention (spec §3): "member" means z ∈ D (remove neighbour), a
-// non-member is the add neighbour.
+// Sign convention (docs/per-instance.md#what-a-report-is): "member" means z ∈
+// D (remove neighbour), a non-member is the add neighbour.
 package objpert

@@ -14,7 +14,8 @@ const RenyiFilterCaveat = "per-instance RDP of DP-SGD is a DIAGNOSTIC (an odomet
 // InstanceRDP is the per-example per-instance RDP of a DP-SGD run: at each
 // step t, example i's per-instance sensitivity is its clipped gradient norm
 // c_ti = min(‖g_ti‖, C), so its step is a (Poisson-subsampled) Gaussian
-// mechanism with noise multiplier σC/c_ti (spec §8.1).
+// mechanism with noise multiplier σC/c_ti
+// (docs/per-instance.md#gaussian-mechanism-and-dp-sgd).
 type InstanceRDP struct {
 	Q, Sigma, Clip float64
 	Steps          int

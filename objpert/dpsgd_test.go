@@ -59,8 +59,9 @@ func TestPerInstanceRDPSubsampled(t *testing.T) {
 	}
 }
 
-// Calibration inverses round-trip (spec §8.3.5), and Thm 5's calibration is
-// (ε, δ)-DP also by the derived tail bound of §5.1.
+// Calibration inverses round-trip (docs/per-instance.md#test-vectors), and Thm
+// 5's calibration is (ε, δ)-DP also by the derived tail bound of
+// docs/per-instance.md#objective-perturbation.
 func TestCalibrationRoundTrip(t *testing.T) {
 	for _, eps := range []float64{0.1, 0.5, 1, 2, 8} {
 		for _, delta := range []float64{1e-3, 1e-5, 1e-8} {

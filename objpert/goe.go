@@ -13,7 +13,8 @@ import (
 // The GOE here is the one Alg 6 adds: (Z + Zᵀ)/√2 with Z_ij ~ N(0,1), i.e.
 // off-diagonal variance 1 and diagonal variance 2. The paper's τ ≈ 12 for
 // d = 50 belongs to (Z + Zᵀ)/2 and is √2 too small for its own sampler
-// (spec errata §9.1); every method below uses Alg 6's normalisation.
+// (docs/per-instance.md#the-goe-quantile); every method below uses Alg 6's
+// normalisation.
 type GOEMethod int
 
 const (
@@ -24,8 +25,9 @@ const (
 	// Rayleigh(1), P(λ1 > t) = 1 − Φ(t) + e^{−t²/4}Φ(t/√2)/√2).
 	GOEExact
 	// GOERigorous is 2√d + 2√(log(1/(1−p))): E λ1 ≤ 2√d (Sudakov–Fernique)
-	// and λ1 is √2-Lipschitz in the Gaussian entries (spec §5.9). An upper
-	// bound on the quantile, valid for every d.
+	// and λ1 is √2-Lipschitz in the Gaussian entries
+	// (docs/per-instance.md#the-goe-quantile). An upper bound on the quantile,
+	// valid for every d.
 	GOERigorous
 	// GOETracyWidom is Chiani's shifted-gamma approximation of the
 	// Tracy–Widom law: λ1 ≈ 2√d + d^{−1/6}(Gamma(46.446, 0.186054) − 9.84801).

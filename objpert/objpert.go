@@ -215,7 +215,8 @@ type ApproxDP struct {
 // CalibrateObjPert returns λ and σ for which Alg 1 is (ε, δ)-DP on a GLM
 // with ‖∇ℓ‖ ≤ xi and f”‖x‖² ≤ beta (Thm 5 = Kifer et al. 2012 Thm 2):
 // λ = 2β/ε and σ = ξ·√(8 log(2/δ) + 4ε)/ε. The paper prints the square
-// σ² as "σ" (spec errata §9.2); this is the square-root form.
+// σ² as "σ" (docs/per-instance.md#objective-perturbation); this is the
+// square-root form.
 func CalibrateObjPert(eps, delta, xi, beta float64) (lambda, sigma float64, err error) {
 	if !(eps > 0) || math.IsInf(eps, 0) {
 		return 0, 0, inputf("epsilon must be positive and finite, got %v", eps)
@@ -230,11 +231,12 @@ func CalibrateObjPert(eps, delta, xi, beta float64) (lambda, sigma float64, err 
 }
 
 // ObjPertEpsilon is the (ε, δ)-DP of Alg 1 at given λ and σ for a GLM with
-// |f'|‖x‖ ≤ xi and f”‖x‖² ≤ beta, from Thm 6 (spec §5.1, [DERIVED]): the
-// privacy loss is at most c + ξ|N(0,1)|/σ with c = −log(1−β/λ) + ξ²/(2σ²),
-// so ε = c + ξΦ⁻¹(1−δ/2)/σ. With tight, log(1+β/λ) replaces −log(1−β/λ)
-// (spec §5.3; valid for any λ > 0). It returns +Inf when β ≥ λ (paper form)
-// or ξ = +Inf.
+// |f'|‖x‖ ≤ xi and f”‖x‖² ≤ beta, from Thm 6 (our derivation,
+// docs/per-instance.md#objective-perturbation): the privacy loss is at most c
+// + ξ|N(0,1)|/σ with c = −log(1−β/λ) + ξ²/(2σ²), so ε = c + ξΦ⁻¹(1−δ/2)/σ.
+// With tight, log(1+β/λ) replaces −log(1−β/λ)
+// (docs/per-instance.md#objective-perturbation; valid for any λ > 0). It
+// returns +Inf when β ≥ λ (paper form) or ξ = +Inf.
 func ObjPertEpsilon(lambda, sigma, xi, beta, delta float64, tight bool) float64 {
 	c := xi * xi / (2 * sigma * sigma)
 	if tight {
@@ -256,7 +258,7 @@ func (m *Model) DP(delta float64) ApproxDP {
 		Epsilon:  ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, true),
 		Delta:    delta,
 		Relation: "add-remove",
-		Source:   "objective perturbation, spec 004 §5.1 (Thm 6 tail bound)",
+		Source:   "objective perturbation, docs/per-instance.md#objective-perturbation (Thm 6 tail bound)",
 	}
 }
 

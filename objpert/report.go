@@ -17,8 +17,9 @@ const (
 	// DataIndependent is Thm 8 + Thm 9 (Alg 2, DATA-INDEP): post-processing
 	// of θ̂ only, zero privacy cost.
 	DataIndependent Mode = iota + 1
-	// DataDependent is Alg 2 (camera-ready, spec §4 Alg 2(b)): releases the
-	// noisy gradient (Alg 5) and Hessian (Alg 6); needs λ ≥ 2τσ3.
+	// DataDependent is Alg 2 (camera-ready Alg 2(b);
+	// docs/per-instance.md#publishable-reports): releases the noisy gradient
+	// (Alg 5) and Hessian (Alg 6); needs λ ≥ 2τσ3.
 	DataDependent
 	// Adaptive is Alg 4: also releases λ_min(H) (Alg 3); works for any λ.
 	Adaptive
@@ -38,14 +39,14 @@ func (m Mode) String() string {
 
 // ReportOptions configures a report. Sigma2 is the gradient noise (Alg 5),
 // Sigma3 the Hessian noise (Alg 6), Sigma4 the λ_min noise (Alg 3), in the
-// spec's Alg 4 naming.
+// naming of docs/per-instance.md#publishable-reports.
 type ReportOptions struct {
 	Mode                   Mode
 	Rho                    float64 // failure probability of the bound per record (default 0.05)
 	Sigma2, Sigma3, Sigma4 float64
 	// TightLogDet also bounds the influence term by log(1 + f''‖x‖²/λ), the
-	// corrected Thm 8 (spec §5.3) valid for any λ; the default is the
-	// paper's −log(1 − f''μ̄).
+	// corrected Thm 8 (docs/per-instance.md#publishable-reports) valid for any
+	// λ; the default is the paper's −log(1 − f''μ̄).
 	TightLogDet bool
 	GOE         GOEMethod // τ method (default GOEAuto: a proven bound)
 }
@@ -239,7 +240,8 @@ func (r *Report) Bound(x []float64, y float64) Bound {
 		b.T1 = -math.Log1p(-a) // ≥ log(1+a): covers members and non-members
 	}
 	if r.Tight {
-		// |T1| = log(1 + f''xᵀH_small⁻¹x) with H_small ⪰ λI (spec §5.3).
+		// |T1| = log(1 + f''xᵀH_small⁻¹x) with H_small ⪰ λI
+		// (docs/per-instance.md#publishable-reports).
 		b.T1 = math.Min(b.T1, math.Log1p(f2*nx2/r.Lambda))
 	}
 	b.T2 = gl * gl / (2 * r.Sigma * r.Sigma)
@@ -250,7 +252,8 @@ func (r *Report) Bound(x []float64, y float64) Bound {
 	case DataDependent:
 		b.GBar = math.Min(math.Abs(f1*dot(x, r.GHat))+r.Sigma2*gl*r.Q, indep)
 	case Adaptive:
-		// Alg 4 prints no |·|; without it the bound can undershoot (spec §9.4).
+		// Alg 4 prints no |·|; without it the bound can undershoot
+		// (docs/per-instance.md#publishable-reports).
 		b.GBar = math.Abs(f1*dot(x, r.GHat)) + r.Sigma2*gl*r.Q
 	}
 	b.Epsilon = b.T1 + b.T2 + b.GBar/(r.Sigma*r.Sigma)

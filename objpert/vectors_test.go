@@ -7,7 +7,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Test vectors of specs/004-pdp-report.md §7 (python3 stdlib, Newton to
+// Test vectors of docs/per-instance.md#test-vectors (python3 stdlib, Newton to
 // ‖∇‖ < 1e-16, printed with 6 decimals): tolerance 1e-6 plus print rounding.
 const tol6 = 1.5e-6
 
@@ -148,7 +148,7 @@ func TestSpec74Linear(t *testing.T) {
 		{0.160659, 0.560659, 1, 0.328774, -0.284257, 0.113162, -0.168198, 0.339293, 2.318551, 3.377867, 1.587909},
 	}
 	checkRows(t, m, linY, -0.4, want)
-	// The outsider's signed log-ratio is −0.339293 (spec §7.4).
+	// The outsider's signed log-ratio is −0.339293 (test 7.4).
 	Z, zy, member := withOutsider(linY, -0.4)
 	got, _ := m.ExPost(specX, linY, Z, zy, member)
 	near(t, "z* signed log-ratio", got[5].T1+got[5].T2+got[5].T3, -0.339293, tol6)
@@ -344,8 +344,9 @@ func TestSpecGOEThreshold(t *testing.T) {
 		}
 		near(t, "tau("+c.m.String()+")", got, c.want, c.tol)
 	}
-	// Errata §9.1: the paper's τ ≈ 12 at d = 50 is the (Z+Zᵀ)/2 scale, i.e.
-	// the Alg 6 quantile divided by √2 (spec: 12.080).
+	// docs/per-instance.md#the-goe-quantile: the paper's τ ≈ 12 at d = 50 is
+	// the (Z+Zᵀ)/2 scale, i.e. the Alg 6 quantile divided by √2 (reference:
+	// 12.080).
 	tw, _ := GOEQuantile(50, 1-8.465e-6/2, GOETracyWidom)
 	near(t, "paper's tau scale", tw/math.Sqrt2, 12.080, 1e-3)
 	if _, err := GOEQuantile(3, 0.9, GOEExact); err == nil {
@@ -367,9 +368,10 @@ func TestSpecDPSGDPerInstance(t *testing.T) {
 	near(t, "RDP(8) B", 8*r.Rho[1], 12.595041, tol6)
 	near(t, "eps B", r.Epsilon(1, 1e-5), 10.089243, tol6)
 	near(t, "rho worst", r.Rho[2], 1.652893, tol6)
-	// The spec prints 10.378461 here, but its own formula ρ + 2√(ρ log(1/δ))
-	// at its ρ = 1.652893 gives 10.377485 (a brute-force minimum over real α
-	// agrees to 1e-12), while rows A and B match the formula: a spec slip.
+	// The reference prints 10.378461 here, but its own formula ρ + 2√(ρ
+	// log(1/δ)) at its ρ = 1.652893 gives 10.377485 (a brute-force minimum
+	// over real α agrees to 1e-12), while rows A and B match the formula: a
+	// spec slip.
 	near(t, "eps worst", r.Epsilon(2, 1e-5), 10.377485, tol6)
 	for i := range 3 {
 		best := math.Inf(1)

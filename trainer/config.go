@@ -136,7 +136,8 @@ type Config struct {
 	QuantileLR         float64 `json:"quantile_lr,omitempty"`
 	QuantileCountSigma float64 `json:"quantile_count_sigma,omitempty"`
 
-	// PerInstance > 0 tracks the per-instance RDP (paper 004 §8.1) of the
+	// PerInstance > 0 tracks the per-instance RDP
+	// (docs/per-instance.md#gaussian-mechanism-and-dp-sgd) of the
 	// first PerInstance training examples: a curator-only diagnostic.
 	PerInstance int `json:"per_instance"`
 

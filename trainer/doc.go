@@ -1,6 +1,6 @@
-// Package trainer runs DP-SGD: the per-sample-gradient loop of DESIGN.md
-// ("One training step") as a library. A [Config] is validated up front
-// (every bad value named in one error); [Run] then samples, gathers,
+// Package trainer runs DP-SGD: the per-sample-gradient loop of
+// docs/architecture.md#one-training-step as a library. A [Config] is validated
+// up front (every bad value named in one error); [Run] then samples, gathers,
 // computes per-sample gradients in physical chunks, clips, adds noise,
 // takes an optimizer step, projects when asked, and updates every
 // accountant, recording a JSON-lines metrics file, a summary, plots and

@@ -17,8 +17,9 @@ import (
 
 // trackNorms records, before step t's update, the gradient norms of the
 // first PerInstance training examples at the current parameters, whether or
-// not they are sampled: per-instance RDP charges every step (paper 004 §8.1).
-// It runs before the step's own chunks so their retained state is untouched.
+// not they are sampled: per-instance RDP charges every step
+// (docs/per-instance.md#gaussian-mechanism-and-dp-sgd). It runs before the
+// step's own chunks so their retained state is untouched.
 func (s *state) trackNorms() error {
 	n := s.cfg.PerInstance
 	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())

@@ -25,8 +25,9 @@ var ErrFinished = errors.New("run already finished")
 var testDataHook func(*prepared)
 
 // evaluateNow reports whether step evaluates the released parameters on
-// the test set. A final-only run releases nothing intermediate (specs/002
-// §6 A1): it evaluates at its last step only.
+// the test set. A final-only run releases nothing intermediate
+// (docs/hidden-state.md#a1-final-model-only): it evaluates at its last step
+// only.
 func (s *state) evaluateNow(step int) bool {
 	if s.cfg.EvalEvery <= 0 {
 		return false

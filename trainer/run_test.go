@@ -850,7 +850,7 @@ func TestTrainAccuracyRecorded(t *testing.T) {
 
 // With the hidden-state accountant running, no step moves the parameters by
 // more than ηC before the noise, even when a Poisson batch is larger than
-// expected (specs/002 §6 A3, the outer clip); without it, such steps do.
+// expected (docs/hidden-state.md#the-outer-clip); without it, such steps do.
 func TestHiddenStateOuterClip(t *testing.T) {
 	base := small(t)
 	base.Model, base.Optimizer, base.Momentum, base.FinalOnly = "logreg", "sgd", 0, true

@@ -37,7 +37,7 @@ func TestPrivacyHiddenCLI(t *testing.T) {
 	if m["relation"] != "replace-one" || m["accountant"] != "hidden" {
 		t.Errorf("output %v", m)
 	}
-	// T = 2 (TV3 of specs/002).
+	// T = 2 (TV3 of docs/hidden-state.md#test-vectors).
 	m = papersJSON(t, "privacy", "--accountant=hidden", "--q", "0.001", "--sigma", "1", "--clip", "2",
 		"--lr", "0.01", "--diameter", "3", "--steps", "2", "--delta", "1e-3", "--json")
 	if e := m["epsilon"].(float64); math.Abs(e-2.6896403974154297) > 1e-7 {
@@ -46,7 +46,8 @@ func TestPrivacyHiddenCLI(t *testing.T) {
 }
 
 func TestPrivacyTwiceCLI(t *testing.T) {
-	// specs/003 §7.4 spot check: ε = 8.000 at α = 4 with Lemma 2.3.
+	// docs/twice-sampling.md#test-vectors spot check: ε = 8.000 at α = 4 with
+	// Lemma 2.3.
 	m := papersJSON(t, "privacy", "--accountant", "twice", "--q", "0.04", "--q2", "0.5", "--sigma", "1.05161",
 		"--d0", "100", "--steps", "5000", "--delta", "1e-5", "--conversion", "paper", "--json")
 	if e := m["epsilon"].(float64); math.Abs(e-8) > 5e-4 || m["order"].(float64) != 4 {

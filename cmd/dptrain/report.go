@@ -44,7 +44,7 @@ type reportFlags struct {
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var f reportFlags
 	fs := newFlagSet("report", stdout)
-	fs.BoolVar(&f.synthetic, "synthetic", false, "use the spec's synthetic logistic-regression data (θ*~N(0,I), x uniform in the unit ball, y~Bernoulli(sigmoid(xᵀθ*)))")
+	fs.BoolVar(&f.synthetic, "synthetic", false, "use the synthetic logistic-regression data of paper 004's experiments (θ*~N(0,I), x uniform in the unit ball, y~Bernoulli(sigmoid(xᵀθ*)))")
 	fs.IntVar(&f.n, "n", 1000, "synthetic: number of records")
 	fs.IntVar(&f.d, "d", 10, "synthetic: dimension")
 	fs.StringVar(&f.data, "data", "", "numeric CSV file (optional header row)")

@@ -73,7 +73,8 @@ func readCSVFile(t *testing.T, path string) [][]string {
 
 // TestReportCSVData runs the CLI on a CSV with a header and 0/1 labels in a
 // named column, and recomputes every record's data-independent report from
-// the printed score with Thm 5's λ, σ and the spec's closed form.
+// the printed score with Thm 5's λ, σ and the closed form of
+// docs/per-instance.md#publishable-reports.
 func TestReportCSVData(t *testing.T) {
 	dir := t.TempDir()
 	data := "x1,label,x2\n0.5,1,0.3\n-0.4,0,0.6\n0.2,0,-0.7\n0.8,1,0.1\n-0.3,0,-0.5\n0.1,1,0.1\n"

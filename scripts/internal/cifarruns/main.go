@@ -4,7 +4,7 @@
 // ε = 3, and ResNet-20-GN end to end at ε = 8 with plain DP-SGD beside twice
 // sampling + hybrid clipping at the same ε and steps.
 //
-// Data: the CIFAR-10 JPEG re-encoding in shared/data imported with
+// Data: a CIFAR-10 JPEG re-encoding (outside the repository) imported with
 // `dptrain data import` (not byte-identical to canonical CIFAR-10; results
 // say so). Each run writes the trainer's usual outputs under
 // OUT/NAME/ (summary.json, metrics.jsonl, plots); `-collate` rebuilds
@@ -142,7 +142,7 @@ type summary struct {
 func collate(out string, specs []spec) error {
 	var md strings.Builder
 	md.WriteString("# CIFAR-10 runs (issue 12)\n\n")
-	md.WriteString("Data: the CIFAR-10 JPEG re-encoding (shared/data/cifar10-jpeg, luma quality ≈ 75) imported with `dptrain data import`; not byte-identical to the canonical CIFAR-10 binary release, so accuracies can differ slightly from published CIFAR-10 figures. δ = 1e-5; ε is RDP with the Balle et al. 2020 conversion (Tramèr & Boneh used the older, looser conversion, so at equal ε our runs get less noise). Machine: 2 cores, shared with other work while these ran.\n\n")
+	md.WriteString("Data: the CIFAR-10 JPEG re-encoding (luma quality ≈ 75) imported with `dptrain data import`; not byte-identical to the canonical CIFAR-10 binary release, so accuracies can differ slightly from published CIFAR-10 figures. δ = 1e-5; ε is RDP with the Balle et al. 2020 conversion (Tramèr & Boneh used the older, looser conversion, so at equal ε our runs get less noise). Machine: 2 cores, shared with other work while these ran.\n\n")
 	// The epochs column is steps·q (expected passes over the training set),
 	// read from the summary so the table describes what ran, not the flags.
 	md.WriteString("| run | what | steps | epochs (steps·q) | σ | ε (accountant) | test acc (%) | reference (%) | wall time |\n|---|---|---|---|---|---|---|---|---|\n")

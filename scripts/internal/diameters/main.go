@@ -1,8 +1,8 @@
 // Command diameters regenerates paper 001's Table 2 (DPSGD-F, feature
-// preprocessing; spec specs/001-dpsgdf.md §4): how concentrated the features
-// of MNIST and Fashion-MNIST are once every image is scaled to [0,1] and
-// normalised to unit L2 norm — the diameter max‖x_i − x_j‖, and the largest
-// and the mean distance to the dataset mean μ.
+// preprocessing; docs/dpsgdf.md#feature-concentration): how concentrated the
+// features of MNIST and Fashion-MNIST are once every image is scaled to [0,1]
+// and normalised to unit L2 norm — the diameter max‖x_i − x_j‖, and the
+// largest and the mean distance to the dataset mean μ.
 //
 // The diameter is computed exactly. For non-negative unit vectors it is at
 // most √2, with equality iff two images have disjoint supports, so a pair

@@ -78,7 +78,7 @@ func TestFig2KappaOptimised(t *testing.T) {
 		{0.65, 10, corrected, 1000, 4.33088e-1, 7.0},
 		{0.65, 10, corrected, 10000, 6.66775e-1, 7.3},
 		{0.65, 10, corrected, 100000, 8.38681e-1, 7.75},
-		// λ = 0.01, d = 1 (the spec prints no argmin κ).
+		// λ = 0.01, d = 1 (the reference prints no argmin κ).
 		{0.01, 1, paperLiteral, 10, 8.94887e-3, 0},
 		{0.01, 1, paperLiteral, 100, 9.43866e-2, 0},
 		{0.01, 1, paperLiteral, 1000, 6.32568e-1, 0},
@@ -117,7 +117,7 @@ func TestFig2KappaOptimised(t *testing.T) {
 			t.Errorf("λ=%v d=%d %v T=%d: argmin κ = %v want %v", tc.lambda, tc.d, tc.mode, tc.T, uk, tc.kappa)
 		}
 	}
-	// λ = 0.01 at T = 1e4, 1e5: the spec prints ">= 1 (trivial)" (paper
+	// λ = 0.01 at T = 1e4, 1e5: the reference prints ">= 1 (trivial)" (paper
 	// literal) and "~1" (corrected); Delta falls back to the cap.
 	trivial := []struct {
 		mode fig2Mode

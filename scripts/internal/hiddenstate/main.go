@@ -1,5 +1,5 @@
 // Command hiddenstate redraws paper 002's Figures 1–3 (Asoodeh & Diaz,
-// hidden-state DP-SGD; spec specs/002-hidden-state.md §5) from the accountant
+// hidden-state DP-SGD; docs/hidden-state.md#paper-figures) from the accountant
 // alone, and puts the hidden-state bound beside RDP composition of the same
 // DP-SGD:
 //
@@ -9,7 +9,8 @@
 //   - Fig. 2 (Theorem 3, C=1, η=0.1, σ=5, ε=5, p=0.001, λ ∈ {0.65, 0.01}):
 //     δ_T against T in the corrected mode (the bound) and the paper-literal
 //     mode (eq. (21) as printed, NOT a valid bound, only to redraw the figure);
-//   - the spec's TV7 crossover setting, where RDP wins up to T ≈ 4.4e6.
+//   - the TV7 crossover setting (docs/hidden-state.md#test-vectors), where RDP
+//     wins up to T ≈ 4.4e6.
 //
 // It writes CSV, PNG/SVG plots and a markdown table into the output
 // directory. Run it through scripts/hidden_state.sh.
@@ -53,7 +54,7 @@ const (
 	f2N, f2B                       = 1000, 1 // p = b/n for the RDP side (fixed-size sampling, replace-one)
 )
 
-// TV7 crossover setting (specs/002 §5.2 TV7).
+// TV7 crossover setting (docs/hidden-state.md#test-vectors).
 const (
 	t7D, t7LR, t7C, t7Sigma, t7P, t7Delta = 1.0, 0.5, 1.0, 1.0, 0.001, 1e-5
 )
@@ -330,7 +331,7 @@ func modeName(m fig2Mode) string {
 	return "corrected"
 }
 
-// lemma23Epsilon is the spec's TV7 conversion: ε = min over integer α in
+// lemma23Epsilon is TV7's conversion: ε = min over integer α in
 // 2..256 of T·RDP(α) + log(1/δ)/(α−1), with the exact integer-order RDP.
 func lemma23Epsilon(q, z float64, T int, delta float64) (float64, error) {
 	orders := make([]float64, 0, 255)
@@ -384,7 +385,7 @@ func tv7(quick bool, out string, res *result) error {
 		return err
 	}
 	res.crossTV7 = crossover(t7P, z, t7Delta, epsStar)
-	// The spec's crossover uses its own conversion: bisect on it too.
+	// TV7's crossover uses its own conversion: bisect on it too.
 	lo, hi := 1, 1<<24
 	for hi-lo > 1 && float64(hi-lo) > 1e-4*float64(hi) {
 		mid := lo + (hi-lo)/2
@@ -396,7 +397,7 @@ func tv7(quick bool, out string, res *result) error {
 	}
 	res.crossTV7Lemma = hi
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("Hidden state vs RDP (specs/002 TV7): D=1, eta=0.5, C=1, sigma=1, p=0.001, delta=1e-5, z=%g", z)
+	p.Title.Text = fmt.Sprintf("Hidden state vs RDP (TV7): D=1, eta=0.5, C=1, sigma=1, p=0.001, delta=1e-5, z=%g", z)
 	p.X.Label.Text, p.Y.Label.Text = "T (steps)", "eps_T(1e-5)"
 	p.X.Scale, p.X.Tick.Marker = plot.LogScale{}, plot.LogTicks{Prec: -1}
 	if err := repro.AddLine(p, "hidden state (last iterate only)", xs, hsY, 0, false); err != nil {
@@ -405,7 +406,7 @@ func tv7(quick bool, out string, res *result) error {
 	if err := repro.AddLine(p, "RDP, accountant (Balle et al. 2020 conversion)", xs, balY, 1, false); err != nil {
 		return err
 	}
-	if err := repro.AddLine(p, "RDP, integer orders + Lemma 2.3 conversion (spec TV7)", xs, lemY, 2, true); err != nil {
+	if err := repro.AddLine(p, "RDP, integer orders + Lemma 2.3 conversion (TV7)", xs, lemY, 2, true); err != nil {
 		return err
 	}
 	p.Legend.Top, p.Legend.Left = true, true
@@ -423,8 +424,8 @@ func dedup(ts []int) []int {
 	return out
 }
 
-// Spec reference values (specs/002 §5.2). The paper's figures have no
-// printed numbers (the images are missing); these are the spec's
+// Reference values (docs/hidden-state.md#test-vectors). The paper's figures
+// have no printed numbers (the images are missing); these are an independent
 // recomputation of them, which the paper's captions fix the parameters of.
 var (
 	specTV2 = map[int]float64{1: 5.807017594422201e-04, 2: 9.175790783280909e-04, 3: 1.1130087048695006e-03, 5: 1.2921515193327709e-03,
@@ -458,12 +459,12 @@ func markdown(res *result, quick bool) string {
 		mode = " (--quick: shorter T ranges)"
 	}
 	fmt.Fprintf(&b, "# Paper 002 (hidden-state DP-SGD): Figures 1–3 from the accountant%s\n\n", mode)
-	fmt.Fprintf(&b, "The paper prints no numbers for its figures (the images are missing from the text); the reference column is the spec's recomputation (specs/002 §5.2, python3) at the captions' parameters. ")
-	fmt.Fprintf(&b, "Hidden-state bounds hold only when the final iterate alone is released (replace-one; for Poisson also add/remove, spec A9). ")
+	fmt.Fprintf(&b, "The paper prints no numbers for its figures (the images are missing from the text); the reference column is an independent recomputation (docs/hidden-state.md#test-vectors, python3) at the captions' parameters. ")
+	fmt.Fprintf(&b, "Hidden-state bounds hold only when the final iterate alone is released (replace-one; for Poisson also add/remove, condition A9). ")
 	fmt.Fprintf(&b, "The RDP column is the same DP-SGD with every iterate released: Poisson-subsampled Gaussian, add/remove, noise multiplier z = σ/(ηC) (sensitivity ηC of the |B|-averaged update), Balle et al. 2020 conversion.\n\n")
 
 	fmt.Fprintf(&b, "## Fig. 3 reference lines (D=3, C=2, η=0.01, σ=1, p=0.001, δ=1e-3; r = %.2f)\n\n", (f1D+2*f1LR*f1C)/f1Sigma)
-	fmt.Fprintf(&b, "| quantity | ours | reference (spec §5.2 TV3) | difference |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| quantity | ours | reference (TV3) | difference |\n|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| ε*_δ, eq. (22) (T-uniform) | %.7f | %.7f | %s |\n", res.epsStar, specEpsStar, repro.Diff(res.epsStar, specEpsStar))
 	fmt.Fprintf(&b, "| closed form, eq. (23) | %.7f | %.7f | %s |\n\n", res.closedForm, specClosedForm, repro.Diff(res.closedForm, specClosedForm))
 
@@ -486,11 +487,11 @@ func markdown(res *result, quick bool) string {
 	}
 	z := rdpMultiplier(f1Sigma, f1LR, f1C)
 	if res.crossFig1 > 0 {
-		fmt.Fprintf(&b, "\nAt these parameters the RDP multiplier is z = %g, so RDP composition is far tighter than the hidden-state bound for any practical T: its ε first exceeds ε* = %.4f at T ≈ %.3g. The hidden-state bound is informative only for r = (D+2ηC)/σ ≲ 3 (spec §6); its value is that it does not grow with T.\n", z, res.epsStar, float64(res.crossFig1))
+		fmt.Fprintf(&b, "\nAt these parameters the RDP multiplier is z = %g, so RDP composition is far tighter than the hidden-state bound for any practical T: its ε first exceeds ε* = %.4f at T ≈ %.3g. The hidden-state bound is informative only for r = (D+2ηC)/σ ≲ 3; its value is that it does not grow with T.\n", z, res.epsStar, float64(res.crossFig1))
 	}
 
 	fmt.Fprintf(&b, "\n## Fig. 2: Theorem 3 (regularized, unprojected), δ_T(ε=5), κ optimised on the grid 0.05..30\n\n")
-	fmt.Fprintf(&b, "\"paper-literal\" is eq. (21) as printed (a radius where a diameter belongs, prefactor b/(n−b)); it underestimates θ and is **not a valid bound** — it is drawn only to redraw the paper's figure. \"corrected\" is the accountant's default (specs/002 §8 Q1–Q2). The paper does not give d; d ∈ {1, 10} as the spec chose. Argmin κ in brackets.\n\n")
+	fmt.Fprintf(&b, "\"paper-literal\" is eq. (21) as printed (a radius where a diameter belongs, prefactor b/(n−b)); it underestimates θ and is **not a valid bound** — it is drawn only to redraw the paper's figure. \"corrected\" is the accountant's default (docs/hidden-state.md#regularised-variant). The paper does not give d; we use d ∈ {1, 10}. Argmin κ in brackets.\n\n")
 	fmt.Fprintf(&b, "| λ | d | mode | T | ours | reference (TV6) | difference |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range specTV6 {
 		for _, T := range sortedKeys(s.vals) {
@@ -508,9 +509,9 @@ func markdown(res *result, quick bool) string {
 	if v, ok := res.fig2[fig2Key{0.01, 1, corrected}][10000]; ok {
 		fmt.Fprintf(&b, "| 0.01 | 1 | corrected | 10000 | %.5g | ~1 (trivial) | |\n", v[0])
 	}
-	fmt.Fprintf(&b, "\nThe RDP side of Fig. 2 (fixed-size b=1 of n=1000, replace-one, z = σ/(2ηC) = %g) gives δ below 1e-8 at ε=5 on the whole range: weight decay is post-processing and RDP does not need it. The one cell off the reference (λ=0.01, paper-literal, T=1000) is where the spec's value lies above the never-sampled cap 1−(1−p)^T = 0.632305, which the accountant applies in both modes. The paper's remark that Theorem 3 may not converge in T is confirmed: even the paper-literal curve grows slowly with T at λ=0.65, and at λ=0.01 the bound is the trivial cap 1−(1−p)^T.\n", f2Sigma/(2*f2LR*f2C))
+	fmt.Fprintf(&b, "\nThe RDP side of Fig. 2 (fixed-size b=1 of n=1000, replace-one, z = σ/(2ηC) = %g) gives δ below 1e-8 at ε=5 on the whole range: weight decay is post-processing and RDP does not need it. The one cell off the reference (λ=0.01, paper-literal, T=1000) is where the reference value lies above the never-sampled cap 1−(1−p)^T = 0.632305, which the accountant applies in both modes. The paper's remark that Theorem 3 may not converge in T is confirmed: even the paper-literal curve grows slowly with T at λ=0.65, and at λ=0.01 the bound is the trivial cap 1−(1−p)^T.\n", f2Sigma/(2*f2LR*f2C))
 
-	fmt.Fprintf(&b, "\n## Where the hidden-state bound wins (spec TV7: D=1, η=0.5, C=1, σ=1, p=0.001, δ=1e-5, z=2)\n\n")
+	fmt.Fprintf(&b, "\n## Where the hidden-state bound wins (TV7: D=1, η=0.5, C=1, σ=1, p=0.001, δ=1e-5, z=2)\n\n")
 	fmt.Fprintf(&b, "| T | hidden ε (ours) | reference | RDP ε, int. orders + Lemma 2.3 (ours) | reference (TV7) | difference | RDP ε, accountant | min(hidden, accountant RDP) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, T := range sortedKeys(specTV7RDP) {
 		if _, ok := res.tv7HS[T]; !ok {
@@ -519,7 +520,7 @@ func markdown(res *result, quick bool) string {
 		fmt.Fprintf(&b, "| %d | %.6f | %.6f | %.6f | %.6f | %s | %.6f | %.6f |\n", T, res.tv7HS[T], specTV7HS, res.tv7RDPLemma[T], specTV7RDP[T],
 			repro.Diff(res.tv7RDPLemma[T], specTV7RDP[T]), res.tv7RDPBalle[T], math.Min(res.tv7HS[T], res.tv7RDPBalle[T]))
 	}
-	fmt.Fprintf(&b, "\nCrossover (RDP ε exceeds the hidden-state ε*): T ≈ %.4g with the spec's conversion (reference: 4.400e6); T ≈ %.4g with the accountant's tighter Balle et al. conversion.\n", float64(res.crossTV7Lemma), float64(res.crossTV7))
+	fmt.Fprintf(&b, "\nCrossover (RDP ε exceeds the hidden-state ε*): T ≈ %.4g with TV7's conversion (reference: 4.400e6); T ≈ %.4g with the accountant's tighter Balle et al. conversion.\n", float64(res.crossTV7Lemma), float64(res.crossTV7))
 	return b.String()
 }
 

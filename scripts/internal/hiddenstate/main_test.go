@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// The quick run reproduces the spec's recomputation of paper 002's figures
-// (specs/002 §5.2, python3): Fig. 3's reference lines, TV2/TV3 (Fig. 1),
-// TV6 (Fig. 2) and TV7 (crossover with RDP).
+// The quick run reproduces the independent recomputation of paper 002's
+// figures (docs/hidden-state.md#test-vectors, python3): Fig. 3's reference
+// lines, TV2/TV3 (Fig. 1), TV6 (Fig. 2) and TV7 (crossover with RDP).
 func TestQuickRunMatchesSpec(t *testing.T) {
 	out := t.TempDir()
 	res, err := run(true, out, io.Discard)
@@ -58,11 +58,11 @@ func TestQuickRunMatchesSpec(t *testing.T) {
 	}
 	for _, c := range fig2 {
 		got := res.fig2[fig2Key{c.lambda, c.d, c.mode}][c.T][0]
-		if math.Abs(got-c.want) > 1e-5*c.want { // spec prints 6 digits
+		if math.Abs(got-c.want) > 1e-5*c.want { // the reference prints 6 digits
 			t.Errorf("Fig. 2 λ=%g d=%d %v T=%d: δ=%.6g, want %.6g", c.lambda, c.d, c.mode, c.T, got, c.want)
 		}
 	}
-	// The spec's paper-literal λ=0.01, T=1000 value 0.632568 lies above the
+	// The reference paper-literal λ=0.01, T=1000 value 0.632568 lies above the
 	// never-sampled cap, which the accountant applies.
 	if got, cap := res.fig2[fig2Key{0.01, 1, paperLiteral}][1000][0], -math.Expm1(1000*math.Log1p(-0.001)); got != cap {
 		t.Errorf("Fig. 2 λ=0.01 paper-literal T=1000: %.7g, want the cap %.7g", got, cap)

@@ -1,8 +1,8 @@
 // Command pdpsynth runs the synthetic logistic-regression experiments of
-// paper 004 (Redberg & Wang 2021, §4.1–4.2 and App. B.1; spec
-// specs/004-pdp-report.md §6): objective perturbation at (ε, δ) with Thm 5's
-// λ and σ, then every training record's exact ex-post pDP against the
-// data-independent (Alg 2), data-dependent (Alg 2, λ raised to 2τσ3) and
+// paper 004 (Redberg & Wang 2021, §4.1–4.2 and App. B.1;
+// docs/per-instance.md#paper-experiments): objective perturbation at (ε, δ)
+// with Thm 5's λ and σ, then every training record's exact ex-post pDP against
+// the data-independent (Alg 2), data-dependent (Alg 2, λ raised to 2τσ3) and
 // adaptive (Alg 4) report bounds, swept over n at d = 50 (Fig 4) and over d
 // at n = 1000 (Figs 3 and 5). It writes CSV, PNG + SVG plots and a markdown
 // table.
@@ -300,21 +300,21 @@ func plotterLinePoints(pts plotter.XYs) (*plotter.Line, *plotter.Scatter, error)
 func markdown(rows []row, eps, delta, rho float64, seeds int, quick bool) string {
 	m, xs := means(rows)
 	var b strings.Builder
-	fmt.Fprintf(&b, "# Paper 004 synthetic logistic regression (spec §6.1, App. B.1)\n\n")
+	fmt.Fprintf(&b, "# Paper 004 synthetic logistic regression (paper §4.1, App. B.1)\n\n")
 	lam, sig, _ := objpert.CalibrateObjPert(eps, delta, 1, 0.25)
-	fmt.Fprintf(&b, "ObjPert at (ε, δ) = (%g, %g): Thm 5 gives λ = %.6g, σ = %.6g (spec §7.5 at (0.5, 1e-3): λ = 1, σ = 15.850201). ", eps, delta, lam, sig)
-	fmt.Fprintf(&b, "Report failure probability ρ = %g; data-dependent budgets ε2 = ε3 (= ε4) = %g; τ by the rigorous GOE bound (errata §9.1). ", rho, eps)
+	fmt.Fprintf(&b, "ObjPert at (ε, δ) = (%g, %g): Thm 5 gives λ = %.6g, σ = %.6g (test vector 7.5 at (0.5, 1e-3): λ = 1, σ = 15.850201). ", eps, delta, lam, sig)
+	fmt.Fprintf(&b, "Report failure probability ρ = %g; data-dependent budgets ε2 = ε3 (= ε4) = %g; τ by the rigorous GOE bound. ", rho, eps)
 	fmt.Fprintf(&b, "Means over %d seed(s)%s. Labels: y ~ Bernoulli(sigmoid(xᵀθ*)) (the paper's label model is garbled; assumption).\n\n", seeds, map[bool]string{true: " (--quick)", false: ""}[quick])
 	// The paper's figures are missing from its text, so its printed numbers
 	// are the calibration and the GOE threshold; the reference column for
-	// those is the paper (or the spec's recomputation where the paper prints
-	// a formula only).
+	// those is the paper (or an independent recomputation where the paper
+	// prints a formula only).
 	tauTW, _ := objpert.GOEQuantile(50, 1-8.465e-6/2, objpert.GOETracyWidom)
 	tauRig, _ := objpert.GOEQuantile(50, 1-8.465e-6/2, objpert.GOERigorous)
 	fmt.Fprintf(&b, "| quantity | paper / spec | ours | difference | note |\n|---|---|---|---|---|\n")
 	if eps == 0.5 && delta == 1e-3 {
-		fmt.Fprintf(&b, "| Thm 5 λ at (0.5, 1e-3) | 1 (spec §7.5) | %.6g | %s | |\n", lam, repro.Diff(lam, 1))
-		fmt.Fprintf(&b, "| Thm 5 σ at (0.5, 1e-3) | 15.850201 (spec §7.5) | %.6f | %s | the paper prints σ² as σ (251.23; errata §9.2) |\n", sig, repro.Diff(sig, 15.850201))
+		fmt.Fprintf(&b, "| Thm 5 λ at (0.5, 1e-3) | 1 (test vector 7.5) | %.6g | %s | |\n", lam, repro.Diff(lam, 1))
+		fmt.Fprintf(&b, "| Thm 5 σ at (0.5, 1e-3) | 15.850201 (test vector 7.5) | %.6f | %s | the paper prints σ² as σ (251.23) |\n", sig, repro.Diff(sig, 15.850201))
 	}
 	fmt.Fprintf(&b, "| τ = λ1(GOE(50)) quantile at ρ = 8.465e-6 | 12 (paper App. D) | %.3f (Tracy–Widom) / %.3f (rigorous, used) | %s / %s | the paper's 12 is the (Z+Zᵀ)/2 scale: %.3f/√2 = %.3f (errata §9.1) |\n",
 		tauTW, tauRig, repro.Diff(tauTW, 12), repro.Diff(tauRig, 12), tauTW, tauTW/math.Sqrt2)

@@ -13,11 +13,11 @@ import (
 )
 
 // The quick run of scripts/pdp_synthetic.sh: Thm 5's calibration equals the
-// spec's §7.5 vector, the data-dependent λ is Alg 2's 2τσ3 with the budgets'
-// σ3, every data-independent bound stays below its analytic worst case,
-// the account composes the report's releases by RDP, and the paper's qualitative
-// claims (true pDP an order of magnitude below ε; bounds flat in n and d)
-// hold on the quick grid.
+// test vector 7.5 (docs/per-instance.md#test-vectors), the data-dependent λ is
+// Alg 2's 2τσ3 with the budgets' σ3, every data-independent bound stays below
+// its analytic worst case, the account composes the report's releases by RDP,
+// and the paper's qualitative claims (true pDP an order of magnitude below ε;
+// bounds flat in n and d) hold on the quick grid.
 func TestQuickRun(t *testing.T) {
 	const eps, delta, rho = 0.5, 1e-3, 0.05
 	out := t.TempDir()
@@ -37,7 +37,7 @@ func TestQuickRun(t *testing.T) {
 	for _, r := range rows {
 		name := r.variant + " " + r.sweep
 		if math.Abs(r.sigma-15.850201) > 1e-6 {
-			t.Errorf("%s: σ = %.8g, want 15.850201 (Thm 5, spec §7.5)", name, r.sigma)
+			t.Errorf("%s: σ = %.8g, want 15.850201 (Thm 5, test vector 7.5)", name, r.sigma)
 		}
 		switch r.variant {
 		case "indep", "adaptive":
@@ -120,7 +120,7 @@ func TestQuickRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range []string{"| Thm 5 σ at (0.5, 1e-3) | 15.850201 (spec §7.5) | 15.850201 |", "12 (paper App. D) | 17.083 (Tracy–Widom) / 21.177 (rigorous, used)"} {
+	for _, s := range []string{"| Thm 5 σ at (0.5, 1e-3) | 15.850201 (test vector 7.5) | 15.850201 |", "12 (paper App. D) | 17.083 (Tracy–Widom) / 21.177 (rigorous, used)"} {
 		if !strings.Contains(string(md), s) {
 			t.Errorf("markdown lacks %q", s)
 		}

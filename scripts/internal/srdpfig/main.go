@@ -1,7 +1,7 @@
 // Command srdpfig redraws paper 000's Figure 2 (Hu, Sanyal & Schölkopf,
-// smooth RDP for non-private preprocessing; spec
-// specs/000-srdp-preprocessing.md §6.1) and evaluates its Table 2 (§4.3, the
-// spec's TV10 grid) from the accountant alone:
+// smooth RDP for non-private preprocessing;
+// docs/srdp.md#paper-figures) and evaluates its Table 2 (TV10 of
+// docs/srdp.md#test-vectors) from the accountant alone:
 //
 //   - Fig. 2: the RDP ε̂ of the Gaussian mechanism after quantization (a),
 //     mean imputation (b) and rank-k PCA (c) by Theorem 2 (the paper's Table 2
@@ -59,7 +59,7 @@ type t2cell struct {
 }
 
 type result struct {
-	points    map[string]float64 // spec §6.1 sample points, in units of αε²
+	points    map[string]float64 // reference sample points, in units of αε²
 	crossings []crossing
 	table2    []t2cell
 }
@@ -232,7 +232,7 @@ func run(quick bool, out string, log io.Writer) (*result, error) {
 	return res, nil
 }
 
-// TV10 parameters (specs/000 §6.3).
+// TV10 parameters (docs/srdp.md#test-vectors).
 var tv10 = table2Params{Alpha: 11, Eps: 0.1, N: 1000, P: 10, Eta: 0.1, DeltaMin: 0.5, SigmaMin: 0.5}
 
 func table2() ([]t2cell, error) {
@@ -315,8 +315,8 @@ func markdown(res *result, quick bool) string {
 	}
 	fmt.Fprintf(&b, "# Paper 000 (SRDP, non-private preprocessing): Figure 2 and Table 2 from the accountant%s\n\n", q)
 	fmt.Fprintf(&b, "## Figure 2: Gaussian mechanism after preprocessing, Theorem 2 vs group privacy\n\n")
-	fmt.Fprintf(&b, "The paper gives no α, ε, y-axis or group-privacy formula; as in specs/000 §6.1 the curves are in units of αε² (α = %g so that Table 2's 1.05 factor holds), the group baseline is α·g²·ε²/2 with g = Δ∞ + 1, and the x-axis of panel (b) is the number p of missing records (the printed label \"Size of the dataset\" is garbled). The paper prints no numbers for this figure; the reference column is the spec's reconstruction. \"Optimal c\" is Theorem 2 minimised over c1, c2 (our default, DESIGN decision 5), about half the Table 2 form.\n\n", figAlpha)
-	fmt.Fprintf(&b, "| point (units of αε²) | ours | reference (spec §6.1) | difference |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "The paper gives no α, ε, y-axis or group-privacy formula; as in the reference reconstruction the curves are in units of αε² (α = %g so that Table 2's 1.05 factor holds), the group baseline is α·g²·ε²/2 with g = Δ∞ + 1, and the x-axis of panel (b) is the number p of missing records (the printed label \"Size of the dataset\" is garbled). The paper prints no numbers for this figure; the reference column is an independent reconstruction. \"Optimal c\" is Theorem 2 minimised over c1, c2 (our default, docs/srdp.md#the-combination-rule), about half the Table 2 form.\n\n", figAlpha)
+	fmt.Fprintf(&b, "| point (units of αε²) | ours | reference | difference |\n|---|---|---|---|\n")
 	for _, pt := range []struct {
 		key  string
 		spec float64
@@ -324,7 +324,7 @@ func markdown(res *result, quick bool) string {
 		{"c exact delta=0.07 n=500", 31064.66}, {"c 12.2 delta=0.07", 31895.34}, {"c group n=500", 125500.5}} {
 		fmt.Fprintf(&b, "| %s | %.7g | %.7g | %s |\n", pt.key, res.points[pt.key], pt.spec, repro.Diff(res.points[pt.key], pt.spec))
 	}
-	fmt.Fprintf(&b, "\n| crossing with group privacy | ours | reference (spec §6.1) | difference |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "\n| crossing with group privacy | ours | reference | difference |\n|---|---|---|---|\n")
 	for _, c := range res.crossings {
 		ref, diff := "—", ""
 		if !math.IsNaN(c.spec) {
@@ -335,7 +335,7 @@ func markdown(res *result, quick bool) string {
 	fmt.Fprintf(&b, "\nThe paper's text says that with over 90%% of the records missing group privacy matches Theorem 2 (panel b, n = 53): the curves meet at p ≈ 50.2 of 53, i.e. 94.6%% missing. Panel (c)'s x-axis starts near 250 because that is where Theorem 2 at δ_min = 0.07 overtakes group privacy. With the optimal c (our default), Theorem 2 beats group privacy over a wider range: in (c) from n ≈ 173 instead of 249 (δ_min = 0.07), in (b) up to p = 51 instead of 50.2 (there the optimal-c curve α(1+τ)²ε²/2 meets the group bound α(1+p)²ε²/2 exactly where τ = p).\n\n")
 
 	fmt.Fprintf(&b, "## Table 2 (α = 11, ε = 0.1, n = 1000, p = 10, η = 0.1, δ_min = 0.5, σ_min = 0.5; L = μ = Δ_f = Δ_Q = 1)\n\n")
-	fmt.Fprintf(&b, "The paper's Table 2 is symbolic; the reference is the spec's evaluation of its formulas (TV10). The two standard-scaling cells of M_G and A_GD are printed with τ² = 4/σ³ where τ = 4/σ³ (an erratum); the corrected cell is the default and the printed one is shown beside it. Theorem 2 at c = 2 on the mechanisms' curves checks the closed form (which relaxes ε(2α−1) to 1.05·ε(2α)); the optimal c is what the accountant uses.\n\n")
+	fmt.Fprintf(&b, "The paper's Table 2 is symbolic; the reference is an independent evaluation of its formulas (TV10). The two standard-scaling cells of M_G and A_GD are printed with τ² = 4/σ³ where τ = 4/σ³ (an erratum); the corrected cell is the default and the printed one is shown beside it. Theorem 2 at c = 2 on the mechanisms' curves checks the closed form (which relaxes ε(2α−1) to 1.05·ε(2α)); the optimal c is what the accountant uses.\n\n")
 	fmt.Fprintf(&b, "| mechanism | preprocessing | τ | Table 2 closed form (ours) | reference (TV10) | difference | Theorem 2, c = 2 | Theorem 2, optimal c (c1, c2) |\n|---|---|---|---|---|---|---|---|\n")
 	for _, c := range res.table2 {
 		fmt.Fprintf(&b, "| %s | %s | %.4g | %s | %s | %s | %s | %s (%.3g, %.3g) |\n", c.mech, c.prep, c.tauIn, f(c.closed), f(c.spec), repro.Diff(c.closed, c.spec), f(c.thm2c2), f(c.thm2opt), c.optC1, c.optC2)
@@ -343,7 +343,7 @@ func markdown(res *result, quick bool) string {
 			fmt.Fprintf(&b, "| %s | %s, **as printed** (τ² = 4/σ³, wrong) | | %s | %s | %s | | |\n", c.mech, c.prep, f(c.printed), f(c.specPrinted), repro.Diff(c.printed, c.specPrinted))
 		}
 	}
-	fmt.Fprintf(&b, "\nM_L / M_E use c1 = c2 = 1 (order ∞), where Theorem 2 is exactly the closed form ε(1+τ·L/Δ). A_SGD-iter uses the reconstructed SRDP with ε² restored (specs/000 §4.2) and κ_τ = p; its Table 2 form replaces log(n−p+2)/(n−p+1) by the larger log(n−p)/(n−p) and the 1.1 factor absorbs the slack.\n\n")
+	fmt.Fprintf(&b, "\nM_L / M_E use c1 = c2 = 1 (order ∞), where Theorem 2 is exactly the closed form ε(1+τ·L/Δ). A_SGD-iter uses the reconstructed SRDP with ε² restored (docs/srdp.md#mechanism-curves) and κ_τ = p; its Table 2 form replaces log(n−p+2)/(n−p+1) by the larger log(n−p)/(n−p) and the 1.1 factor absorbs the slack.\n\n")
 	fmt.Fprintf(&b, "## Figure 3 and Table 4\n\nBoth train private logistic regression on synthetic low-rank data, with and without non-private PCA and against DP-PCA: see `scripts/srdp_fig3.sh` and `results/srdp_fig3/`.\n")
 	return b.String()
 }

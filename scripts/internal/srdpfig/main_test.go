@@ -8,8 +8,9 @@ import (
 	"testing"
 )
 
-// The quick run reproduces specs/000 §6.1's Fig. 2 points and crossings
-// and §6.3 TV10 (Table 2), TV2 and TV5 (Theorem 2 at c = 2 and optimal c).
+// The quick run reproduces the reference Fig. 2 points and crossings
+// (docs/srdp.md#paper-figures) and TV10 (Table 2), TV2 and TV5 (Theorem 2 at c
+// = 2 and optimal c).
 func TestQuickRunMatchesSpec(t *testing.T) {
 	out := t.TempDir()
 	res, err := run(true, out, io.Discard)
@@ -25,7 +26,7 @@ func TestQuickRunMatchesSpec(t *testing.T) {
 			t.Errorf("Fig. 2 %s = %.7g, want %.7g", key, got, want)
 		}
 	}
-	wantCross := []float64{50.16, 249.1, 251.6, 116.6} // first four crossings, spec §6.1 (printed to 4 digits)
+	wantCross := []float64{50.16, 249.1, 251.6, 116.6} // first four crossings, reference (printed to 4 digits)
 	for i, w := range wantCross {
 		if got := res.crossings[i].x; math.Abs(got-w) > 0.05 {
 			t.Errorf("crossing %s %s at %.4f, want %.4g", res.crossings[i].panel, res.crossings[i].curve, got, w)

@@ -12,9 +12,9 @@ import (
 
 // sgdIterSRDP is A_SGD-iter (Theorem 15) with κ_τ = Kappa: RDP αε²/2 and the
 // reconstructed SRDP ατ²μ²ε²·n·log(n−κ+2)/(2(n−κ+1)L²·log n) (the printed one
-// lacks ε², specs/000 §4.2). Its assumption that differing points are
-// consecutive rarely holds after preprocessing, so it serves Table 2 only and
-// is not part of the accountant.
+// lacks ε², docs/srdp.md#mechanism-curves). Its assumption that differing
+// points are consecutive rarely holds after preprocessing, so it serves Table
+// 2 only and is not part of the accountant.
 type sgdIterSRDP struct {
 	N, Kappa   int
 	L, Mu, Eps float64

@@ -14,8 +14,8 @@ func papersClose(got, want, rel float64) bool {
 	return math.Abs(got-want) <= rel*math.Abs(want)
 }
 
-// TV2, TV3, TV5 and TV6 of specs/000: the Table 2 cells next to the
-// Theorem 2 values that accountant's TestSRDP* tests pin.
+// TV2, TV3, TV5 and TV6 of docs/srdp.md#test-vectors: the Table 2 cells next
+// to the Theorem 2 values that accountant's TestSRDP* tests pin.
 func TestTable2Cells(t *testing.T) {
 	tab, err := table2Cell(t2Gaussian, t2PCARank, table2Params{Alpha: 11, Eps: 0.1, DeltaMin: 0.5}, false)
 	if err != nil || !papersClose(tab, 68.87958, 1e-6) {
@@ -64,7 +64,7 @@ func TestSRDPTable2Grid(t *testing.T) {
 		t.Error("empty cell returned a value")
 	}
 	// Every unflagged M_G / A_GD cell is 1.05·(ε̃(2α,τ) + ε(2α)) with τ from
-	// §3.5 (specs/000 §4.3 check by substitution).
+	// §3.5 (docs/srdp.md#closed-form-table; checked by substitution).
 	for _, tc := range []struct {
 		p   table2Prep
 		tau float64
@@ -107,8 +107,8 @@ func TestSRDPTable2Grid(t *testing.T) {
 	if accountant.GroupPrivacyGaussian(1, 1, 501) != 125500.5 {
 		t.Error("Fig 2(c) group")
 	}
-	// Fig. 2 crossings (specs/000 §6.1): the Theorem 2 curve meets group
-	// privacy between consecutive integers around p ≈ 50.16 for (b) at
+	// Fig. 2 crossings (docs/srdp.md#paper-figures): the Theorem 2 curve meets
+	// group privacy between consecutive integers around p ≈ 50.16 for (b) at
 	// n = 53, and around n ≈ 249.1 (exact τ) / 251.6 (12.2 form) at
 	// δ_min = 0.07 and n ≈ 116.6 (exact τ) at δ_min = 0.15 for (c).
 	below := func(thm2, group float64) bool { return thm2 < group }
@@ -133,7 +133,7 @@ func TestSRDPTable2Grid(t *testing.T) {
 	}
 }
 
-// TV6 of specs/000: SGD-iter + dedup.
+// TV6 of docs/srdp.md#test-vectors: SGD-iter + dedup.
 func TestSGDIterSRDP(t *testing.T) {
 	it := sgdIterSRDP{N: 1000, Kappa: 10, L: 1, Mu: 1, Eps: 0.05}
 	if got := accountant.SRDPBoundAt(11, it, 10, 2, 2); !papersClose(got, 2.9365855, 1e-6) {

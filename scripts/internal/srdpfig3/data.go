@@ -11,9 +11,9 @@ import (
 	"github.com/dptrain/dptrain/rng"
 )
 
-// genConfig is the synthetic data of the paper's Fig. 3 (specs/000 §6.2
-// reconstruction of sklearn make_classification with n_clusters_per_class=1
-// and "rank 50").
+// genConfig is the synthetic data of the paper's Fig. 3
+// (docs/srdp.md#paper-figures; our reconstruction of sklearn
+// make_classification with n_clusters_per_class=1 and "rank 50").
 type genConfig struct {
 	N, D, Informative int
 	ClassSep          float64 // half the hypercube side (sklearn class_sep)
@@ -40,7 +40,7 @@ type dataset struct {
 //     random A_c of i.i.d. U(−1, 1) entries (sklearn's random covariance);
 //  3. a fraction FlipY of the labels is redrawn uniformly (sklearn flip_y);
 //
-// then (the spec's reconstruction of "rank 50" in d dimensions) the m
+// then (our reconstruction of "rank 50" in d dimensions) the m
 // informative features are mixed into d by a random m×d matrix of i.i.d.
 // U(−1, 1) entries (sklearn's redundant-feature convention), isotropic
 // N(0, ν²) noise is added, the columns are centred and all rows are divided

@@ -12,7 +12,7 @@ import (
 
 // DP-PCA baseline (method (c)): the Gaussian noisy-covariance mechanism
 // ("Analyze Gauss", Dwork et al. 2014; SULQ), not Chaudhuri et al.'s PPCA
-// (which needs Bingham sampling; specs/000 §7.4). It releases
+// (which needs Bingham sampling; docs/srdp.md#paper-figures). It releases
 //
 //	Ĉ = XᵀX + (z/√2)·E,  E a standard GOE matrix (off-diagonal N(0,1),
 //	diagonal N(0,2), symmetric),

@@ -1,12 +1,12 @@
 // Command srdpfig3 reproduces paper 000's Figure 3 and Table 4 (Hu, Sanyal
-// & Schölkopf, smooth RDP for non-private preprocessing; spec
-// specs/000-srdp-preprocessing.md §6.2, §7.4 fig3/table4): private logistic
+// & Schölkopf, smooth RDP for non-private preprocessing;
+// docs/srdp.md#paper-figures): private logistic
 // regression on synthetic approximately-rank-50 data (n = 1000, d = 6000),
 //
 //	(a) non-private PCA to k = 50, then DP-SGD with the noise calibrated so
 //	    that the SRDP account (Theorem 2 with optimal c, PCA sensitivity of
 //	    Proposition 5 at the data's own eigengaps) meets the overall ε — the
-//	    spec's "adjusted privacy";
+//	    paper's "adjusted privacy";
 //	(b) DP-SGD on the raw 6000-dim data, calibrated by plain RDP;
 //	(c) DP-PCA (Gaussian noisy covariance, ε/2, δ/2), then DP-SGD (ε/2, δ/2);
 //

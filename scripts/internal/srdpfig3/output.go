@@ -15,8 +15,8 @@ import (
 
 func writeFile(path, text string) error { return repro.WriteFile(path, text) }
 
-// paperTable4 is the paper's Table 4 (specs/000 §6.2): ε → values for
-// Clip 0.1R, 0.7R, 0.99R and the unclipped pre-processed pipeline. The
+// paperTable4 is the paper's Table 4 (docs/srdp.md#paper-figures): ε → values
+// for Clip 0.1R, 0.7R, 0.99R and the unclipped pre-processed pipeline. The
 // caption says excess empirical loss; the values look like accuracies.
 var paperTable4 = map[float64][4]float64{
 	1: {0.84, 0.89, 0.88, 0.89},
@@ -174,12 +174,12 @@ func markdown(res *result) string {
 		q = " (--quick: smaller data and grid, NOT the paper's setting)"
 	}
 	fmt.Fprintf(&b, "# Paper 000 (SRDP, non-private preprocessing): Figure 3 and Table 4%s\n\n", q)
-	fmt.Fprintf(&b, "Private logistic regression on synthetic approximately-low-rank data (specs/000 §6.2). Runtime %.0f s.\n\n", res.seconds)
+	fmt.Fprintf(&b, "Private logistic regression on synthetic approximately-low-rank data (docs/srdp.md#paper-figures). Runtime %.0f s.\n\n", res.seconds)
 
 	fmt.Fprintf(&b, "## Setting (everything the paper leaves open is a choice, stated here)\n\n")
-	fmt.Fprintf(&b, "- **Data** (spec §6.2 reconstruction of sklearn `make_classification`, seed %d): n = %d, d = %d, 2 classes, one cluster per class at a random hypercube vertex (class_sep %g), %d informative Gaussian features with a random per-class covariance (sklearn's U(−1,1) matrix), flip_y %g; mixed into d dims by a random %d×%d U(−1,1) matrix; isotropic noise ν = %g; columns centred; every row divided by the largest row norm (so R = max‖x‖ = 1). The top %d eigenvalues of the 1/n covariance carry %.7f of the variance; λ_k = %.4g, λ_k+1 = %.4g (k = %d).\n",
+	fmt.Fprintf(&b, "- **Data** (our reconstruction of sklearn `make_classification`, seed %d): n = %d, d = %d, 2 classes, one cluster per class at a random hypercube vertex (class_sep %g), %d informative Gaussian features with a random per-class covariance (sklearn's U(−1,1) matrix), flip_y %g; mixed into d dims by a random %d×%d U(−1,1) matrix; isotropic noise ν = %g; columns centred; every row divided by the largest row norm (so R = max‖x‖ = 1). The top %d eigenvalues of the 1/n covariance carry %.7f of the variance; λ_k = %.4g, λ_k+1 = %.4g (k = %d).\n",
 		c.gen.Seed, res.n, res.d, c.gen.ClassSep, c.gen.Informative, c.gen.FlipY, c.gen.Informative, res.d, c.gen.Nu, c.gen.Informative, res.share, res.eig[c.k-1], res.eig[c.k], c.k)
-	fmt.Fprintf(&b, "- **Privacy:** overall (ε, δ) with δ = %g (the paper does not say); add/remove-one neighbours throughout (Poisson-SGM RDP; Theorem 2's add/remove variant, spec §4.1 note 4; errata item 21).\n", c.delta)
+	fmt.Fprintf(&b, "- **Privacy:** overall (ε, δ) with δ = %g (the paper does not say); add/remove-one neighbours throughout (Poisson-SGM RDP; Theorem 2's add/remove variant, docs/srdp.md#the-combination-rule).\n", c.delta)
 	fmt.Fprintf(&b, "- **Private LR (all methods):** DP-SGD with Poisson sampling (expected batch %d, q = %g), %d epochs = %d steps, per-example clipping C = %g, noise N(0, z²C²) on the clipped sum divided by q·n, projection onto ‖θ‖ ≤ R_θ = %g after every step (needed for the data-smoothness μ of Theorem 2), last iterate, θ₀ = 0, no intercept (data centred). The paper's Opacus settings were lr 1e-2, max_grad_norm 10, 10 epochs. %s lr 1e-2 barely moves θ in %d steps on unit-norm data, so the learning rate is picked per method and ε from {%s} by the lowest mean excess loss over seeds (Table 4: highest mean accuracy) — tuning on S is not accounted, as in the paper.\n",
 		c.train.Batch, float64(c.train.Batch)/float64(res.n), c.train.Epochs, c.train.run(res.n).Steps, c.train.Clip, c.train.RTheta, clipText(c.train.Clip), c.train.run(res.n).Steps, joinF(c.lrs))
 	fmt.Fprintf(&b, "- **Metric:** ℓ̂_S(θ̂) − ℓ̂_S(θ*) on the original S, θ* = argmin over ‖θ‖ ≤ R_θ (the unconstrained optimum does not exist: n < d, S is separable). θ* by accelerated projected gradient (FISTA with restarts) in the row-space coordinates of S (X = U·diag(s)·Vᵀ from the n×n Gram matrix; a logit only depends on Vᵀθ), stopped when the Frank–Wolfe gap certifies ℓ̂_S(θ*) − min ≤ %.2g: ℓ̂_S(θ*) = %.6f (gap %.2g, %d iterations), accuracy %.4f. Models trained in k dims map back as θ = A_k·w (x·θ = (A_kᵀx)·w, ‖θ‖ = ‖w‖), so their loss on S is the loss of w on the projected rows. θ = 0 has excess %.4f.\n",
@@ -210,7 +210,7 @@ func markdown(res *result) string {
 	if !res.capped {
 		capTxt = "does NOT sit"
 	}
-	fmt.Fprintf(&b, "Each DP-SGD step's SRDP leg moves the clipped gradient sum by Δ∞·min(2C, μ·C·Δ2) (no subsampling amplification is claimed), against C for the RDP leg. Here μ·Δ2 = %.4g, so that shift is %.4g·C and it %s at the cap 2C·n: Theorem 2 is then no better than group privacy over all n records, and z(a) is %.3g–%.3g × z(b). This is not specific to our data: Prop. 5's τ = nΔ2 ≈ 24/δ^k_min (dimension reduction) does not shrink with n, and δ^k ≤ tr(Σ)/k ≤ 1/k for unit-ball data, so μτ ≥ 24k = %d even at the best possible gap (ours, δ^k = %.3g with λ_1 = %.3g ≫ λ_k, gives τ = %.3g). A step's SRDP shift is thus at least ~10³ times its RDP sensitivity, which is group privacy over ~10³ records; at this T and q only n of order 10⁷–10⁸ would make the noise on the *mean* gradient small. The paper's Table 4 discussion writes the PCA sensitivity as 12R/(nδ) with R the maximum norm of the *unnormalised* data, which suggests that Prop. 5 was evaluated with unnormalised eigengaps (large δ, small τ); on unit-ball data, as Prop. 5 requires, τ is large. We cannot check this (the paper's code was not available to the spec).\n\n",
+	fmt.Fprintf(&b, "Each DP-SGD step's SRDP leg moves the clipped gradient sum by Δ∞·min(2C, μ·C·Δ2) (no subsampling amplification is claimed), against C for the RDP leg. Here μ·Δ2 = %.4g, so that shift is %.4g·C and it %s at the cap 2C·n: Theorem 2 is then no better than group privacy over all n records, and z(a) is %.3g–%.3g × z(b). This is not specific to our data: Prop. 5's τ = nΔ2 ≈ 24/δ^k_min (dimension reduction) does not shrink with n, and δ^k ≤ tr(Σ)/k ≤ 1/k for unit-ball data, so μτ ≥ 24k = %d even at the best possible gap (ours, δ^k = %.3g with λ_1 = %.3g ≫ λ_k, gives τ = %.3g). A step's SRDP shift is thus at least ~10³ times its RDP sensitivity, which is group privacy over ~10³ records; at this T and q only n of order 10⁷–10⁸ would make the noise on the *mean* gradient small. The paper's Table 4 discussion writes the PCA sensitivity as 12R/(nδ) with R the maximum norm of the *unnormalised* data, which suggests that Prop. 5 was evaluated with unnormalised eigengaps (large δ, small τ); on unit-ball data, as Prop. 5 requires, τ is large. We cannot check this (the paper's code was not available to us).\n\n",
 		res.mu*res.sens.L2, res.shift, capTxt, lo, hi, 24*c.k, res.gapK, res.eig[0], res.sens.L2*res.sens.LInf)
 
 	fmt.Fprintf(&b, "## Figure 3: excess empirical loss (mean ± sd over %d seeds; selected lr in brackets)\n\n", c.seeds)
@@ -253,7 +253,7 @@ func markdown(res *result) string {
 	fmt.Fprintf(&b, "%s; θ* %.3f. DP-PCA subspace captures %s of ‖X‖_F² (non-private top-k: %.6f).\n\n", strings.Join(accs, ", "), res.accStar, captureText(res), res.pcaCaptureNonPrivate)
 
 	fmt.Fprintf(&b, "## Table 4: clipping before the projection (accuracy on S, mean ± sd over %d seeds)\n\n", c.seeds)
-	fmt.Fprintf(&b, "Procedure (paper §F.2): A_k fitted on the unclipped S; rows clipped to norm C·R (R = 1); projected A_kᵀ·clip(x); private LR calibrated by Theorem 2 with Δ2 scaled by C (\"12R/(nδ) → 12C/(nδ)\") and μ = (1 + C·R_θ/4)/C_grad. Accuracy is the sign of x·A_k·w on S (clipping only rescales a row, so it equals the accuracy on the clipped rows). The paper's caption says excess loss but the values look like accuracies (spec §6.2); they are a loose ±0.03 regression target. The right-hand columns repeat each cell with the PCA cost ignored (z of plain DP-SGD, not a DP bound).\n\n")
+	fmt.Fprintf(&b, "Procedure (paper §F.2): A_k fitted on the unclipped S; rows clipped to norm C·R (R = 1); projected A_kᵀ·clip(x); private LR calibrated by Theorem 2 with Δ2 scaled by C (\"12R/(nδ) → 12C/(nδ)\") and μ = (1 + C·R_θ/4)/C_grad. Accuracy is the sign of x·A_k·w on S (clipping only rescales a row, so it equals the accuracy on the clipped rows). The paper's caption says excess loss but the values look like accuracies; they are a loose ±0.03 regression target. The right-hand columns repeat each cell with the PCA cost ignored (z of plain DP-SGD, not a DP bound).\n\n")
 	fmt.Fprintf(&b, "| ε | variant | z (Thm 2) | ours: accuracy | paper | difference | within ±0.03 | PCA cost ignored: accuracy | difference |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, eps := range c.t4Eps {
 		for _, cl := range c.clips {

@@ -9,9 +9,9 @@ import (
 )
 
 // All accounts here are add/remove-one: the Poisson-subsampled Gaussian's
-// RDP is add/remove, Theorem 2 carries over to it (specs/000 §4.1 note 4,
-// errata item 21), and the Analyze-Gauss covariance release has
-// sensitivity ‖xxᵀ‖_F = ‖x‖² ≤ 1 under add/remove.
+// RDP is add/remove, Theorem 2 carries over to it
+// (docs/srdp.md#the-combination-rule), and the Analyze-Gauss covariance
+// release has sensitivity ‖xxᵀ‖_F = ‖x‖² ≤ 1 under add/remove.
 
 // dpsgd describes a DP-SGD run: Poisson rate Q for Steps steps.
 type dpsgd struct {
@@ -34,9 +34,9 @@ func srdpEpsilon(run dpsgd, z float64, sens preprocess.Sensitivity, mu, delta fl
 	return b.Epsilon, err
 }
 
-// calibrateSRDP is the spec's "adjusted privacy" (specs/000 §6.2, How to
-// calibrate): the smallest noise multiplier, by bisection, at which the SRDP
-// account of preprocessing + DP-SGD meets (eps, delta).
+// calibrateSRDP is the paper's "adjusted privacy"
+// (docs/srdp.md#paper-figures): the smallest noise multiplier, by bisection,
+// at which the SRDP account of preprocessing + DP-SGD meets (eps, delta).
 func calibrateSRDP(run dpsgd, eps, delta float64, sens preprocess.Sensitivity, mu float64) (float64, error) {
 	z, err := accountant.Calibrate(func(z float64) (float64, error) {
 		return srdpEpsilon(run, z, sens, mu, delta)
@@ -102,7 +102,8 @@ func pcaSensitivity(n, k int, gapK, gap1, clip float64) (preprocess.Sensitivity,
 
 // logisticMu is the data-smoothness (Def. 6) of the logistic loss's gradient
 // −y·s(−y θᵀx)·x in x for ‖x‖ ≤ rx and ‖θ‖ ≤ rTheta, 1 + rx·rTheta/4
-// (specs/000 §7.3), in units of the clip norm c (clipping is 1-Lipschitz).
+// (docs/srdp.md#training-steps), in units of the clip norm c (clipping is
+// 1-Lipschitz).
 func logisticMu(rx, rTheta, c float64) float64 { return (1 + rx*rTheta/4) / c }
 
 // capped reports whether the SRDP shift of one step sits at the clipping cap

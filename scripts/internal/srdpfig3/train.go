@@ -69,7 +69,7 @@ type lrConfig struct {
 	Batch  int     // expected batch size q·n (Poisson sampling)
 	Epochs int     // steps = Epochs·n/Batch
 	Clip   float64 // per-example gradient clip norm C
-	RTheta float64 // projection radius: ‖θ‖ ≤ RTheta after every step (needed for μ, specs/000 §7.3)
+	RTheta float64 // projection radius: ‖θ‖ ≤ RTheta after every step (needed for μ, docs/srdp.md#training-steps)
 }
 
 func (c lrConfig) run(n int) dpsgd {

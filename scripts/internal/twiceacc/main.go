@@ -168,7 +168,7 @@ func write(out string, rows []row, quick bool, dataset, model string, steps int)
 		md.WriteString(fmt.Sprintf("| %g | %s | %.4f | %.1f | %.1f | %s |\n", r.eps, r.v.name, r.sigma, 100*r.acc, ratio, p))
 		csv = append(csv, []string{repro.G(r.eps, 4), r.v.name, fmt.Sprintf("%.6f", r.sigma), fmt.Sprintf("%.4f", r.acc), fmt.Sprintf("%.4f", ratio), fmt.Sprintf("%.1f", r.seconds)})
 	}
-	md.WriteString("\n\\* the paper's Table 1 ε = 4 cells of rows (0.06, 1/3) and (0.04, 1/2) are swapped (specs/003 §10 Q7).\n")
+	md.WriteString("\n\\* the paper's Table 1 ε = 4 cells of rows (0.06, 1/3) and (0.04, 1/2) are swapped (docs/twice-sampling.md#paper-tables).\n")
 	md.WriteString("Accuracies are not comparable across architectures; compare the ordering of the rows and the variance ratios.\n")
 	if err := repro.WriteCSV(filepath.Join(out, "twice_accuracy.csv"), []string{"epsilon", "variant", "sigma", "test_acc", "noise_variance_ratio_pct", "seconds"}, csv); err != nil {
 		return err

@@ -1,13 +1,14 @@
 // Command twicenoise regenerates the noise-variance ratios of paper 003's
-// Table 1 (Xiao, Wan & Devadas, twice sampling; spec
-// specs/003-twice-sampling-hybrid-clipping.md §6.6) from the accountant alone:
+// Table 1 (Xiao, Wan & Devadas, twice sampling;
+// docs/twice-sampling.md#paper-tables) from the accountant alone:
 // for every (q1, q2) row and every (ε, T) column it calibrates the noise
 // multiplier of (q1, q2)-twice sampling with c∞ = 0.1·c2 (d0 = 100) and of
 // plain DP-SGD at q = q1·q2, both with the paper's Lemma 2.3 conversion over
 // integer orders 2..64 at δ = 1e-5, and reports z_twice²/z_base². It also
 // evaluates the Section 6 hybrid-clipping example (Theorem 4.6, "5.5×") and
-// its twice-sampled version (spec §7.5), the magnitude check for Table 2,
-// whose own ratios need private gradient statistics.
+// its twice-sampled version (docs/twice-sampling.md#test-vectors), the
+// magnitude check for Table 2, whose own ratios need private gradient
+// statistics.
 //
 // Run it through scripts/twice_noise.sh.
 package main
@@ -257,8 +258,8 @@ func markdown(res *result, quick bool) string {
 		q = " (--quick: no tighter-conversion column, no numerical problem (9) optimum)"
 	}
 	fmt.Fprintf(&b, "# Paper 003 Table 1: noise-variance ratios of twice sampling%s\n\n", q)
-	fmt.Fprintf(&b, "Ratio = E‖e‖² of (q1, q2)-twice sampling with c∞ = 0.1·c2 (d0 = 100) over that of plain DP-SGD at q = q1·q2, each noise multiplier calibrated to (ε, δ = 1e-5) after T steps with the paper's conversion (Lemma 2.3, integer orders 2..64), as specs/003 §6.6. The ratio does not depend on the dataset, so Table 3 (SVHN) should repeat Table 1.\n\n")
-	fmt.Fprintf(&b, "| (q1, q2) | ε (T) | z twice | z baseline (α*) | ratio, ours | paper Table 1 | difference | spec §6.6 | Table 3 (SVHN) |")
+	fmt.Fprintf(&b, "Ratio = E‖e‖² of (q1, q2)-twice sampling with c∞ = 0.1·c2 (d0 = 100) over that of plain DP-SGD at q = q1·q2, each noise multiplier calibrated to (ε, δ = 1e-5) after T steps with the paper's conversion (Lemma 2.3, integer orders 2..64), as docs/twice-sampling.md#paper-tables. The ratio does not depend on the dataset, so Table 3 (SVHN) should repeat Table 1.\n\n")
+	fmt.Fprintf(&b, "| (q1, q2) | ε (T) | z twice | z baseline (α*) | ratio, ours | paper Table 1 | difference | reference | Table 3 (SVHN) |")
 	if !quick {
 		fmt.Fprintf(&b, " ours, Balle et al. conversion |")
 	}
@@ -290,15 +291,15 @@ func markdown(res *result, quick bool) string {
 		}
 	}
 	c06, c04 := res.cells[[2]int{2, 2}], res.cells[[2]int{3, 2}]
-	fmt.Fprintf(&b, "\n‡ **Swapped cells** (specs/003 §6.6, §10 item 7): at ε = 4 the paper's 82.2 (row (0.06, 1/3)) and 77.4 (row (0.04, 1/2)) are exchanged. Ours are %.1f and %.1f; against the other row's cell the differences are %+.1f and %+.1f, in line with every other ε ≤ 4 cell, while the printed order gives %+.1f and %+.1f. A row with q2 = 1/3 always gains more than its q2 = 1/2 neighbour at the same q1·q2 in every other column, so the printed order is the anomaly. Table 3 copies the swap, which suggests one table was derived from the other.\n\n",
+	fmt.Fprintf(&b, "\n‡ **Swapped cells** (docs/twice-sampling.md#paper-tables): at ε = 4 the paper's 82.2 (row (0.06, 1/3)) and 77.4 (row (0.04, 1/2)) are exchanged. Ours are %.1f and %.1f; against the other row's cell the differences are %+.1f and %+.1f, in line with every other ε ≤ 4 cell, while the printed order gives %+.1f and %+.1f. A row with q2 = 1/3 always gains more than its q2 = 1/2 neighbour at the same q1·q2 in every other column, so the printed order is the anomaly. Table 3 copies the swap, which suggests one table was derived from the other.\n\n",
 		c06.ratio, c04.ratio, c06.ratio-77.4, c04.ratio-82.2, c06.ratio-82.2, c04.ratio-77.4)
 	fmt.Fprintf(&b, "† Table 3's 89.0 and 50.4 differ from Table 1's 86.2 and 53.5 although the ratio is dataset-independent for the same (q1, q2, T, ε, δ, d0); ours are %.1f and %.1f, so these two Table 3 cells are likely typos.\n\n", res.cells[[2]int{2, 0}].ratio, res.cells[[2]int{5, 3}].ratio)
-	fmt.Fprintf(&b, "Agreement: within %.1f points at ε ≤ 4 outside the swapped cells; at ε = 8 ours are %.1f–%.1f points higher (the spec found the same residual with an independent python accountant; it is not the conversion, since the tighter conversion lowers the ratios — see its column).\n\n",
+	fmt.Fprintf(&b, "Agreement: within %.1f points at ε ≤ 4 outside the swapped cells; at ε = 8 ours are %.1f–%.1f points higher (an independent python accountant finds the same residual; it is not the conversion, since the tighter conversion lowers the ratios — see its column).\n\n",
 		maxAbsDiff(res, func(j int) bool { return j < 3 }), minDiff(res, 3), maxDiff(res, 3))
 
-	fmt.Fprintf(&b, "## Section 6 hybrid-clipping example and Table 2's magnitude (spec §7.5)\n\n")
+	fmt.Fprintf(&b, "## Section 6 hybrid-clipping example and Table 2's magnitude\n\n")
 	fmt.Fprintf(&b, "Blocks: r = (1000, 290,898), c2 = (2.5, 1), d = 291,898. The isotropic baseline clips to the enclosing L2 ball of radius %.6f.\n\n", math.Sqrt(2.5*2.5+1))
-	fmt.Fprintf(&b, "| quantity | ours | paper | reference (spec §7.5) | difference (vs spec) |\n|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| quantity | ours | paper | reference | difference (vs reference) |\n|---|---|---|---|---|\n")
 	fmt.Fprintf(&b, "| isotropic / hybrid total variance (Thm 4.6) | %.9f | \"5.5×\" | 5.533768214 | %s |\n", res.isoOverHyb, repro.Diff(res.isoOverHyb, 5.533768214))
 	fmt.Fprintf(&b, "| normalised σ_1 (Σ r_jσ_j² = 1) | %.7f | — | 0.0113066 | %s |\n", res.normSigma[0], repro.Diff(res.normSigma[0], 0.0113066))
 	fmt.Fprintf(&b, "| normalised σ_2 | %.7f | — | 0.0017315 | %s |\n", res.normSigma[1], repro.Diff(res.normSigma[1], 0.0017315))

@@ -8,16 +8,16 @@ import (
 	"testing"
 )
 
-// The quick run reproduces specs/003 §6.6 (an independent python3
-// accountant) to 0.1 point, the paper's Table 1 within the documented
-// deltas, and §7.5's hybrid-clipping example.
+// The quick run reproduces docs/twice-sampling.md#paper-tables (an
+// independent python3 accountant) to 0.1 point, the paper's Table 1 within the
+// documented deltas, and §7.5's hybrid-clipping example.
 func TestQuickRunMatchesSpec(t *testing.T) {
 	out := t.TempDir()
 	res, err := run(true, out, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := [][4]float64{ // spec §6.6, rows in the order of rows
+	want := [][4]float64{ // reference, rows in the order of rows
 		{95.4, 95.1, 92.3, 89.1},
 		{96.3, 96.0, 93.7, 91.0},
 		{86.8, 86.0, 78.4, 71.0},
@@ -32,7 +32,7 @@ func TestQuickRunMatchesSpec(t *testing.T) {
 			}
 		}
 	}
-	// Baseline multipliers (spec §6.6) at q = 0.02, ε = 2 and q = 0.01, ε = 8.
+	// Baseline multipliers (reference) at q = 0.02, ε = 2 and q = 0.01, ε = 8.
 	if z := res.cells[[2]int{2, 0}].zBase; math.Abs(z-2.11361) > 2e-5 {
 		t.Errorf("baseline q=0.02 ε=2: z=%.6f want 2.11361", z)
 	}
