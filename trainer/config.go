@@ -393,13 +393,13 @@ func (c *Config) validateMechanism() error {
 	f := faults{section: ErrMechanism}
 	f.add(checkChoice("sampler", c.Sampler, knownSamplers))
 	f.add(checkChoice("clip", c.Clip, knownClips))
-	if c.Accountant == AccountantPLD && (c.Sampler != "poisson" || c.Preprocess != PreprocessNone || c.Clip == "subspace") {
+	if c.Accountant == AccountantPLD && (c.Sampler != mechanism.Poisson || c.Preprocess != PreprocessNone || c.Clip == mechanism.Subspace) {
 		f.bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
 	}
 	if c.BatchSize < 1 {
 		f.bad("batch_size must be >= 1, got %d", c.BatchSize)
 	}
-	if c.Sampler == "twice" {
+	if c.Sampler == mechanism.Twice {
 		if f.finite("q2", c.Q2) && !(c.Q2 > 0 && c.Q2 <= 1) {
 			f.bad("q2 must be in (0,1] for twice sampling, got %v", c.Q2)
 		}
@@ -407,7 +407,7 @@ func (c *Config) validateMechanism() error {
 	if f.finite("clip_norm", c.ClipNorm) && !(c.ClipNorm > 0) {
 		f.bad("clip_norm must be > 0, got %v", c.ClipNorm)
 	}
-	if c.Clip == "subspace" {
+	if c.Clip == mechanism.Subspace {
 		if len(c.SubspaceRanks) == 0 {
 			f.bad("subspace_ranks must list the nested cumulative ranks (e.g. [8,16]) with clip subspace")
 		}
@@ -427,25 +427,25 @@ func (c *Config) validateMechanism() error {
 			f.bad("subspace_refresh must be >= 0, got %d", c.SubspaceRefresh)
 		}
 	}
-	if c.PublicData != "" && c.Clip != "subspace" {
+	if c.PublicData != "" && c.Clip != mechanism.Subspace {
 		f.bad("public_data feeds subspace clipping's basis; it needs clip subspace, got %q", c.Clip)
 	}
-	if c.Clip == "hybrid" || c.Clip == "subspace" || c.Sampler == "twice" {
+	if c.Clip == mechanism.Hybrid || c.Clip == mechanism.Subspace || c.Sampler == mechanism.Twice {
 		if f.finite("d0", c.D0) && !(c.D0 >= 1) {
 			f.bad("d0 must be >= 1, got %v", c.D0)
 		}
 	}
-	if c.PerInstance > 0 && (c.Sampler != "poisson" || c.Clip != "flat") {
+	if c.PerInstance > 0 && (c.Sampler != mechanism.Poisson || c.Clip != mechanism.Flat) {
 		f.bad("per_instance needs sampler poisson and clip flat (the per-instance sensitivity is min(‖g‖, C)), got %s and %s", c.Sampler, c.Clip)
 	}
-	if c.AuditCanaries > 0 && c.AuditKind == AuditGradient && (c.Clip != "flat" || c.Sampler != "poisson") {
+	if c.AuditCanaries > 0 && c.AuditKind == AuditGradient && (c.Clip != mechanism.Flat || c.Sampler != mechanism.Poisson) {
 		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 	}
 	if c.Distributed == DistributedMPI {
-		if c.Sampler == "twice" {
+		if c.Sampler == mechanism.Twice {
 			f.bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
 		}
-		if c.Clip == "subspace" {
+		if c.Clip == mechanism.Subspace {
 			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}

@@ -40,7 +40,7 @@ func (s *state) gather(idx []int) models.Batch {
 	b, in := len(idx), s.model.InputSize()
 	s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
 	batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-	if s.cfg.Model == "linreg" {
+	if s.cfg.Model == ModelLinReg {
 		batch.T = s.targets(b)
 	}
 	return batch

@@ -29,12 +29,12 @@ func (s *state) describeModel(m *models.Net) error {
 	m.SetPreprocess(s.data.transforms)
 	var in models.Input
 	switch {
-	case cfg.Dataset == "csv":
+	case cfg.Dataset == DatasetCSV:
 		var err error
 		if in, err = tableInput(cfg.TestFile, cfg.LabelColumn); err != nil {
 			return fmt.Errorf("model input: %w", err)
 		}
-	case len(test.Shape) == 3 && cfg.Features == "":
+	case len(test.Shape) == 3 && cfg.Features == FeaturesRaw:
 		// Every image loader divides 8-bit values by 255 (datasets/doc.go).
 		in = models.Input{Kind: "image", Image: slices.Clone(test.Shape), Layout: "CHW", Scale: 1.0 / 255}
 		switch test.Shape[0] {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // What a run writes, and who may see it.
@@ -222,7 +223,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	for i, n := range s.Notes {
 		notes[i] = portableText(cfg, n)
 	}
-	if s.acct != nil && cfg.Clip == "hybrid" && s.acct.mech.D0() != cfg.D0 {
+	if s.acct != nil && cfg.Clip == mechanism.Hybrid && s.acct.mech.D0() != cfg.D0 {
 		notes = append(notes, fmt.Sprintf("d0 = %g used (d0_used): the model has %d parameters, fewer than the configured d0 = %g", s.acct.mech.D0(), s.Params, cfg.D0))
 	}
 	cfg = portableConfig(cfg)
@@ -237,7 +238,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss
 	}
-	if s.acct != nil && cfg.Clip == "hybrid" {
+	if s.acct != nil && cfg.Clip == mechanism.Hybrid {
 		out.D0Used = s.acct.mech.D0()
 	}
 	if !s.PrivateRelease {

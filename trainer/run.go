@@ -413,7 +413,7 @@ func (s *state) setup() error {
 		return err
 	}
 	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: s.mech, q: s.mech.Q(), expected: expected, prefix: s.mech.Prefix()}
-	if err := s.acct.usePLD(); err != nil && cfg.Accountant == "pld" {
+	if err := s.acct.usePLD(); err != nil && cfg.Accountant == AccountantPLD {
 		return err
 	}
 
@@ -477,7 +477,7 @@ func (s *state) setup() error {
 		s.notes = append(s.notes, fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters (post-processing, no privacy cost); the training loss is the iterates'", cfg.EMA))
 	}
 	s.lrAt = func(step int) float64 {
-		if cfg.Schedule == "cosine" {
+		if cfg.Schedule == ScheduleCosine {
 			return optim.Cosine{Base: cfg.LR, Total: s.steps}.LR(step - 1)
 		}
 		return cfg.LR
@@ -629,7 +629,7 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 		b := len(idx)
 		ds.Gather(idx, s.x[:b*in], s.y[:b])
 		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-		if s.cfg.Model == "linreg" {
+		if s.cfg.Model == ModelLinReg {
 			batch.T = s.targets(b)
 		}
 		l, c, err := s.model.Evaluate(batch)

@@ -16,27 +16,27 @@ import (
 func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 	spec := models.Spec{InputSize: train.Dim(), Classes: train.NumClasses, WeightStd: cfg.WeightStd}
 	switch cfg.Model {
-	case "logreg":
+	case ModelLogReg:
 		spec.Arch = "logreg"
-	case "linreg":
+	case ModelLinReg:
 		spec.Arch, spec.Classes = "linreg", 0
-	case "mlp":
+	case ModelMLP:
 		spec.Arch, spec.Widths = "mlp", cfg.Hidden
 		if len(spec.Widths) == 0 {
 			spec.Widths = []int{256}
 		}
-	case "cnn":
+	case ModelCNN:
 		spec.Arch = "mnistcnn"
 		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
 			return nil, fmt.Errorf("%w: model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes (an image folder converts with --channels 1 --resize 28x28)", ErrInvalidConfig, train.Name, train.Shape, train.NumClasses)
 		}
-	case "scatcnn":
+	case ModelScatCNN:
 		spec.Arch, spec.Shape = "scatcnn", train.Shape
 		if len(train.Shape) != 3 {
 			return nil, fmt.Errorf("model scatcnn needs feature maps [C,H,W] (use features scatternet); dataset %s has shape %v", train.Name, train.Shape)
 		}
-	case "resnet20", "resnet22":
-		spec.Arch = map[Model]string{"resnet20": "resnet20gn", "resnet22": "resnet22"}[cfg.Model]
+	case ModelResNet20, ModelResNet22:
+		spec.Arch = map[Model]string{ModelResNet20: "resnet20gn", ModelResNet22: "resnet22"}[cfg.Model]
 		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
 			return nil, fmt.Errorf("%w: model %s needs 3×32×32 images; dataset %s has shape %v (an image folder converts with --channels 3 --resize 32x32)", ErrInvalidConfig, cfg.Model, train.Name, train.Shape)
 		}
@@ -62,7 +62,7 @@ func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
 	}
 	if data != nil {
 		sp.Preprocess, sp.Prefix = data.pre, data.prefix
-	} else if cfg.Preprocess != "" {
+	} else if cfg.Preprocess != PreprocessNone {
 		sp.Preprocess = &preprocess.Sensitivity{} // declared; its value is known once fitted
 	}
 	return sp
@@ -70,15 +70,15 @@ func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
 
 func buildOptimizer(cfg *Config, steps int, proj optim.Projector) (optim.Optimizer, error) {
 	var lr optim.Schedule = optim.Constant(cfg.LR)
-	if cfg.Schedule == "cosine" {
+	if cfg.Schedule == ScheduleCosine {
 		lr = optim.Cosine{Base: cfg.LR, Min: 0, Total: steps}
 	}
 	switch cfg.Optimizer {
-	case "sgd":
+	case OptimizerSGD:
 		return optim.NewSGD(optim.SGDConfig{LR: lr, WeightDecay: cfg.WeightDecay, Project: proj})
-	case "momentum":
+	case OptimizerMomentum:
 		return optim.NewSGD(optim.SGDConfig{LR: lr, Momentum: cfg.Momentum, WeightDecay: cfg.WeightDecay, Project: proj})
-	case "adam":
+	case OptimizerAdam:
 		return optim.NewAdam(optim.AdamConfig{LR: lr, WeightDecay: cfg.WeightDecay, Project: proj})
 	}
 	return nil, fmt.Errorf("unknown optimizer %q", cfg.Optimizer)
@@ -131,7 +131,7 @@ func (a *accounting) usePLD() error {
 		}
 	}
 	a.pld = true
-	a.calibPLD = a.cfg.Accountant != "rdp"
+	a.calibPLD = a.cfg.Accountant != AccountantRDP
 	return nil
 }
 
@@ -263,7 +263,7 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 				// Without the outer clip the expected-batch divisor breaks A3.
 				ExpectedBatchNormalization: !a.outerClip(),
 			}
-			if a.cfg.Optimizer != "momentum" {
+			if a.cfg.Optimizer != OptimizerMomentum {
 				run.Momentum = 0
 			}
 			if err := run.MarkTracker(t); err != nil {

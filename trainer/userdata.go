@@ -50,7 +50,7 @@ func (c *Config) validateUserData(bad func(string, ...any)) {
 		}
 	}
 	if c.Classes != nil {
-		if c.Dataset != "csv" && c.Dataset != "folder" {
+		if c.Dataset != DatasetCSV && c.Dataset != DatasetFolder {
 			bad("--classes needs --dataset csv or folder (dataset is %q)", c.Dataset)
 		}
 		for i, k := range c.Classes {

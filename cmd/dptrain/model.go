@@ -99,7 +99,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return badInput("model %s is a regression; eval reports classification accuracy", m.Arch())
 	}
 	x := ds.X
-	if cfg.Dataset == "csv" && len(md.Input.Columns) == m.InputSize() {
+	if cfg.Dataset == trainer.DatasetCSV && len(md.Input.Columns) == m.InputSize() {
 		file := cfg.TestFile
 		if *split == "train" {
 			file = cfg.TrainFile

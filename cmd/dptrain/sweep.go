@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/dptrain/dptrain/benchmarks"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -244,7 +245,7 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 // example contributes to): paper 003's comparison of methods.
 func noisePerMean(c trainer.Config, s *trainer.Summary) float64 {
 	eb := float64(s.CoveredN) * s.Q
-	if c.Sampler == "twice" {
+	if c.Sampler == mechanism.Twice {
 		eb *= c.Q2
 	}
 	return s.NoiseVariance / (eb * eb)

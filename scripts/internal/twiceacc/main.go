@@ -21,11 +21,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/dptrain/dptrain/mechanism"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/dptrain/dptrain/mechanism"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -128,7 +129,7 @@ func trainN(c trainer.Config) int {
 	if c.TrainLimit > 0 {
 		n = min(n, c.TrainLimit)
 	}
-	if c.Clip == "subspace" {
+	if c.Clip == mechanism.Subspace {
 		n -= c.PublicN
 	}
 	return n
