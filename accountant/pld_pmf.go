@@ -188,20 +188,12 @@ func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
 // trimZeros drops zero masses at both ends (clamping negative values, FFT
 // noise, to 0 first; adding mass never lowers δ).
 func (m *pmf) trimZeros() {
-	for i, v := range m.p {
-		if !(v > 0) {
-			m.p[i] = 0
-		}
-	}
-	top := len(m.p)
-	for top > 1 && m.p[top-1] == 0 {
-		top--
-	}
+	m.trimZerosKeepLow()
 	bot := 0
-	for bot < top-1 && m.p[bot] == 0 {
+	for bot < len(m.p)-1 && m.p[bot] == 0 {
 		bot++
 	}
-	m.p = m.p[bot:top]
+	m.p = m.p[bot:]
 	m.lo += bot
 }
 
