@@ -56,7 +56,7 @@ func TestCNNOnGreyImageFolder(t *testing.T) {
 		t.Fatalf("predict: exit %d: %s", code, errb)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 21 || !strings.HasPrefix(lines[0], "file,predicted,p0,") || !strings.HasPrefix(lines[1], "0/0.png,") || !strings.HasPrefix(lines[20], "9/1.png,") {
+	if len(lines) != 21 || !strings.HasPrefix(lines[0], "file,predicted,p_0,") || !strings.HasPrefix(lines[1], "0/0.png,") || !strings.HasPrefix(lines[20], "9/1.png,") {
 		t.Fatalf("predict printed %d lines: %q", len(lines), out)
 	}
 
