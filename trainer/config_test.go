@@ -38,7 +38,7 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 			[]string{`model "bn-net" is not one of logreg, linreg, mlp, cnn, resnet20, resnet22, scatcnn`}},
 		{"hidden", func(c *Config) { c.Model, c.Hidden = ModelMLP, []int{8, 0} }, []error{ErrModel}, []string{"hidden widths must be >= 1, got [8 0]"}},
 		{"dataset", func(c *Config) { c.Dataset = "imagenet" }, []error{ErrData, ErrUnknownChoice},
-			[]string{`dataset "imagenet" is not one of embedded, fashion-mnist, mnist, cifar10, synthetic, csv, folder, memory`}},
+			[]string{`dataset "imagenet" is not one of embedded, fashion-mnist, mnist, cifar10, synthetic, csv, folder, npy, memory`}},
 		{"csv files", func(c *Config) { c.Dataset = DatasetCSV }, []error{ErrData}, []string{"dataset csv needs --train FILE and --test FILE"}},
 		{"limits", func(c *Config) { c.TrainLimit = -1 }, []error{ErrData}, []string{"train_limit and test_limit must be >= 0, got -1 and 0"}},
 		{"public data is private", func(c *Config) {
@@ -139,7 +139,7 @@ func TestChoiceErrors(t *testing.T) {
 		json, field, value string
 		valid              []string
 	}{
-		{`{"dataset":"imagenet"}`, "dataset", "imagenet", []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", "memory"}},
+		{`{"dataset":"imagenet"}`, "dataset", "imagenet", []string{"embedded", "fashion-mnist", "mnist", "cifar10", "synthetic", "csv", "folder", "npy", "memory"}},
 		{`{"model":"vit"}`, "model", "vit", []string{"logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn"}},
 		{`{"optimizer":"Adam"}`, "optimizer", "Adam", []string{"sgd", "momentum", "adam"}},
 		{`{"schedule":""}`, "schedule", "", []string{"constant", "cosine"}},
