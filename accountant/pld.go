@@ -490,11 +490,10 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 	// walk down on the fine grid in growing steps to a σ it does not
 	// certify, then bisect.
 	lo := hi
-	for step := 0.005; ; step *= 2 {
+	for step := 0.005; ; step = min(2*step, 0.5) {
 		lo = hi * (1 - step)
-		if step >= 0.5 {
-			lo = 0 // no σ down to half is refused: bisect down from hi
-			break
+		if lo < 1e-3 {
+			return hi, nil // as calibratePLD: any noise at all meets the target
 		}
 		e, err := fine(lo)
 		if err != nil || e > target {
