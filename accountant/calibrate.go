@@ -15,6 +15,12 @@ const ExactTolerance = math.SmallestNonzeroFloat64
 // maxCalibratedSigma bounds the search for a noise multiplier.
 const maxCalibratedSigma = 1e6
 
+// SigmaResolution is the relative width in σ to which Calibrate brackets
+// the smallest σ meeting the target, whatever the tolerance in ε: the
+// returned σ is at most 0.1% above it (a tolerance in ε alone allows more
+// where ε is flat in σ, as at small ε).
+const SigmaResolution = 1e-3
+
 // CalibrateOption configures Calibrate.
 type CalibrateOption func(*calibration) error
 
@@ -27,7 +33,8 @@ type calibration struct {
 }
 
 // WithTolerance sets the calibration tolerance in ε (default 1e-3): the
-// returned σ has target − tol ≤ ε(σ) ≤ target.
+// returned σ has target − tol ≤ ε(σ) ≤ target, unless it is within
+// SigmaResolution of a σ whose ε exceeds the target.
 func WithTolerance(tol float64) CalibrateOption {
 	return func(c *calibration) error {
 		if !(tol > 0) || math.IsInf(tol, 0) {
@@ -63,10 +70,11 @@ func WithMaxSteps(max int) CalibrateOption {
 // WithPLDCertification makes Calibrate's ε a PLD account on its default
 // grid, coarse(σ) the same account on CalibrationPLDInterval (as a rule
 // not smaller) and rdp(σ) an RDP account of the same mechanism (never
-// smaller). The search runs on the coarse grid from the RDP σ down and a
-// few default-grid bisection steps close the gap; the result is certified
-// on the default grid (when the coarse grid's σ is not, the search reruns
-// on the default grid), or else is the RDP σ, certified by RDP.
+// smaller). The search runs on the coarse grid from the RDP σ down, then
+// walks down and bisects on the default grid to the smallest σ it
+// certifies (within SigmaResolution); when the coarse grid's σ is not
+// certified the search reruns on the default grid, and when no σ is, the
+// result is the RDP σ, certified by RDP.
 func WithPLDCertification(coarse, rdp func(sigma float64) (float64, error)) CalibrateOption {
 	return func(c *calibration) error {
 		if coarse == nil || rdp == nil {
@@ -173,7 +181,7 @@ func calibrateSigma(eps func(sigma float64) (float64, error), target, tol float6
 			return hi, nil // any noise at all meets the target
 		}
 	}
-	for target-eHi > tol && hi-lo > 1e-12*hi {
+	for unresolved(target, eHi, tol, lo, hi) {
 		mid := lo + (hi-lo)/2
 		e, err := eps(mid)
 		if err != nil {
@@ -186,6 +194,13 @@ func calibrateSigma(eps func(sigma float64) (float64, error), target, tol float6
 		}
 	}
 	return hi, nil
+}
+
+// unresolved says whether a bisection bracket lo < hi, ε(hi) = eHi ≤
+// target, must narrow on: until ε(hi) is within tol of target and the
+// bracket within SigmaResolution, or the bracket at float resolution.
+func unresolved(target, eHi, tol, lo, hi float64) bool {
+	return (target-eHi > tol || hi-lo > SigmaResolution*hi) && hi-lo > 1e-12*hi
 }
 
 // nanChecked turns a NaN ε into an error: NaN compares false both ways and

@@ -101,3 +101,65 @@ func TestCalibrateSteps(t *testing.T) {
 		t.Errorf("T=%d: eps(T)=%v eps(T+1)=%v around target 3", T, at.Epsilon, next.Epsilon)
 	}
 }
+
+// bruteSmallestSigma bisects a non-increasing eps(σ) on [lo, hi] (eps(lo) >
+// target ≥ eps(hi)) to relative width 1e-7: the smallest σ meeting target,
+// found without Calibrate.
+func bruteSmallestSigma(t *testing.T, eps func(float64) (float64, error), target, lo, hi float64) float64 {
+	t.Helper()
+	if e, err := eps(lo); err == nil && e <= target {
+		t.Fatalf("bracket: ε(%v) = %v already meets %v", lo, e, target)
+	}
+	for hi-lo > 1e-7*hi {
+		mid := (lo + hi) / 2
+		if e, err := eps(mid); err == nil && e <= target {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	return hi
+}
+
+// Calibrate returns a σ within 0.2% of the smallest meeting the target, by
+// both accountants (issue 32 item 3): the PLD's on the default grid, which
+// certifies it. Before, the PLD search returned σ 3% above it at the first
+// point (2.4016 against 2.3323).
+func TestCalibrateWithinPointTwoPercentOfSmallest(t *testing.T) {
+	for _, tc := range []struct {
+		eps, delta, q float64
+		steps         int
+	}{
+		{0.5, 1e-8, 0.001, 50000},
+		{0.1, 1e-5, 0.01, 1000},
+		{2, 1e-5, 0.01, 1000},
+		{8, 1e-6, 0.05, 2000},
+	} {
+		ev := poissonEvent(tc.q, tc.steps)
+		rdp := Account(rdpFactory(), ev, tc.delta)
+		fine := Account(pldFactory(), ev, tc.delta)
+		rs, err := Calibrate(rdp, tc.eps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rWant := bruteSmallestSigma(t, rdp, tc.eps, rs/2, rs*1.01)
+		ps, err := poissonSigmaPLD(tc.eps, tc.delta, tc.q, tc.steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pWant := bruteSmallestSigma(t, fine, tc.eps, rs/2, rs*1.01)
+		for _, c := range []struct {
+			name      string
+			got, want float64
+			eps       func(float64) (float64, error)
+		}{{"rdp", rs, rWant, rdp}, {"pld", ps, pWant, fine}} {
+			e, err := c.eps(c.got)
+			if err != nil || e > tc.eps {
+				t.Errorf("%s %+v: σ %v has ε %v > target (%v)", c.name, tc, c.got, e, err)
+			}
+			if r := c.got/c.want - 1; r < -1e-6 || r > 2e-3 {
+				t.Errorf("%s %+v: σ %v is %.3g%% from the smallest %v, want within [0, 0.2%%]", c.name, tc, c.got, 100*r, c.want)
+			}
+		}
+	}
+}

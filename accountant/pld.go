@@ -485,8 +485,23 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 		// fine grid alone then.
 		return calibratePLD(fine, rdp, target, tol)
 	}
-	lo := hi * (1 - 0.02)
-	for target-eHi > tol && hi-lo > 1e-9*hi {
+	// The coarse grid's ε is as a rule the larger, so its σ is above the
+	// fine grid's smallest (3% at ε = 0.5, δ = 1e-8, q = 0.001, T = 5e4):
+	// walk down on the fine grid in growing steps to a σ it does not
+	// certify, then bisect.
+	lo := hi
+	for step := 0.005; ; step = min(2*step, 0.5) {
+		lo = hi * (1 - step)
+		if lo < 1e-3 {
+			return hi, nil // as calibratePLD: any noise at all meets the target
+		}
+		e, err := fine(lo)
+		if err != nil || e > target {
+			break
+		}
+		hi, eHi = lo, e
+	}
+	for unresolved(target, eHi, tol, lo, hi) {
 		mid := lo + (hi-lo)/2
 		if e, err := fine(mid); err == nil && e <= target {
 			hi, eHi = mid, e
@@ -528,7 +543,7 @@ func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol flo
 			return hi, nil
 		}
 	}
-	for target-eHi > tol && hi-lo > 1e-9*hi {
+	for unresolved(target, eHi, tol, lo, hi) {
 		mid := lo + (hi-lo)/2
 		e, err := pld(mid)
 		if err == nil && e <= target {

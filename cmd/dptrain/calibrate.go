@@ -95,7 +95,17 @@ func runCalibrate(_ context.Context, args []string, stdout, stderr io.Writer) er
 	default:
 		return badInput("--accountant must be rdp or pld, got %q", *acct)
 	}
-	if got.Epsilon < (1-*tol)**eps {
+	if got.Epsilon > *eps {
+		// Only the PLD path gets here: where its grid certifies no σ the
+		// calibration keeps the RDP σ, which meets the target by RDP.
+		if b, err := accountant.PoissonEpsilon(*q, sigma, *steps, *delta); err == nil && b.Epsilon <= *eps {
+			fmt.Fprintf(stderr, "warning: the %s accountant gives epsilon = %s at sigma = %s, above the target %s: its loss grid certifies no sigma here; the sigma printed meets the target by the RDP accountant (epsilon = %s), which is safe\n",
+				got.Accountant, fmtFloat(got.Epsilon), fmtFloat(sigma), fmtFloat(*eps), fmtFloat(b.Epsilon))
+		} else {
+			fmt.Fprintf(stderr, "warning: the %s accountant gives epsilon = %s at sigma = %s, above the target %s\n",
+				got.Accountant, fmtFloat(got.Epsilon), fmtFloat(sigma), fmtFloat(*eps))
+		}
+	} else if got.Epsilon < (1-*tol)**eps {
 		// The search brackets the target to float resolution, so ε(σ)
 		// crosses it in a jump here (RDP's ε is clipped at 0; PLD's drops
 		// to 0 once δ covers the whole loss), or every σ meets it.

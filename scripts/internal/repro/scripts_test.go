@@ -39,7 +39,7 @@ func TestScripts(t *testing.T) {
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("bash not on PATH")
 	}
-	goRun := regexp.MustCompile(`go run \./(scripts/internal/[a-z0-9]+|cmd/dptrain)`)
+	goRun := regexp.MustCompile(`go (?:run|build -o \S+) \./(scripts/internal/[a-z0-9]+|cmd/dptrain)`)
 	seen := map[string]bool{}
 	for _, path := range scripts {
 		name := filepath.Base(path)
