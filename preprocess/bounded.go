@@ -113,8 +113,10 @@ type BoundedStats struct {
 }
 
 // VarianceFloor is the smallest variance released, as a fraction of the
-// squared range (hi−lo)²: std ≥ 1% of the declared range, so that noise
-// cannot blow a feature up by dividing by a near-zero std.
+// squared range (hi−lo)²: std ≥ 1% of the declared range. The floor used is
+// the larger of it and the noise's std on the variance estimate,
+// NoiseStd/max(Count, 1) (public: a function of released values), so that
+// noise cannot blow up a feature whose true variance it swamps.
 const VarianceFloor = 1e-4
 
 // StandardizeSensitivity is Δ above for d features.
@@ -155,9 +157,10 @@ func (bs BoundedStandardizer) Fit(x []float32, n, d int, s *rng.Stream) (*Bounde
 	count := float64(n) + std*s.NormFloat64()
 	st := &BoundedStats{Mean: make([]float64, d), Std: make([]float64, d), Count: count, NoiseStd: std}
 	c := max(count, 1)
+	floor := max(VarianceFloor, std/c)
 	for j := range d {
 		m1 := min(max(s1[j]/c, -0.5), 0.5)
-		v := min(max(s2[j]/c-m1*m1, VarianceFloor), 0.25)
+		v := min(max(s2[j]/c-m1*m1, floor), 0.25)
 		r := bs.Bounds.Hi[j] - bs.Bounds.Lo[j]
 		st.Mean[j] = bs.Bounds.Lo[j] + r*(m1+0.5)
 		st.Std[j] = r * math.Sqrt(v)
