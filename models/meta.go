@@ -61,12 +61,16 @@ type Input struct {
 type Transform struct {
 	// Type is "l2_normalize" (the record scaled to L2 norm C, zero records
 	// left alone), "center" (l2_normalize to C when C > 0, then minus
-	// Mean) or "withheld" (a step whose statistics the file does not hold,
-	// Name says which; Apply refuses it).
-	Type string    `json:"type"`
-	C    float64   `json:"c,omitempty"`
-	Mean []float64 `json:"mean,omitempty"`
-	Name string    `json:"name,omitempty"`
+	// Mean), "clip_scale" (each feature clipped to [Lo, Hi], then minus
+	// Mean, divided by Scale: docs/tabular.md) or "withheld" (a step whose
+	// statistics the file does not hold, Name says which; Apply refuses it).
+	Type  string    `json:"type"`
+	C     float64   `json:"c,omitempty"`
+	Mean  []float64 `json:"mean,omitempty"`
+	Name  string    `json:"name,omitempty"`
+	Lo    []float64 `json:"lo,omitempty"`
+	Hi    []float64 `json:"hi,omitempty"`
+	Scale []float64 `json:"scale,omitempty"`
 }
 
 // LayerSpec is one layer. Shapes are per example, [C, H, W]; Tensors names
@@ -485,6 +489,21 @@ func ApplyTransforms(ts []Transform, x []float32, n, d int) error {
 			for i := range n {
 				for j := range d {
 					x[i*d+j] = float32(float64(x[i*d+j]) - t.Mean[j])
+				}
+			}
+		case "clip_scale":
+			if len(t.Lo) != d || len(t.Hi) != d || len(t.Mean) != d || len(t.Scale) != d {
+				return fmt.Errorf("preprocess clip_scale: %d/%d/%d/%d bounds, centres and scales for %d features", len(t.Lo), len(t.Hi), len(t.Mean), len(t.Scale), d)
+			}
+			for j := range d {
+				if !(t.Scale[j] > 0) || !(t.Lo[j] <= t.Hi[j]) {
+					return fmt.Errorf("preprocess clip_scale: feature %d needs lo <= hi and scale > 0, got %v:%v and %v", j, t.Lo[j], t.Hi[j], t.Scale[j])
+				}
+			}
+			for i := range n {
+				for j := range d {
+					v := min(max(float64(x[i*d+j]), t.Lo[j]), t.Hi[j])
+					x[i*d+j] = float32((v - t.Mean[j]) / t.Scale[j])
 				}
 			}
 		case "withheld":

@@ -271,6 +271,10 @@ func TestApplyTransforms(t *testing.T) {
 	}{
 		{"normalize", []Transform{{Type: "l2_normalize", C: 10}}, []float32{3, 4, 0, 0}, []float32{6, 8, 0, 0}, false},
 		{"center", []Transform{{Type: "center", C: 5, Mean: []float64{1, -1}}}, []float32{3, 4, 0, 1}, []float32{2, 5, -1, 6}, false},
+		// Clipped to [0,16]×[-1,1], minus (4, 0), divided by (2, 0.5).
+		{"clip_scale", []Transform{{Type: "clip_scale", Lo: []float64{0, -1}, Hi: []float64{16, 1}, Mean: []float64{4, 0}, Scale: []float64{2, 0.5}}}, []float32{20, 0.25, -3, -9}, []float32{6, 0.5, -2, -2}, false},
+		{"clip_scale short", []Transform{{Type: "clip_scale", Lo: []float64{0}, Hi: []float64{16}, Mean: []float64{4}, Scale: []float64{2}}}, []float32{1, 2, 3, 4}, nil, true},
+		{"clip_scale zero scale", []Transform{{Type: "clip_scale", Lo: []float64{0, 0}, Hi: []float64{1, 1}, Mean: []float64{0, 0}, Scale: []float64{1, 0}}}, []float32{1, 2, 3, 4}, nil, true},
 		{"withheld", []Transform{{Type: "withheld", Name: "standardize"}}, []float32{1, 2, 3, 4}, nil, true},
 		{"unknown", []Transform{{Type: "pca"}}, []float32{1, 2, 3, 4}, nil, true},
 	} {

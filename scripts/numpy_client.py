@@ -107,6 +107,9 @@ def preprocess(meta, x):
             if p.get("c", 0) > 0:
                 x = normalize(p["c"])
             x = x - np.asarray(p["mean"])
+        elif p["type"] == "clip_scale":
+            x = np.clip(x, np.asarray(p["lo"]), np.asarray(p["hi"]))
+            x = (x - np.asarray(p["mean"])) / np.asarray(p["scale"])
         else:
             raise ValueError("preprocessing %r is not in the export" % p.get("name", p["type"]))
     return x

@@ -225,6 +225,32 @@ func (p *Preprocess) UnmarshalText(text []byte) error {
 	return unmarshalChoice(p, "preprocess", text, preprocessValues)
 }
 
+// Scale names the tabular scaling by declared feature bounds
+// (Config.Scale, docs/tabular.md).
+type Scale string
+
+const (
+	ScaleNone Scale = ""
+	// ScaleMinMax maps each feature's declared [lo, hi] to [0, 1]: data-
+	// independent, no privacy cost.
+	ScaleMinMax Scale = "minmax"
+	// ScaleStandardize subtracts a private mean and divides by a private
+	// standard deviation (Gaussian mechanism, composed into the run's ε).
+	ScaleStandardize Scale = "standardize"
+)
+
+var scaleValues = []Scale{ScaleNone, ScaleMinMax, ScaleStandardize}
+
+func (s Scale) String() string { return string(s) }
+
+// MarshalText returns the value as written in configs.
+func (s Scale) MarshalText() ([]byte, error) { return []byte(s), nil }
+
+// UnmarshalText accepts one of the Scale constants.
+func (s *Scale) UnmarshalText(text []byte) error {
+	return unmarshalChoice(s, "scale", text, scaleValues)
+}
+
 // DPSGDFVariant names the DPSGD-F algorithm (Config.DPSGDFVariant).
 type DPSGDFVariant string
 

@@ -66,6 +66,17 @@ type Config struct {
 	FeatureEps    float64       `json:"feature_epsilon"` // ε_F spent on the private mean (practical)
 	FeatureCF     float64       `json:"feature_clip"`    // C_F: normalise every record to this L2 norm (DPSGD-F practical, or alone: no privacy cost); theory: the public bound R on ‖x‖
 
+	// Tabular scaling by per-feature bounds the user DECLARES
+	// (docs/tabular.md): "minmax" maps [lo, hi] to [0, 1] at no privacy
+	// cost; "standardize" releases each feature's mean and std by the
+	// Gaussian mechanism at noise multiplier ScaleSigma or, when it is 0,
+	// at the multiplier that spends ScaleEpsFraction (0: 0.1) of epsilon on
+	// them alone; the event is composed into the run's ε.
+	Scale            Scale   `json:"scale,omitempty"`
+	FeatureBounds    string  `json:"feature_bounds,omitempty"`         // "lo:hi", "lo:hi,lo:hi,…" (one per feature) or "@file"
+	ScaleSigma       float64 `json:"scale_sigma,omitempty"`            // standardize: declared noise multiplier of the statistics
+	ScaleEpsFraction float64 `json:"scale_epsilon_fraction,omitempty"` // standardize: fraction of epsilon for the statistics when ScaleSigma is 0
+
 	// Non-private, data-dependent preprocessing, accounted by Smooth RDP
 	// (paper 000) from sensitivities computed from DECLARED properties of
 	// the dataset collection, never from the data.
@@ -287,7 +298,7 @@ func (c *Config) validateData() error {
 		switch {
 		case Dataset(p) == c.Dataset || (Dataset(p) == DatasetEmbedded && c.Dataset == DatasetFashionMNIST) || (Dataset(p) == DatasetFashionMNIST && c.Dataset == DatasetEmbedded):
 			f.bad("public_data %q is (part of) the private training corpus %q; name a different dataset, or \"test\"", p, c.Dataset)
-		case p != "test" && (c.Features != FeaturesRaw || c.DPSGDF || c.FeatureCF > 0):
+		case p != "test" && (c.Features != FeaturesRaw || c.DPSGDF || c.FeatureCF > 0 || c.Scale != ScaleNone):
 			f.bad("public_data %q would skip the training data's feature preprocessing; use public_data test or raw features", p)
 		}
 	}
@@ -300,6 +311,28 @@ func (c *Config) validateFeatures() error {
 	f := faults{section: ErrFeatures}
 	f.add(checkChoice("features", c.Features, featureMapValues))
 	f.add(checkChoice("preprocess", c.Preprocess, preprocessValues))
+	f.add(checkChoice("scale", c.Scale, scaleValues))
+	if c.Scale != ScaleNone {
+		if strings.TrimSpace(c.FeatureBounds) == "" {
+			f.bad("scale %s needs feature_bounds declared from public knowledge of the features (lo:hi, one per feature, or @file)", c.Scale)
+		}
+		if c.Preprocess != PreprocessNone || c.DPSGDF || c.FeatureCF > 0 || c.Features != FeaturesRaw {
+			f.bad("scale %s takes raw tabular features; it cannot be combined with preprocess, dpsgdf, feature_clip or feature maps", c.Scale)
+		}
+	}
+	if c.Scale == ScaleStandardize {
+		if f.finite("scale_sigma", c.ScaleSigma) && c.ScaleSigma < 0 {
+			f.bad("scale_sigma must be >= 0, got %v", c.ScaleSigma)
+		}
+		if f.finite("scale_epsilon_fraction", c.ScaleEpsFraction) && !(c.ScaleEpsFraction >= 0 && c.ScaleEpsFraction < 1) {
+			f.bad("scale_epsilon_fraction must be in [0, 1), got %v", c.ScaleEpsFraction)
+		}
+		if c.ScaleSigma == 0 && !(c.Epsilon > 0) {
+			f.bad("scale standardize needs scale_sigma, or a target epsilon to take scale_epsilon_fraction of")
+		}
+	} else if c.Scale == ScaleNone && (c.FeatureBounds != "" || c.ScaleSigma != 0 || c.ScaleEpsFraction != 0) {
+		f.bad("feature_bounds, scale_sigma and scale_epsilon_fraction need scale minmax or standardize")
+	}
 	if c.Features == FeaturesScatterNet {
 		f.add(checkChoice("feature_norm", c.FeatureNorm, featureNormValues))
 		if c.FeatureNorm == FeatureNormGroup && c.FeatureGroups < 1 {

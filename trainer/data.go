@@ -60,6 +60,10 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 		p.transforms = append(p.transforms, models.Transform{Type: "withheld", Name: "scatternet features"})
 	}
 	switch {
+	case cfg.Scale != ScaleNone:
+		if err := applyScale(cfg, p, root); err != nil {
+			return nil, err
+		}
 	case cfg.Preprocess != PreprocessNone:
 		if err := applyNonPrivate(cfg, p); err != nil {
 			return nil, err
@@ -159,6 +163,60 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 	// The mean is released by the Gaussian mechanism of events: public.
 	p.transforms = append(p.transforms, models.Transform{Type: "center", C: cen.NormC, Mean: cen.Mu})
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F: features normalised to C_F=%g and privately centred with ε_F=%g (Algorithm 3)", cfg.FeatureCF, cfg.FeatureEps))
+	return nil
+}
+
+// applyScale clips every record to the declared feature bounds and scales
+// it: by the bounds (minmax, free) or by a privately released mean and std
+// whose Gaussian event joins the prefix (docs/tabular.md). model.bin keeps
+// the bounds and the released statistics, all public.
+func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
+	d := p.train.Dim()
+	if len(p.train.Shape) != 1 {
+		return fmt.Errorf("scale %s: needs tabular features; dataset %s has shape %v", cfg.Scale, p.train.Name, p.train.Shape)
+	}
+	b, err := preprocess.ParseFeatureBounds(cfg.FeatureBounds, d)
+	if err != nil {
+		return fmt.Errorf("scale %s: %w", cfg.Scale, err)
+	}
+	t := models.Transform{Type: "clip_scale", Lo: b.Lo, Hi: b.Hi}
+	var note string
+	switch cfg.Scale {
+	case ScaleMinMax:
+		t.Mean, t.Scale = b.MinMax()
+		note = "features clipped to the declared bounds and scaled to [0, 1] by them (data-independent, no privacy cost)"
+	case ScaleStandardize:
+		sigma, how := cfg.ScaleSigma, "declared"
+		if sigma == 0 {
+			frac := cfg.ScaleEpsFraction
+			if frac == 0 {
+				frac = 0.1
+			}
+			if sigma, err = preprocess.ScaleSigma(frac, cfg.Epsilon, cfg.Delta); err != nil {
+				return fmt.Errorf("scale standardize: %w", err)
+			}
+			how = fmt.Sprintf("%g of ε=%g alone", frac, cfg.Epsilon)
+		}
+		// A child of the root: a resumed run recomputes the same release.
+		st, ev, err := preprocess.BoundedStandardizer{Bounds: b, Sigma: sigma}.Fit(p.train.X, p.train.N(), d, root.Child("scale"))
+		if err != nil {
+			return fmt.Errorf("scale standardize: %w", err)
+		}
+		t.Mean, t.Scale = st.Mean, st.Std
+		p.prefix = append(p.prefix, ev)
+		note = fmt.Sprintf("features clipped to the declared bounds and standardised by a private mean and std (Gaussian, noise multiplier σ = %.4g (%s), noise std %.4g on each sum; composed into the account)", sigma, how, st.NoiseStd)
+	default:
+		return fmt.Errorf("unknown scale %q", cfg.Scale)
+	}
+	for _, ds := range []**datasets.Dataset{&p.train, &p.test} {
+		x := append([]float32(nil), (*ds).X...)
+		if err := models.ApplyTransforms([]models.Transform{t}, x, (*ds).N(), d); err != nil {
+			return fmt.Errorf("scale %s: %w", cfg.Scale, err)
+		}
+		*ds = withFeatures(*ds, x)
+	}
+	p.transforms = append(p.transforms, t)
+	p.notes = append(p.notes, note)
 	return nil
 }
 

@@ -487,6 +487,11 @@ func (s *state) setup() error {
 		return err
 	}
 	s.notes = append(s.notes, tnotes...)
+	if len(s.acct.prefix) > 0 {
+		if note, err := s.acct.breakdown(s.sigma, s.steps); err == nil {
+			s.notes = append(s.notes, note)
+		}
+	}
 	s.allocate()
 	return nil
 }

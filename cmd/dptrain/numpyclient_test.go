@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -86,12 +87,17 @@ func TestNumpyClientMatchesPredict(t *testing.T) {
 		format string
 		scale  float64 // of the random parameters (0: keep the initialisation)
 		drop   string  // an activation to drop from model.json (npy only)
+		pre    []models.Transform
 	}{
-		{"logreg", models.Spec{Arch: "logreg", InputSize: 12, Classes: 3}, "safetensors", 0.3, ""},
-		{"logreg2", models.Spec{Arch: "logreg", InputSize: 12, Classes: 2}, "npy", 0.3, ""},
-		{"mlp", models.Spec{Arch: "mlp", InputSize: 12, Classes: 4, Widths: []int{16, 8}, Activation: "tanh"}, "npy", 0, "tanh"},
-		{"mnistcnn", models.Spec{Arch: "mnistcnn"}, "npy", 0.2, "tanh"},
-		{"resnet20gn", models.Spec{Arch: "resnet20gn"}, "npy", 0, "relu"},
+		{"logreg", models.Spec{Arch: "logreg", InputSize: 12, Classes: 3}, "safetensors", 0.3, "", nil},
+		{"logreg2", models.Spec{Arch: "logreg", InputSize: 12, Classes: 2}, "npy", 0.3, "", nil},
+		{"mlp", models.Spec{Arch: "mlp", InputSize: 12, Classes: 4, Widths: []int{16, 8}, Activation: "tanh"}, "npy", 0, "tanh", nil},
+		{"mnistcnn", models.Spec{Arch: "mnistcnn"}, "npy", 0.2, "tanh", nil},
+		{"resnet20gn", models.Spec{Arch: "resnet20gn"}, "npy", 0, "relu", nil},
+		// Inputs in [0,1) clipped to [0.2, 0.8] and standardised (--scale).
+		{"logreg clip_scale", models.Spec{Arch: "logreg", InputSize: 12, Classes: 3}, "npy", 0.3, "", []models.Transform{{
+			Type: "clip_scale", Lo: slices.Repeat([]float64{0.2}, 12), Hi: slices.Repeat([]float64{0.8}, 12),
+			Mean: slices.Repeat([]float64{0.5}, 12), Scale: slices.Repeat([]float64{0.1}, 12)}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m, err := models.New(tc.spec, models.Options{Seed: 7})
@@ -104,6 +110,7 @@ func TestNumpyClientMatchesPredict(t *testing.T) {
 					m.Params()[i] = float32(tc.scale * s.NormFloat64())
 				}
 			}
+			m.SetPreprocess(tc.pre)
 			model := filepath.Join(dir, tc.name+".bin")
 			if err := m.SaveFile(model); err != nil {
 				t.Fatal(err)

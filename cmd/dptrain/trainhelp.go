@@ -18,7 +18,8 @@ var trainGroups = []struct {
 	flags []string
 }{
 	{"Data", []string{"dataset", "data", "train", "test", "label-column", "classes", "channels", "resize", "train-limit", "test-limit",
-		"features", "feature-norm", "feature-groups", "feature-norm-sigma", "feature-norm-clip", "feature-cache"}},
+		"features", "feature-norm", "feature-groups", "feature-norm-sigma", "feature-norm-clip", "feature-cache",
+		"scale", "feature-bounds", "scale-sigma", "scale-epsilon-fraction"}},
 	{"Model", []string{"model", "hidden", "weight-std"}},
 	{"Privacy", []string{"epsilon", "delta", "sigma", "accountant", "sampler", "batch", "clip", "clip-norm",
 		"clip-quantile", "quantile-lr", "quantile-count-sigma", "seed", "seeded"}},
