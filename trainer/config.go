@@ -101,6 +101,9 @@ type Config struct {
 	Sigma           float64 `json:"sigma"`   // noise multiplier; 0 = calibrate to Epsilon
 	Epsilon         float64 `json:"epsilon"` // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
 	Delta           float64 `json:"delta"`
+	// Noise is "continuous" (default) or "lattice" (exact lattice sum and
+	// exactly sampled integer noise: docs/secure-noise.md).
+	Noise Noise `json:"noise,omitempty"`
 
 	// Length.
 	Epochs float64 `json:"epochs"` // used when Steps = 0
@@ -216,6 +219,7 @@ func Default() Config {
 		LR:               4,
 		Momentum:         0.9,
 		Schedule:         ScheduleConstant,
+		Noise:            NoiseContinuous,
 		MaxPhysicalBatch: 128,
 		Seed:             1,
 		Seeded:           false, // DP noise and sampling from crypto/rand
@@ -449,6 +453,7 @@ func (c *Config) validateMechanism() error {
 			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}
+	c.validateNoise(f.bad)
 	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
 	}
@@ -650,7 +655,45 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
+	if !k.Noise.Lattice() {
+		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
+	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
+}
+
+// validateNoise checks the noise choice and refuses the combinations the
+// lattice noise does not support, rather than half-supporting them.
+func (c *Config) validateNoise(bad func(string, ...any)) {
+	if c.Noise != noiseUnset {
+		if err := checkChoice("noise", c.Noise, noiseValues); err != nil {
+			bad("%v", err)
+			return
+		}
+	}
+	if !c.Noise.Lattice() {
+		return
+	}
+	if c.Clip != mechanism.Flat {
+		bad("noise lattice supports clip flat only (it quantises each example clipped to C(1−η) in L2), got clip %s", c.Clip)
+	}
+	if c.Sampler == mechanism.Twice {
+		bad("noise lattice does not support sampler twice (its coordinate masks are not applied before quantising)")
+	}
+	if c.FinalOnly {
+		bad("noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")
+	}
+	if c.Augmult > 1 {
+		bad("noise lattice does not support augmult (it quantises materialised per-example gradients, not augmentation means)")
+	}
+	if c.ClipQuantile > 0 {
+		bad("noise lattice does not support clip_quantile (the clip norm, hence the lattice, would change every step)")
+	}
+	if c.Distributed == DistributedMPI {
+		bad("noise lattice does not support distributed runs yet (the int64 sum would need an integer reduction)")
+	}
+	if c.AuditCanaries > 0 {
+		bad("noise lattice does not support audit runs (the canary block is noised with the float sum)")
+	}
 }

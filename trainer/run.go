@@ -134,6 +134,8 @@ type state struct {
 	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
 	noise    mechanism.Noise
 	noiseRNG *rng.Stream
+	lat      *mechanism.LatticeNoise // with noise lattice: the noise, which also quantises
+	acc      []int64                 // with noise lattice: the step's exact lattice sum
 	count    *clipCount // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
@@ -406,7 +408,7 @@ func (s *state) setup() error {
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 {
+	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 && !cfg.Noise.Lattice() {
 		s.norm = nc
 	}
 	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
@@ -510,6 +512,9 @@ func (s *state) allocate() {
 			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
+	if s.lat != nil {
+		s.acc = make([]int64, s.lat.Len())
+	}
 	s.grad = s.chooseGradients()
 }
 
@@ -557,7 +562,15 @@ func (s *state) step() (stepStats, error) {
 	if s.canary != nil {
 		s.canary.addCanaries(s.sum[len(sum):])
 	}
-	s.noise.Add(s.sum, s.noiseRNG)
+	if s.lat != nil {
+		// The released sum is γ·(S + round(Z)) from the exact lattice sum;
+		// the float sum the strategy left untouched is overwritten.
+		if err := s.lat.Release(s.acc, s.sum, s.noiseRNG); err != nil {
+			return st, fmt.Errorf("lattice noise: %w", err)
+		}
+	} else {
+		s.noise.Add(s.sum, s.noiseRNG)
+	}
 	if s.quant != nil {
 		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
 	}

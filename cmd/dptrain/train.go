@@ -109,6 +109,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
 	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
 	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (0: calibrate to --epsilon)")
+	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous | lattice: the float Gaussian (default), or the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (clip flat, sampler poisson or shuffle; materialises per-example gradients, slower: docs/secure-noise.md)")
 	fs.Float64Var(&c.Epsilon, "epsilon", c.Epsilon, "target ε (calibrates σ when --sigma is 0; else stops at the budget)")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
 	fs.Float64Var(&c.Epochs, "epochs", c.Epochs, "epochs (when --steps is 0)")

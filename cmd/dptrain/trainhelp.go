@@ -20,7 +20,7 @@ var trainGroups = []struct {
 	{"Data", []string{"dataset", "data", "train", "test", "label-column", "classes", "channels", "resize", "train-limit", "test-limit",
 		"features", "feature-norm", "feature-groups", "feature-norm-sigma", "feature-norm-clip", "feature-cache"}},
 	{"Model", []string{"model", "hidden", "weight-std"}},
-	{"Privacy", []string{"epsilon", "delta", "sigma", "accountant", "sampler", "batch", "clip", "clip-norm",
+	{"Privacy", []string{"epsilon", "delta", "sigma", "noise", "accountant", "sampler", "batch", "clip", "clip-norm",
 		"clip-quantile", "quantile-lr", "quantile-count-sigma", "seed", "seeded"}},
 	{"Optimisation", []string{"epochs", "steps", "optimizer", "lr", "momentum", "weight-decay", "schedule",
 		"ema", "augmult", "max-physical-batch"}},
