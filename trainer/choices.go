@@ -322,7 +322,7 @@ const (
 	// point attacks cannot exploit (docs/secure-noise.md). Opt-in: it needs
 	// materialised per-example gradients.
 	NoiseLattice Noise = "lattice"
-	// noiseUnset is a Config built in Go without the field: continuous.
+	// noiseUnset is the default (Default, a Config built in Go): continuous.
 	noiseUnset Noise = ""
 )
 

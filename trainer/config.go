@@ -101,7 +101,8 @@ type Config struct {
 	Sigma           float64 `json:"sigma"`   // noise multiplier; 0 = calibrate to Epsilon
 	Epsilon         float64 `json:"epsilon"` // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
 	Delta           float64 `json:"delta"`
-	// Noise is "continuous" (default) or "lattice" (exact lattice sum and
+	// Noise is "continuous" (the default; unset means it, so configs and
+	// their hash keep their bytes) or "lattice" (exact lattice sum and
 	// exactly sampled integer noise: docs/secure-noise.md).
 	Noise Noise `json:"noise,omitempty"`
 
@@ -219,7 +220,6 @@ func Default() Config {
 		LR:               4,
 		Momentum:         0.9,
 		Schedule:         ScheduleConstant,
-		Noise:            NoiseContinuous,
 		MaxPhysicalBatch: 128,
 		Seed:             1,
 		Seeded:           false, // DP noise and sampling from crypto/rand
