@@ -453,7 +453,7 @@ func (c *Config) validateMechanism() error {
 			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}
-	c.validateNoise(f.bad)
+	c.validateNoise(&f)
 	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
 	}
@@ -665,13 +665,11 @@ func (c Config) Hash() string {
 
 // validateNoise checks the noise choice and refuses the combinations the
 // lattice noise does not support, rather than half-supporting them.
-func (c *Config) validateNoise(bad func(string, ...any)) {
+func (c *Config) validateNoise(f *faults) {
 	if c.Noise != noiseUnset {
-		if err := checkChoice("noise", c.Noise, noiseValues); err != nil {
-			bad("%v", err)
-			return
-		}
+		f.add(checkChoice("noise", c.Noise, noiseValues))
 	}
+	bad := f.bad
 	if !c.Noise.Lattice() {
 		return
 	}
