@@ -334,3 +334,35 @@ func (d Distributed) MarshalText() ([]byte, error) { return []byte(d), nil }
 func (d *Distributed) UnmarshalText(text []byte) error {
 	return unmarshalChoice(d, "distributed", text, distributedValues)
 }
+
+// Noise names how a step's released sum is noised (Config.Noise).
+type Noise string
+
+const (
+	// NoiseContinuous is the float Gaussian added to the float32 clipped
+	// sum (clip.Gaussian): the default, and the one earlier seeded runs used.
+	NoiseContinuous Noise = "continuous"
+	// NoiseLattice quantises each clipped example onto the lattice
+	// γℤᵈ (γ = C·2⁻ᵏ), sums exactly in int64 and adds exactly sampled
+	// round(Z): a post-processing of the Gaussian mechanism that floating-
+	// point attacks cannot exploit (docs/secure-noise.md). Opt-in: it needs
+	// materialised per-example gradients.
+	NoiseLattice Noise = "lattice"
+	// noiseUnset is the default (Default, a Config built in Go): continuous.
+	noiseUnset Noise = ""
+)
+
+var noiseValues = []Noise{NoiseContinuous, NoiseLattice}
+
+func (n Noise) String() string { return string(n) }
+
+// MarshalText returns the value as written in configs.
+func (n Noise) MarshalText() ([]byte, error) { return []byte(n), nil }
+
+// UnmarshalText accepts one of the Noise constants.
+func (n *Noise) UnmarshalText(text []byte) error {
+	return unmarshalChoice(n, "noise", text, noiseValues)
+}
+
+// Lattice reports whether the run uses the lattice noise.
+func (n Noise) Lattice() bool { return n == NoiseLattice }

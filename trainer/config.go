@@ -112,6 +112,10 @@ type Config struct {
 	Sigma           float64 `json:"sigma"`   // noise multiplier; 0 = calibrate to Epsilon
 	Epsilon         float64 `json:"epsilon"` // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
 	Delta           float64 `json:"delta"`
+	// Noise is "continuous" (the default; unset means it, so configs and
+	// their hash keep their bytes) or "lattice" (exact lattice sum and
+	// exactly sampled integer noise: docs/secure-noise.md).
+	Noise Noise `json:"noise,omitempty"`
 
 	// Length.
 	Epochs float64 `json:"epochs"` // used when Steps = 0
@@ -482,6 +486,7 @@ func (c *Config) validateMechanism() error {
 			f.bad("distributed runs do not yet support clip subspace")
 		}
 	}
+	c.validateNoise(&f)
 	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
 	}
@@ -683,7 +688,43 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
+	if !k.Noise.Lattice() {
+		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
+	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
+}
+
+// validateNoise checks the noise choice and refuses the combinations the
+// lattice noise does not support, rather than half-supporting them.
+func (c *Config) validateNoise(f *faults) {
+	if c.Noise != noiseUnset {
+		f.add(checkChoice("noise", c.Noise, noiseValues))
+	}
+	bad := f.bad
+	if !c.Noise.Lattice() {
+		return
+	}
+	if c.Clip != mechanism.Flat {
+		bad("noise lattice supports clip flat only (it quantises each example clipped to C(1−η) in L2), got clip %s", c.Clip)
+	}
+	if c.Sampler == mechanism.Twice {
+		bad("noise lattice does not support sampler twice (its coordinate masks are not applied before quantising)")
+	}
+	if c.FinalOnly {
+		bad("noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")
+	}
+	if c.Augmult > 1 {
+		bad("noise lattice does not support augmult (it quantises materialised per-example gradients, not augmentation means)")
+	}
+	if c.ClipQuantile > 0 {
+		bad("noise lattice does not support clip_quantile (the clip norm, hence the lattice, would change every step)")
+	}
+	if c.Distributed == DistributedMPI {
+		bad("noise lattice does not support distributed runs yet (the int64 sum would need an integer reduction)")
+	}
+	if c.AuditCanaries > 0 {
+		bad("noise lattice does not support audit runs (the canary block is noised with the float sum)")
+	}
 }

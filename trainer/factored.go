@@ -20,7 +20,7 @@ type factoredModel interface {
 func (s *state) useFactored() {
 	fm, ok := s.model.(factoredModel)
 	_, fc := s.clipper.(clip.FactoredClipper)
-	if ok && fc && fm.Factored() && s.norm == nil && s.quant == nil && s.aug == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways {
+	if ok && fc && fm.Factored() && s.norm == nil && s.quant == nil && s.aug == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.Noise.Lattice() {
 		s.factored = fm
 	}
 }

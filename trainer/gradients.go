@@ -4,6 +4,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/models"
 )
 
@@ -25,6 +26,8 @@ type gradients interface {
 // materialised per-sample gradients.
 func (s *state) chooseGradients() gradients {
 	switch {
+	case s.lat != nil:
+		return latticeGradients{s}
 	case s.aug != nil:
 		return augmultGradients{s}
 	case s.norm != nil:
@@ -117,4 +120,34 @@ func (g augmultGradients) start(step int) { g.s.aug.startStep(step) }
 
 func (g augmultGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	return g.s.augChunk(idx, st, sum)
+}
+
+// latticeGradients materialises each example's gradient and quantises it
+// onto the lattice (clipped to C(1−η) in L2, truncated toward zero) into
+// the step's exact int64 sum s.acc; the step releases γ·(S + round(Z))
+// from it (docs/secure-noise.md). The float sum stays zero.
+type latticeGradients struct{ s *state }
+
+func (g latticeGradients) start(int) { clear(g.s.acc) }
+
+func (g latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
+	s, b, d := g.s, len(idx), g.s.model.NumParams()
+	grads := s.grads[:b*d]
+	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.losses[:b]); err != nil {
+		return err
+	}
+	for i := 0; i < b; i++ {
+		row := grads[i*d : (i+1)*d]
+		if s.cfg.PrivateDiagnostics {
+			st.addNorm(math.Sqrt(clip.SumSquares(row)))
+		}
+		switch s.lat.Quantize(row, s.acc) {
+		case lattice.Clipped:
+			st.clipped++
+		case lattice.NonFinite:
+			st.nonFinite++
+		}
+	}
+	s.addLosses(b, st)
+	return nil
 }

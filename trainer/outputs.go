@@ -203,6 +203,8 @@ type releasedSummary struct {
 	NoiseVar     float64            `json:"noise_variance" prov:"account"`
 	Sensitivity  float64            `json:"sensitivity" prov:"account"`
 	NoiseSeeded  bool               `json:"noise_seeded" prov:"config"`
+	Noise        Noise              `json:"noise" prov:"config"`
+	LatticeK     int                `json:"lattice_k,omitempty" prov:"config"`
 	// D0Used is hybrid clipping's d0 as clipped and accounted: min(d0, D).
 	D0Used float64 `json:"d0_used,omitempty" prov:"config"`
 	Config Config  `json:"config" prov:"config"`
@@ -234,6 +236,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
 		Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
+		Noise: s.Noise, LatticeK: s.LatticeK,
 	}
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss

@@ -21,6 +21,7 @@ var reportPage = template.Must(template.New("report").Parse(`<!doctype html>
 <p><b>{{.S.Claim}}</b></p>
 <p>The unit of privacy is one training example ({{.Relation}}): the guarantee bounds how much any single
 example of the {{.S.TrainN}} training examples can change the probability of anything in this release.
+{{if .S.Noise.Lattice}}The noise is the lattice mechanism (γ = C·2<sup>−{{.S.LatticeK}}</sup>, exact integer noise: docs/secure-noise.md).{{end}}
 {{if .S.NoiseSeeded}}<b>This run's noise was drawn from a fixed seed: it is reproducible, not private.</b>{{end}}</p>
 <p>Not covered by this guarantee: the choice of hyperparameters and of the model, any other run on the same
 data, and the files in <code>private/</code> (never publish them). The test set ({{.S.TestN}} examples) is

@@ -13,6 +13,7 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/optim"
@@ -96,6 +97,11 @@ type Summary struct {
 	// the seed can recompute the noise, so the run is not a private
 	// release. False: crypto/rand-seeded streams.
 	NoiseSeeded bool `json:"noise_seeded"`
+	// Noise is the noise the steps added: "continuous" or "lattice"
+	// (docs/secure-noise.md), with LatticeK the lattice exponent
+	// (γ = C·2^-k).
+	Noise    Noise `json:"noise"`
+	LatticeK int   `json:"lattice_k,omitempty"`
 	// PrivateRelease is false when the outputs are not a private release
 	// (a seeded run: the noise can be recomputed from the seed).
 	PrivateRelease bool `json:"private_release"`
@@ -134,7 +140,9 @@ type state struct {
 	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
 	noise    mechanism.Noise
 	noiseRNG *rng.Stream
-	count    *clipCount // released noised clipped count, or nil
+	lat      *mechanism.LatticeNoise // with noise lattice: the noise, which also quantises
+	acc      []int64                 // with noise lattice: the step's exact lattice sum
+	count    *clipCount              // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
@@ -406,7 +414,7 @@ func (s *state) setup() error {
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 {
+	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 && !cfg.Noise.Lattice() {
 		s.norm = nc
 	}
 	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
@@ -515,6 +523,9 @@ func (s *state) allocate() {
 			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
+	if s.lat != nil {
+		s.acc = make([]int64, s.lat.Len())
+	}
 	s.grad = s.chooseGradients()
 }
 
@@ -562,7 +573,15 @@ func (s *state) step() (stepStats, error) {
 	if s.canary != nil {
 		s.canary.addCanaries(s.sum[len(sum):])
 	}
-	s.noise.Add(s.sum, s.noiseRNG)
+	if s.lat != nil {
+		// The released sum is γ·(S + round(Z)) from the exact lattice sum;
+		// the float sum the strategy left untouched is overwritten.
+		if err := s.lat.Release(s.acc, s.sum, s.noiseRNG); err != nil {
+			return st, fmt.Errorf("lattice noise: %w", err)
+		}
+	} else {
+		s.noise.Add(s.sum, s.noiseRNG)
+	}
 	if s.quant != nil {
 		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
 	}
@@ -863,7 +882,10 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil, CoveredN: s.data.train.N(),
-		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct,
+		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct, Noise: NoiseContinuous,
+	}
+	if s.lat != nil {
+		sum.Noise, sum.LatticeK = NoiseLattice, lattice.DefaultK
 	}
 	if s.sub != nil && s.sub.carved > 0 {
 		// Records carved out of the training set as "public" are trained

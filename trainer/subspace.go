@@ -5,6 +5,7 @@ import (
 
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
@@ -147,6 +148,18 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 	sigma := s.sigma
 	if h := testAuditHooks; h != nil && h.noiseScale > 0 {
 		sigma *= h.noiseScale // negative control: the account keeps σ
+	}
+	s.lat = nil
+	if s.cfg.Noise.Lattice() {
+		lat, err := s.mech.LatticeNoise(sigma, lattice.DefaultK)
+		if err != nil {
+			return nil, err
+		}
+		if int64(s.cfg.BatchSize) > lat.MaxExamples()/4 {
+			return nil, fmt.Errorf("noise lattice: batch %d is too large for the int64 sum at k = %d", s.cfg.BatchSize, lattice.DefaultK)
+		}
+		s.lat = lat
+		return lat, nil
 	}
 	return s.mech.Noise(sigma, s.canaryDim())
 }

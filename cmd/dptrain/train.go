@@ -113,6 +113,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
 	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
 	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (0: calibrate to --epsilon)")
+	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous (default) | lattice: the float Gaussian, or the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (clip flat, sampler poisson or shuffle; materialises per-example gradients, slower: docs/secure-noise.md)")
 	fs.Float64Var(&c.Epsilon, "epsilon", c.Epsilon, "target ε (calibrates σ when --sigma is 0; else stops at the budget)")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
 	fs.Float64Var(&c.Epochs, "epochs", c.Epochs, "epochs (when --steps is 0)")
@@ -290,6 +291,9 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 		caveat := ""
 		if s.CoveredN < s.TrainN {
 			caveat = fmt.Sprintf(" for %d of the %d training records (the other %d were carved out as public, unprotected)", s.CoveredN, s.TrainN, s.TrainN-s.CoveredN)
+		}
+		if s.Noise.Lattice() {
+			caveat += fmt.Sprintf("; lattice noise (γ = C·2^-%d)", s.LatticeK)
 		}
 		if !s.PrivateRelease {
 			caveat += "; NOT a private release (seeded noise)"

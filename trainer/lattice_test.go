@@ -1,0 +1,168 @@
+package trainer
+
+import (
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/dptrain/dptrain/lattice"
+	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/rng"
+)
+
+func latticeConfig(t *testing.T) Config {
+	c := Default()
+	c.Dataset, c.Model, c.Noise = DatasetSynthetic, ModelLogReg, NoiseLattice
+	c.BatchSize, c.Steps, c.Sigma, c.Epsilon, c.LR, c.ClipNorm = 64, 5, 1.1, 0, 0.5, 0.7
+	c.Seeded, c.Plots, c.EvalEvery = true, false, 5
+	c.OutDir = t.TempDir()
+	return c
+}
+
+// One step's released sum is γ·(S + round(Z)) with S the exact int64 sum
+// of the batch's quantised per-example gradients, recomputed here one
+// example at a time (another order and chunking than the step's), and
+// round(Z) drawn from a copy of the noise stream: bit for bit.
+func TestLatticeStepReleasesExactSum(t *testing.T) {
+	c := latticeConfig(t)
+	c.OutDir, c.MaxPhysicalBatch = "", 16
+	s := &state{cfg: c}
+	if err := s.initRoot(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setup(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.grad.(latticeGradients); !ok {
+		t.Fatalf("noise lattice chose the %T strategy", s.grad)
+	}
+	params := append([]float32(nil), s.model.Params()...)
+	noiseState, err := s.noiseRNG.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.stepNo = 1
+	if _, err := s.step(); err != nil {
+		t.Fatal(err)
+	}
+	released := append([]float32(nil), s.sum...)
+	if len(s.idx) == 0 {
+		t.Fatal("the step sampled no examples")
+	}
+	copy(s.model.Params(), params) // the gradients at the step's parameters
+
+	d := s.model.NumParams()
+	nz, err := lattice.New(c.ClipNorm, c.Sigma, d, lattice.DefaultK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc := make([]int64, d)
+	g := make([]float32, d)
+	for _, i := range s.idx {
+		if err := s.model.PerSampleGrads(s.gather([]int{i}), g, s.losses[:1]); err != nil {
+			t.Fatal(err)
+		}
+		nz.Quantize(g, acc)
+	}
+	var nonzero int
+	for _, v := range acc {
+		if v != 0 {
+			nonzero++
+		}
+	}
+	if nonzero < d/2 {
+		t.Fatalf("only %d of %d coordinates of the lattice sum are nonzero", nonzero, d)
+	}
+	r := rng.New(0)
+	if err := r.UnmarshalBinary(noiseState); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]float32, d)
+	if err := nz.Release(acc, want, r); err != nil {
+		t.Fatal(err)
+	}
+	for j := range want {
+		if math.Float32bits(want[j]) != math.Float32bits(released[j]) {
+			t.Fatalf("coordinate %d released %v, want γ·(S+round(Z)) = %v", j, released[j], want[j])
+		}
+	}
+	if g := nz.Gamma(); g != math.Ldexp(c.ClipNorm, -lattice.DefaultK) {
+		t.Fatalf("γ = %v", g)
+	}
+}
+
+// A seeded lattice run is reproducible bit for bit, names its noise in
+// summary.json, and differs from the continuous run with the same seed.
+func TestLatticeRunReproducible(t *testing.T) {
+	run := func(n Noise) (*Summary, []byte) {
+		c := latticeConfig(t)
+		c.Noise = n
+		sum, err := Run(context.Background(), c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(c.OutDir, "release", "model.bin"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum, b
+	}
+	s1, m1 := run(NoiseLattice)
+	s2, m2 := run(NoiseLattice)
+	s3, m3 := run(NoiseContinuous)
+	if string(m1) != string(m2) {
+		t.Error("two seeded lattice runs released different models")
+	}
+	if string(m1) == string(m3) {
+		t.Error("the lattice and continuous runs released the same model")
+	}
+	if s1.Noise != NoiseLattice || s1.LatticeK != lattice.DefaultK || s3.Noise != NoiseContinuous || s3.LatticeK != 0 {
+		t.Errorf("summaries name noise %s k=%d and %s k=%d", s1.Noise, s1.LatticeK, s3.Noise, s3.LatticeK)
+	}
+	// Post-processing of the same Gaussian mechanism: the same account.
+	if s1.Best.Epsilon != s3.Best.Epsilon || s1.Best.Epsilon != s2.Best.Epsilon {
+		t.Errorf("ε %v (lattice) vs %v (continuous)", s1.Best.Epsilon, s3.Best.Epsilon)
+	}
+}
+
+// The combinations the lattice noise does not support are refused by
+// Validate with the mechanism sentinel, each for its own reason.
+func TestLatticeRefusesUnsupported(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"per-layer", func(c *Config) { c.Clip = mechanism.PerLayer }},
+		{"subspace", func(c *Config) { c.Clip = mechanism.Subspace; c.SubspaceRanks = []int{2} }},
+		{"twice", func(c *Config) { c.Sampler, c.Q2 = mechanism.Twice, 0.5 }},
+		{"final-only", func(c *Config) { c.FinalOnly = true }},
+		{"augmult", func(c *Config) { c.Augmult = 2 }},
+		{"clip quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
+		{"mpi", func(c *Config) { c.Distributed = DistributedMPI }},
+		{"audit", func(c *Config) { c.AuditCanaries = 10 }},
+	}
+	base := latticeConfig(t)
+	if err := base.Validate(); err != nil {
+		t.Fatalf("flat Poisson lattice config refused: %v", err)
+	}
+	for _, tc := range tests {
+		c := base
+		tc.edit(&c)
+		err := c.Validate()
+		if !errors.Is(err, ErrMechanism) {
+			t.Errorf("%s: Validate = %v, want ErrMechanism", tc.name, err)
+		}
+		c.Noise = NoiseContinuous
+		if err := c.Validate(); errors.Is(err, ErrMechanism) && tc.name != "subspace" {
+			t.Errorf("%s: refused with continuous noise too: %v", tc.name, err)
+		}
+	}
+	bad := base
+	bad.Noise = "discrete"
+	if err := bad.Validate(); !errors.Is(err, ErrUnknownChoice) {
+		t.Errorf("noise discrete: Validate = %v, want ErrUnknownChoice", err)
+	}
+}
