@@ -1,8 +1,14 @@
 package trainer
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
 )
 
 // Reducer combines the work of the ranks of a data-parallel run (package
@@ -104,22 +110,75 @@ func (s *state) broadcastBytes(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// syncStart makes every rank start from rank 0's view: the same settings
-// (refused otherwise), the same checkpoint (rank 0 reads it), the same
-// root seed (rank 0 draws it).
+// syncSettings makes every rank start from rank 0's view: ranks whose
+// settings or binaries differ from rank 0's refuse to start.
 func (s *state) syncSettings() error {
 	if s.dist == nil {
 		return nil
 	}
-	h, err := s.broadcastBytes([]byte(s.cfg.Hash()))
+	if s.dist.Rank() == 0 {
+		s.logf("distributed run on %d ranks: the per-rank clipped sums (un-noised), the noise's root seed and the configuration hash cross the interconnect in the clear; it must be trusted like the training data (docs/distributed.md)", s.dist.Size())
+	}
+	own, err := buildID()
 	if err != nil {
 		return fmt.Errorf("distributed start: %w", err)
 	}
-	if string(h) != s.cfg.Hash() {
-		return fmt.Errorf("distributed start: rank %d's settings differ from rank 0's (hash %s vs %s): every rank must be given the same flags", s.dist.Rank(), s.cfg.Hash(), h)
+	mine := s.cfg.Hash() + "\n" + own
+	b, err := s.broadcastBytes([]byte(mine))
+	if err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	// Every rank learns which ranks differ, so that all of them refuse
+	// (a rank refusing alone would leave the others waiting).
+	h, id, _ := strings.Cut(string(b), "\n")
+	n := s.dist.Size()
+	v := make([]float64, 2*n)
+	if h != s.cfg.Hash() {
+		v[s.dist.Rank()] = 1
+	}
+	if id != own {
+		v[n+s.dist.Rank()] = 1
+	}
+	if err := s.dist.MaxFloat64(v); err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	var settings, binaries []string
+	for r := range n {
+		if v[r] > 0 {
+			settings = append(settings, fmt.Sprint(r))
+		}
+		if v[n+r] > 0 {
+			binaries = append(binaries, fmt.Sprint(r))
+		}
+	}
+	switch {
+	case len(binaries) > 0:
+		return fmt.Errorf("distributed start: the dptrain binary of rank %s differs from rank 0's (build %s on rank 0): run the same dptrain build on every rank", strings.Join(binaries, ", "), id)
+	case len(settings) > 0:
+		return fmt.Errorf("distributed start: the settings of rank %s differ from rank 0's (hash %s on rank 0): every rank must be given the same flags", strings.Join(settings, ", "), h)
 	}
 	return nil
 }
+
+// buildID identifies this binary: the SHA-256 of its executable, so that
+// two builds from differing sources never pass for one another. A variable
+// so that the tests can give one rank another identity.
+var buildID = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+})
 
 // evalReduce sums an evaluation's loss and correct count over ranks.
 func (s *state) evalReduce(lossSum float64, correct int) (float64, int, error) {

@@ -6,11 +6,140 @@ import (
 	"context"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/dptrain/dptrain/internal/mpi"
 )
+
+// The tests named TestMPI… run under mpirun (see .ci/run) and share one
+// communicator, initialised by the first of them and finalised at exit.
+var (
+	commOnce sync.Once
+	comm     mpi.Comm
+	commErr  error
+)
+
+func testComm(t *testing.T) mpi.Comm {
+	t.Helper()
+	commOnce.Do(func() { comm, commErr = mpi.Init() })
+	if commErr != nil {
+		t.Fatal(commErr)
+	}
+	return comm
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if comm != nil {
+		comm.Finalize()
+	}
+	os.Exit(code)
+}
+
+// mpiMLP is a small MLP run for the fault tests.
+func mpiMLP(out string) Config {
+	c := Default()
+	c.Dataset, c.Model, c.Hidden = "synthetic", "mlp", []int{16}
+	c.BatchSize, c.Steps, c.Sigma, c.LR = 200, 20, 1, 0.5
+	c.Seeded, c.Epsilon, c.Plots, c.Distributed, c.OutDir = true, 0, false, DistributedMPI, out
+	return c
+}
+
+// TestMPIRefusesDifferingBinaries: when one rank's binary differs from
+// rank 0's, every rank refuses to start, naming that rank.
+func TestMPIRefusesDifferingBinaries(t *testing.T) {
+	comm := testComm(t)
+	if comm.Size() < 2 {
+		t.Skip("needs mpirun -np 2 or more")
+	}
+	saved := buildID
+	defer func() { buildID = saved }()
+	if comm.Rank() == 1 {
+		buildID = func() (string, error) { return "another-build", nil }
+	}
+	c := mpiMLP(filepath.Join(os.TempDir(), "dptrain-mpi-version"))
+	_, err := Run(context.Background(), c, Options{Reducer: comm, Overwrite: true})
+	if err == nil || !strings.Contains(err.Error(), "binary of rank 1 differs from rank 0's") {
+		t.Fatalf("rank %d: a rank with another binary gave %v, want a refusal naming rank 1", comm.Rank(), err)
+	}
+}
+
+// TestRankFaults runs this test binary under mpirun -np 2 (it is not run
+// under mpirun itself: .ci/run calls it directly) with one rank made to
+// hang (SIGSTOP) or die (SIGKILL) in the middle of training: the job must
+// end, with the watchdog's message naming the waiting rank for a hang.
+func TestRankFaults(t *testing.T) {
+	if os.Getenv("OMPI_COMM_WORLD_SIZE") != "" {
+		t.Skip("starts mpirun itself; run outside mpirun")
+	}
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		t.Skip("mpirun not installed")
+	}
+	for _, tc := range []struct{ fault, want string }{
+		{"stop", "rank 0 of 2: no all-reduce from the other ranks within 3s (--rank-timeout)"},
+		{"kill", "signal 9"},
+	} {
+		t.Run(tc.fault, func(t *testing.T) {
+			// The deadline only keeps a broken watchdog from hanging CI.
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, "mpirun", "-np", "2", "--oversubscribe", os.Args[0], "-test.run", "^TestFaultRank$", "-test.v")
+			cmd.Env = append(os.Environ(), "DPTRAIN_FAULT="+tc.fault, "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+			out, err := cmd.CombinedOutput()
+			if ctx.Err() != nil {
+				t.Fatalf("the job did not end:\n%s", out)
+			}
+			if err == nil {
+				t.Fatalf("the job ended with status 0 after a %s fault:\n%s", tc.fault, out)
+			}
+			if !strings.Contains(string(out), tc.want) {
+				t.Fatalf("no %q in the job's output:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// faultyRank raises sig on its own process at the given all-reduce.
+type faultyRank struct {
+	mpi.Comm
+	at, calls int
+	sig       syscall.Signal
+}
+
+func (f *faultyRank) SumFloat32(b []float32) error {
+	if f.calls++; f.calls == f.at {
+		syscall.Kill(os.Getpid(), f.sig)
+	}
+	return f.Comm.SumFloat32(b)
+}
+
+// TestFaultRank is one rank of TestRankFaults's job (it does nothing
+// without DPTRAIN_FAULT): rank 1 stops or kills itself at the third step.
+func TestFaultRank(t *testing.T) {
+	fault := os.Getenv("DPTRAIN_FAULT")
+	if fault == "" {
+		t.Skip("one rank of TestRankFaults")
+	}
+	comm := testComm(t)
+	red := mpi.WithTimeout(comm, 3*time.Second, os.Stderr)
+	if comm.Rank() == 1 {
+		sig := syscall.SIGSTOP
+		if fault == "kill" {
+			sig = syscall.SIGKILL
+		}
+		red = &faultyRank{Comm: red, at: 3, sig: sig}
+	}
+	c := mpiMLP(filepath.Join(os.TempDir(), "dptrain-mpi-fault-"+fault))
+	c.Steps = 200
+	_, err := Run(context.Background(), c, Options{Reducer: red, Overwrite: true})
+	t.Fatalf("rank %d: the run ended (%v) although rank 1 failed", comm.Rank(), err)
+}
 
 // TestMPIEquivalence runs under mpirun (see .ci/run): with a fixed seed,
 // N ranks and one process take identical batches, report identical ε at
@@ -18,11 +147,7 @@ import (
 // summation order (the clipped sums are reduced across ranks in MPI's
 // order, not one process's). Rank 0 runs the single-process reference.
 func TestMPIEquivalence(t *testing.T) {
-	comm, err := mpi.Init()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer comm.Finalize()
+	comm := testComm(t)
 	mlp := Default()
 	mlp.Dataset, mlp.Model, mlp.Hidden = "synthetic", "mlp", []int{16}
 	mlp.BatchSize, mlp.Steps, mlp.Sigma, mlp.LR = 200, 20, 1, 0.5
