@@ -442,9 +442,6 @@ func (c *Config) validateMechanism() error {
 		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 	}
 	if c.Distributed == DistributedMPI {
-		if c.Sampler == mechanism.Twice {
-			f.bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
-		}
 		if c.Clip == mechanism.Subspace {
 			f.bad("distributed runs do not yet support clip subspace")
 		}

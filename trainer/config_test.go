@@ -102,8 +102,8 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 			[]string{`distributed "nccl" is not one of "", mpi`}},
 		{"distributed per instance", func(c *Config) { c.Distributed, c.PerInstance = DistributedMPI, 5 }, []error{ErrOutput},
 			[]string{"distributed runs do not support per_instance"}},
-		{"distributed twice", func(c *Config) { c.Distributed, c.Sampler, c.Q2 = DistributedMPI, "twice", 0.5 }, []error{ErrMechanism},
-			[]string{"distributed runs do not yet support sampler twice"}},
+		{"distributed subspace", func(c *Config) { c.Distributed, c.Clip = DistributedMPI, "subspace" }, []error{ErrMechanism},
+			[]string{"distributed runs do not yet support clip subspace"}},
 	}
 	for _, tc := range tests {
 		c := Default()

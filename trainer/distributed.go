@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"sync"
+
+	"github.com/dptrain/dptrain/sampler"
 )
 
 // Reducer combines the work of the ranks of a data-parallel run (package
@@ -34,19 +36,65 @@ func (s *state) owned(idx []int) []int {
 		return idx
 	}
 	s.ownBuf = s.ownBuf[:0]
+	s.ownMasks.pos = s.ownMasks.pos[:0]
+	s.ownMasks.batch, s.ownMasks.drawn, s.ownMasks.used = len(idx), 0, 0
 	r, n := s.dist.Rank(), s.dist.Size()
-	for _, i := range idx {
+	for p, i := range idx {
 		if i%n == r {
 			s.ownBuf = append(s.ownBuf, i)
+			s.ownMasks.pos = append(s.ownMasks.pos, p)
 		}
 	}
 	return s.ownBuf
+}
+
+// distMasks keeps twice sampling's coordinate masks on one rank equal to
+// one process's: one process draws a mask per batch example, in batch
+// order, from one stream; every rank draws the same sequence from the
+// shared stream and keeps the masks of the examples it owns (drawing the
+// others into a scratch mask), so example i's mask at step t is the same
+// for any number of ranks.
+type distMasks struct {
+	pos     []int         // the batch positions of this rank's examples
+	batch   int           // the step's batch size
+	drawn   int           // masks drawn from the stream this step
+	used    int           // own examples whose masks were handed out
+	scratch *sampler.Mask // the masks of other ranks' examples
+}
+
+// drawOwnedMasks fills masks with those of the next len(masks) examples
+// this rank owns.
+func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
+	d := &s.ownMasks
+	for _, m := range masks {
+		s.skipMasks(d.pos[d.used])
+		s.twice.FillMask(m)
+		d.drawn++
+		d.used++
+	}
+	return masks
+}
+
+// skipMasks draws (and drops) the masks of other ranks' examples up to
+// batch position p.
+func (s *state) skipMasks(p int) {
+	d := &s.ownMasks
+	if d.drawn < p && d.scratch == nil {
+		d.scratch = sampler.NewMask(s.clipper.OutDim())
+	}
+	for ; d.drawn < p; d.drawn++ {
+		s.twice.FillMask(d.scratch)
+	}
 }
 
 // reduceStep sums the clipped sum and the step's statistics over ranks.
 func (s *state) reduceStep(sum []float32, st *stepStats) error {
 	if s.dist == nil {
 		return nil
+	}
+	if s.twice != nil {
+		// The stream leaves the step where one process's leaves it.
+		s.skipMasks(s.ownMasks.batch)
 	}
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)

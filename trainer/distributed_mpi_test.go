@@ -162,10 +162,17 @@ func TestMPIEquivalence(t *testing.T) {
 	// the same path on every rank as in one process.
 	quant := mlp
 	quant.Hidden, quant.ClipQuantile, quant.Steps, quant.CheckpointEvery = []int{16}, 0.5, 10, 10
+	// Twice sampling: every rank draws one process's sequence of
+	// coordinate masks and keeps those of its own examples; with hybrid
+	// clipping too (L2 then L∞ on the masked coordinates).
+	twice := mlp
+	twice.Sampler, twice.Q2, twice.Steps, twice.CheckpointEvery = "twice", 0.5, 10, 10
+	hybrid := twice
+	hybrid.Clip, hybrid.D0 = "hybrid", 64
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }
