@@ -531,9 +531,6 @@ func (c *Config) validateOutputs() error {
 		f.bad("eval_every and checkpoint_every must be >= 0")
 	}
 	f.add(checkChoice("distributed", c.Distributed, distributedValues))
-	if c.Distributed == DistributedMPI && c.PerInstance > 0 {
-		f.bad("distributed runs do not support per_instance")
-	}
 	return f.join()
 }
 

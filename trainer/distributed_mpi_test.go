@@ -169,10 +169,14 @@ func TestMPIEquivalence(t *testing.T) {
 	twice.Sampler, twice.Q2, twice.Steps, twice.CheckpointEvery = "twice", 0.5, 10, 10
 	hybrid := twice
 	hybrid.Clip, hybrid.D0 = "hybrid", 64
+	// Per-instance tracking: each rank computes its examples' norms; rank
+	// 0 writes the report, byte for byte one process's.
+	inst := mlp
+	inst.PerInstance, inst.Steps, inst.CheckpointEvery, inst.ClipNorm = 50, 10, 10, 5 // norms below C: ε varies
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }
@@ -211,6 +215,13 @@ func mpiEquivalence(t *testing.T, comm mpi.Comm, name string, c Config) {
 		}
 		if math.Abs(da[i].Loss-db[i].Loss) > 1e-4*math.Max(1, math.Abs(da[i].Loss)) {
 			t.Errorf("step %d: loss %v vs %v", i+1, da[i].Loss, db[i].Loss)
+		}
+	}
+	if c.PerInstance > 0 {
+		a, errA := os.ReadFile(filepath.Join(one.OutDir, "private", "per_instance.csv"))
+		b, errB := os.ReadFile(filepath.Join(c.OutDir, "private", "per_instance.csv"))
+		if errA != nil || errB != nil || string(a) != string(b) {
+			t.Errorf("per_instance.csv: one process and %d ranks differ (%v, %v)", comm.Size(), errA, errB)
 		}
 	}
 	maxDiff, maxAbs := checkpointParamsDiff(t, c.OutDir, one.OutDir)
