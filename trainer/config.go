@@ -441,11 +441,6 @@ func (c *Config) validateMechanism() error {
 	if c.AuditCanaries > 0 && c.AuditKind == AuditGradient && (c.Clip != mechanism.Flat || c.Sampler != mechanism.Poisson) {
 		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 	}
-	if c.Distributed == DistributedMPI {
-		if c.Clip == mechanism.Subspace {
-			f.bad("distributed runs do not yet support clip subspace")
-		}
-	}
 	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
 	}

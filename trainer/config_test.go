@@ -100,8 +100,6 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 		{"cadence", func(c *Config) { c.EvalEvery = -1 }, []error{ErrOutput}, []string{"eval_every and checkpoint_every must be >= 0"}},
 		{"distributed", func(c *Config) { c.Distributed = "nccl" }, []error{ErrOutput, ErrUnknownChoice},
 			[]string{`distributed "nccl" is not one of "", mpi`}},
-		{"distributed subspace", func(c *Config) { c.Distributed, c.Clip = DistributedMPI, "subspace" }, []error{ErrMechanism},
-			[]string{"distributed runs do not yet support clip subspace"}},
 	}
 	for _, tc := range tests {
 		c := Default()

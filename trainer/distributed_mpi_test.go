@@ -173,10 +173,16 @@ func TestMPIEquivalence(t *testing.T) {
 	// 0 writes the report, byte for byte one process's.
 	inst := mlp
 	inst.PerInstance, inst.Steps, inst.CheckpointEvery, inst.ClipNorm = 50, 10, 10, 5 // norms below C: ε varies
+	// Subspace clipping: every rank computes the public basis from the
+	// shared seed (public data, charged nothing) and all-reduces the
+	// clipped sums in the subspace's coordinates.
+	sub := mlp
+	sub.Clip, sub.SubspaceRanks, sub.PublicN, sub.D0, sub.SubspaceRefresh = "subspace", []int{4, 8}, 50, 64, 5
+	sub.Steps, sub.CheckpointEvery = 10, 10
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }
