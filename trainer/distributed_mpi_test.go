@@ -4,6 +4,7 @@ package trainer
 
 import (
 	"context"
+	"errors"
 	"math"
 	"os"
 	"os/exec"
@@ -238,4 +239,71 @@ func mpiEquivalence(t *testing.T, comm mpi.Comm, name string, c Config) {
 		t.Errorf("one process: ε %v acc %v; %d ranks: ε %v acc %v", ref.Best.Epsilon, ref.TestAcc, comm.Size(), dist.Best.Epsilon, dist.TestAcc)
 	}
 	t.Logf("%d ranks vs one process: identical batches and ε over %d steps, parameters within %.3g (largest %.3g), test accuracy %.4f vs %.4f", comm.Size(), len(da), maxDiff, maxAbs, dist.TestAcc, ref.TestAcc)
+}
+
+// TestMPIResume: a run interrupted at step 12 and resumed from its last
+// checkpoint, on one process or on all the ranks of this job (started and
+// resumed with either), ends at the uninterrupted run's model (up to
+// float32 rounding of the summation order) with the same ε at every step.
+func TestMPIResume(t *testing.T) {
+	comm := testComm(t)
+	base := filepath.Join(os.TempDir(), "dptrain-mpi-resume")
+	c := mpiMLP(filepath.Join(base, "full"))
+	c.Steps, c.CheckpointEvery, c.KeepCheckpoint, c.PrivateDiagnostics = 20, 5, true, true
+	if comm.Rank() == 0 {
+		os.RemoveAll(base)
+		one := c
+		one.Distributed = ""
+		if _, err := Run(context.Background(), one, Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// runOn runs c on this job's ranks (dist) or on rank 0 alone.
+	runOn := func(c Config, dist bool, o Options) error {
+		if !dist {
+			c.Distributed = ""
+			if comm.Rank() != 0 {
+				return ErrInterrupted // the expected outcome for the first half
+			}
+		} else {
+			o.Reducer = comm
+		}
+		_, err := Run(context.Background(), c, o)
+		return err
+	}
+	for _, tc := range []struct {
+		name           string
+		first, resumed bool // distributed?
+	}{{"ranks-then-ranks", true, true}, {"one-then-ranks", false, true}, {"ranks-then-one", true, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c
+			r.OutDir = filepath.Join(base, tc.name)
+			if err := runOn(r, tc.first, Options{StopAfter: 12}); !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("rank %d: stop: %v", comm.Rank(), err)
+			}
+			if err := comm.Barrier(); err != nil {
+				t.Fatal(err)
+			}
+			if err := runOn(r, tc.resumed, Options{Resume: true}); err != nil && !(errors.Is(err, ErrInterrupted) && comm.Rank() != 0) {
+				t.Fatalf("rank %d: resume: %v", comm.Rank(), err)
+			}
+			if comm.Rank() != 0 {
+				return
+			}
+			a, b := mustMetrics(t, c.OutDir), mustMetrics(t, r.OutDir)
+			if len(a) != len(b) {
+				t.Fatalf("%d vs %d steps", len(a), len(b))
+			}
+			for i := range a {
+				if a[i].EpsilonBest != b[i].EpsilonBest || a[i].BatchSize != b[i].BatchSize {
+					t.Fatalf("step %d: ε %v vs %v, batch %d vs %d", i+1, a[i].EpsilonBest, b[i].EpsilonBest, a[i].BatchSize, b[i].BatchSize)
+				}
+			}
+			maxDiff, maxAbs := checkpointParamsDiff(t, r.OutDir, c.OutDir)
+			if maxDiff > 1e-4*maxAbs {
+				t.Errorf("parameters differ by up to %v (largest %v)", maxDiff, maxAbs)
+			}
+			t.Logf("%s on %d ranks: resumed at step 12, final parameters within %.3g of the uninterrupted run's (largest %.3g)", tc.name, comm.Size(), maxDiff, maxAbs)
+		})
+	}
 }
