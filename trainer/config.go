@@ -478,14 +478,6 @@ func (c *Config) validateMechanism() error {
 	if c.AuditCanaries > 0 && c.AuditKind == AuditGradient && (c.Clip != mechanism.Flat || c.Sampler != mechanism.Poisson) {
 		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 	}
-	if c.Distributed == DistributedMPI {
-		if c.Sampler == mechanism.Twice {
-			f.bad("distributed runs do not yet support sampler twice (each rank would draw coordinate masks for its own examples only)")
-		}
-		if c.Clip == mechanism.Subspace {
-			f.bad("distributed runs do not yet support clip subspace")
-		}
-	}
 	c.validateNoise(&f)
 	for _, msg := range c.mechanismErrors() {
 		f.bad("%s", msg)
@@ -572,9 +564,6 @@ func (c *Config) validateOutputs() error {
 		f.bad("eval_every and checkpoint_every must be >= 0")
 	}
 	f.add(checkChoice("distributed", c.Distributed, distributedValues))
-	if c.Distributed == DistributedMPI && c.PerInstance > 0 {
-		f.bad("distributed runs do not support per_instance")
-	}
 	return f.join()
 }
 

@@ -100,10 +100,6 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 		{"cadence", func(c *Config) { c.EvalEvery = -1 }, []error{ErrOutput}, []string{"eval_every and checkpoint_every must be >= 0"}},
 		{"distributed", func(c *Config) { c.Distributed = "nccl" }, []error{ErrOutput, ErrUnknownChoice},
 			[]string{`distributed "nccl" is not one of "", mpi`}},
-		{"distributed per instance", func(c *Config) { c.Distributed, c.PerInstance = DistributedMPI, 5 }, []error{ErrOutput},
-			[]string{"distributed runs do not support per_instance"}},
-		{"distributed twice", func(c *Config) { c.Distributed, c.Sampler, c.Q2 = DistributedMPI, "twice", 0.5 }, []error{ErrMechanism},
-			[]string{"distributed runs do not yet support sampler twice"}},
 	}
 	for _, tc := range tests {
 		c := Default()

@@ -1,8 +1,16 @@
 package trainer
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+
+	"github.com/dptrain/dptrain/sampler"
 )
 
 // Reducer combines the work of the ranks of a data-parallel run (package
@@ -28,19 +36,65 @@ func (s *state) owned(idx []int) []int {
 		return idx
 	}
 	s.ownBuf = s.ownBuf[:0]
+	s.ownMasks.pos = s.ownMasks.pos[:0]
+	s.ownMasks.batch, s.ownMasks.drawn, s.ownMasks.used = len(idx), 0, 0
 	r, n := s.dist.Rank(), s.dist.Size()
-	for _, i := range idx {
+	for p, i := range idx {
 		if i%n == r {
 			s.ownBuf = append(s.ownBuf, i)
+			s.ownMasks.pos = append(s.ownMasks.pos, p)
 		}
 	}
 	return s.ownBuf
+}
+
+// distMasks keeps twice sampling's coordinate masks on one rank equal to
+// one process's: one process draws a mask per batch example, in batch
+// order, from one stream; every rank draws the same sequence from the
+// shared stream and keeps the masks of the examples it owns (drawing the
+// others into a scratch mask), so example i's mask at step t is the same
+// for any number of ranks.
+type distMasks struct {
+	pos     []int         // the batch positions of this rank's examples
+	batch   int           // the step's batch size
+	drawn   int           // masks drawn from the stream this step
+	used    int           // own examples whose masks were handed out
+	scratch *sampler.Mask // the masks of other ranks' examples
+}
+
+// drawOwnedMasks fills masks with those of the next len(masks) examples
+// this rank owns.
+func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
+	d := &s.ownMasks
+	for _, m := range masks {
+		s.skipMasks(d.pos[d.used])
+		s.twice.FillMask(m)
+		d.drawn++
+		d.used++
+	}
+	return masks
+}
+
+// skipMasks draws (and drops) the masks of other ranks' examples up to
+// batch position p.
+func (s *state) skipMasks(p int) {
+	d := &s.ownMasks
+	if d.drawn < p && d.scratch == nil {
+		d.scratch = sampler.NewMask(s.clipper.OutDim())
+	}
+	for ; d.drawn < p; d.drawn++ {
+		s.twice.FillMask(d.scratch)
+	}
 }
 
 // reduceStep sums the clipped sum and the step's statistics over ranks.
 func (s *state) reduceStep(sum []float32, st *stepStats) error {
 	if s.dist == nil {
 		return nil
+	}
+	if s.twice != nil {
+		// The stream leaves the step where one process's leaves it.
+		s.skipMasks(s.ownMasks.batch)
 	}
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
@@ -104,22 +158,75 @@ func (s *state) broadcastBytes(b []byte) ([]byte, error) {
 	return b, nil
 }
 
-// syncStart makes every rank start from rank 0's view: the same settings
-// (refused otherwise), the same checkpoint (rank 0 reads it), the same
-// root seed (rank 0 draws it).
+// syncSettings makes every rank start from rank 0's view: ranks whose
+// settings or binaries differ from rank 0's refuse to start.
 func (s *state) syncSettings() error {
 	if s.dist == nil {
 		return nil
 	}
-	h, err := s.broadcastBytes([]byte(s.cfg.Hash()))
+	if s.dist.Rank() == 0 {
+		s.logf("distributed run on %d ranks: the per-rank clipped sums (un-noised), the noise's root seed and the configuration hash cross the interconnect in the clear; it must be trusted like the training data (docs/distributed.md)", s.dist.Size())
+	}
+	own, err := buildID()
 	if err != nil {
 		return fmt.Errorf("distributed start: %w", err)
 	}
-	if string(h) != s.cfg.Hash() {
-		return fmt.Errorf("distributed start: rank %d's settings differ from rank 0's (hash %s vs %s): every rank must be given the same flags", s.dist.Rank(), s.cfg.Hash(), h)
+	mine := s.cfg.Hash() + "\n" + own
+	b, err := s.broadcastBytes([]byte(mine))
+	if err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	// Every rank learns which ranks differ, so that all of them refuse
+	// (a rank refusing alone would leave the others waiting).
+	h, id, _ := strings.Cut(string(b), "\n")
+	n := s.dist.Size()
+	v := make([]float64, 2*n)
+	if h != s.cfg.Hash() {
+		v[s.dist.Rank()] = 1
+	}
+	if id != own {
+		v[n+s.dist.Rank()] = 1
+	}
+	if err := s.dist.MaxFloat64(v); err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	var settings, binaries []string
+	for r := range n {
+		if v[r] > 0 {
+			settings = append(settings, fmt.Sprint(r))
+		}
+		if v[n+r] > 0 {
+			binaries = append(binaries, fmt.Sprint(r))
+		}
+	}
+	switch {
+	case len(binaries) > 0:
+		return fmt.Errorf("distributed start: the dptrain binary of rank %s differs from rank 0's (build %s on rank 0): run the same dptrain build on every rank", strings.Join(binaries, ", "), id)
+	case len(settings) > 0:
+		return fmt.Errorf("distributed start: the settings of rank %s differ from rank 0's (hash %s on rank 0): every rank must be given the same flags", strings.Join(settings, ", "), h)
 	}
 	return nil
 }
+
+// buildID identifies this binary: the SHA-256 of its executable, so that
+// two builds from differing sources never pass for one another. A variable
+// so that the tests can give one rank another identity.
+var buildID = sync.OnceValues(func() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("build ID: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:16], nil
+})
 
 // evalReduce sums an evaluation's loss and correct count over ranks.
 func (s *state) evalReduce(lossSum float64, correct int) (float64, int, error) {

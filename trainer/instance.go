@@ -24,9 +24,21 @@ func (s *state) trackNorms() error {
 	n := s.cfg.PerInstance
 	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())
 	row := make([]float64, n)
-	for off := 0; off < n; off += mb {
-		b := min(mb, n-off)
-		idx := seq(off + b)[off:]
+	// In a distributed run each rank computes the norms of the examples it
+	// owns and the rows (zero elsewhere) are summed over ranks, exactly:
+	// every rank holds one process's row, and rank 0 alone writes it.
+	own := seq(n)
+	if s.dist != nil && s.dist.Size() > 1 {
+		own = own[:0]
+		for i := range n {
+			if i%s.dist.Size() == s.dist.Rank() {
+				own = append(own, i)
+			}
+		}
+	}
+	for off := 0; off < len(own); off += mb {
+		b := min(mb, len(own)-off)
+		idx := own[off : off+b]
 		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
 		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
 		if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
@@ -37,7 +49,12 @@ func (s *state) trackNorms() error {
 			for _, v := range s.normsSq[i*k : (i+1)*k] {
 				sq += v
 			}
-			row[off+i] = math.Sqrt(sq)
+			row[idx[i]] = math.Sqrt(sq)
+		}
+	}
+	if s.dist != nil {
+		if err := s.dist.SumFloat64(row); err != nil {
+			return fmt.Errorf("all-reduce of the per-instance norms: %w", err)
 		}
 	}
 	s.piNorms = append(s.piNorms, row)

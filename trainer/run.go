@@ -183,6 +183,7 @@ type state struct {
 	quant    *quantileState // adaptive clipping (clip_quantile), or nil
 	dist     Reducer        // data-parallel ranks, or nil
 	ownBuf   []int          // this rank's share of a batch
+	ownMasks distMasks      // twice sampling's masks on one rank (distributed.go)
 	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
@@ -1068,6 +1069,9 @@ func (s *state) drawMasks(b int) []*sampler.Mask {
 		return nil
 	}
 	masks := s.masks[:b]
+	if s.dist != nil && s.dist.Size() > 1 {
+		return s.drawOwnedMasks(masks)
+	}
 	for _, m := range masks {
 		s.twice.FillMask(m)
 	}

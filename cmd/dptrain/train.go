@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/trainer"
@@ -163,6 +164,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
 	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	rankTimeout := fs.Duration("rank-timeout", 60*time.Second, "distributed runs: how long a rank waits in one collective before ending the job (a rank that hangs); 0: forever")
 	interruptedTest := fs.Bool("interrupted-test", false, "final-only run: if interrupted, still evaluate and release the interrupted iterate's test figures (withheld by default); a second release, so the hidden-state bound no longer applies, to this run or its resumption")
 	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
 	fs.Usage = func() { trainUsage(fs) }
@@ -212,7 +214,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	case *quiet:
 		opts.Progress, opts.Out = trainer.ProgressQuiet, nil
 	}
-	red, printer, done, err := startDistributed(&cfg, stderr)
+	red, printer, done, err := startDistributed(&cfg, *rankTimeout, stderr)
 	if err != nil {
 		return err
 	}

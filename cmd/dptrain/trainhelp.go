@@ -26,7 +26,7 @@ var trainGroups = []struct {
 	{"Optimisation", []string{"epochs", "steps", "optimizer", "lr", "momentum", "weight-decay", "schedule",
 		"ema", "augmult", "max-physical-batch"}},
 	{"Outputs and runs", []string{"out", "config", "resume", "overwrite", "eval-every", "checkpoint-every",
-		"keep-checkpoint", "plots", "final-only", "quiet", "json", "private-diagnostics", "distributed"}},
+		"keep-checkpoint", "plots", "final-only", "quiet", "json", "private-diagnostics", "distributed", "rank-timeout"}},
 	{"Research variants", []string{"q2", "d0", "subspace-ranks", "public-n", "public-data", "power-iters",
 		"subspace-refresh", "dpsgdf", "dpsgdf-variant", "feature-epsilon", "feature-clip", "preprocess",
 		"pca-k", "pca-dim", "eigen-gap-min", "sigma-min", "lipschitz-mu", "radius", "clipped-count-sigma",

@@ -14,7 +14,7 @@ func TestTrainHelpGroups(t *testing.T) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	c := trainer.Default()
 	trainFlags(fs, &c)
-	for _, n := range []string{"config", "resume", "overwrite", "quiet", "json"} {
+	for _, n := range []string{"config", "resume", "overwrite", "quiet", "json", "rank-timeout"} {
 		fs.Bool(n, false, "")
 	}
 	seen := map[string]string{}
