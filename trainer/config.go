@@ -710,9 +710,6 @@ func (c *Config) validateNoise(f *faults) {
 	if c.ClipQuantile > 0 {
 		bad("noise lattice does not support clip_quantile (the clip norm, hence the lattice, would change every step)")
 	}
-	if c.Distributed == DistributedMPI {
-		bad("noise lattice does not support distributed runs yet (the int64 sum would need an integer reduction)")
-	}
 	if c.AuditCanaries > 0 {
 		bad("noise lattice does not support audit runs (the canary block is noised with the float sum)")
 	}

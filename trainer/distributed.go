@@ -26,6 +26,7 @@ type Reducer interface {
 	Size() int
 	SumFloat32(buf []float32) error
 	SumFloat64(buf []float64) error
+	SumInt64(buf []int64) error
 	MaxFloat64(buf []float64) error
 	Broadcast(buf []byte, root int) error
 }
@@ -98,6 +99,14 @@ func (s *state) reduceStep(sum []float32, st *stepStats) error {
 	}
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
+	}
+	if s.acc != nil {
+		// Lattice noise: the exact int64 lattice sums add exactly and in
+		// any order, so every rank then releases one process's lattice
+		// point, with the same noise from the shared stream.
+		if err := s.dist.SumInt64(s.acc); err != nil {
+			return fmt.Errorf("all-reduce of the lattice sum: %w", err)
+		}
 	}
 	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount), 0}
 	if s.quant != nil {

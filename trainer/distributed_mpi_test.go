@@ -180,10 +180,14 @@ func TestMPIEquivalence(t *testing.T) {
 	sub := mlp
 	sub.Clip, sub.SubspaceRanks, sub.PublicN, sub.D0, sub.SubspaceRefresh = "subspace", []int{4, 8}, 50, 64, 5
 	sub.Steps, sub.CheckpointEvery = 10, 10
+	// Lattice noise: the int64 lattice sums reduce exactly, so the ranks
+	// release one process's parameters bit for bit.
+	lat := mlp
+	lat.Noise, lat.Steps, lat.CheckpointEvery = NoiseLattice, 10, 10
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}, {"lattice", lat}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }
@@ -232,6 +236,9 @@ func mpiEquivalence(t *testing.T, comm mpi.Comm, name string, c Config) {
 		}
 	}
 	maxDiff, maxAbs := checkpointParamsDiff(t, c.OutDir, one.OutDir)
+	if c.Noise == NoiseLattice && maxDiff != 0 {
+		t.Errorf("lattice noise: parameters differ by up to %v; the exact sums should make them identical", maxDiff)
+	}
 	if maxDiff > 1e-4*maxAbs {
 		t.Errorf("parameters differ by up to %v (largest parameter %v): more than float32 rounding", maxDiff, maxAbs)
 	}

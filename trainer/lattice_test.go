@@ -141,7 +141,6 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 		{"final-only", func(c *Config) { c.FinalOnly = true }},
 		{"augmult", func(c *Config) { c.Augmult = 2 }},
 		{"clip quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
-		{"mpi", func(c *Config) { c.Distributed = DistributedMPI }},
 		{"audit", func(c *Config) { c.AuditCanaries = 10 }},
 	}
 	base := latticeConfig(t)
