@@ -83,7 +83,7 @@ func TestRankFaults(t *testing.T) {
 		t.Skip("mpirun not installed")
 	}
 	for _, tc := range []struct{ fault, want string }{
-		{"stop", "rank 0 of 2: no all-reduce from the other ranks within 3s (--rank-timeout)"},
+		{"stop", "rank 0 of 2: no all-reduce from the other ranks within 3s (--rank-timeout): rank 1 died or hangs"},
 		{"kill", "signal 9"},
 	} {
 		t.Run(tc.fault, func(t *testing.T) {

@@ -31,7 +31,13 @@ var exit = os.Exit
 
 func (w *watchdog) guard(op string, f func() error) error {
 	t := time.AfterFunc(w.timeout, func() {
-		fmt.Fprintf(w.stderr, "dptrain: rank %d of %d: no %s from the other ranks within %v (--rank-timeout): a rank died or hangs; ending the job (the last checkpoint is valid: rerun with --resume)\n", w.Rank(), w.Size(), op, w.timeout)
+		// A blocked collective cannot tell which rank is missing; with two
+		// ranks it can only be the other one.
+		who := "a rank died or hangs"
+		if w.Size() == 2 {
+			who = fmt.Sprintf("rank %d died or hangs", 1-w.Rank())
+		}
+		fmt.Fprintf(w.stderr, "dptrain: rank %d of %d: no %s from the other ranks within %v (--rank-timeout): %s; ending the job (the last checkpoint is valid: rerun with --resume)\n", w.Rank(), w.Size(), op, w.timeout, who)
 		exit(1)
 	})
 	defer t.Stop()
