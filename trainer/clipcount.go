@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -33,22 +34,33 @@ import (
 // per-instance diagnostic rest on the sum alone).
 
 // mechanismErrors names every combination of the step's mechanism that no
-// accountant supports (mechanism.Spec.Unsupported) and a bad clipped-count
-// noise (part of Validate).
-func (c *Config) mechanismErrors() []string {
-	var errs []string
+// accountant supports (mechanism.Spec.Unsupported; errors.Is finds
+// mechanism.ErrUnsupported in each) and a bad clipped-count noise (part of
+// Validate).
+func (c *Config) mechanismErrors() []error {
+	var errs []error
 	if sb := c.ClippedCountSigma; math.IsNaN(sb) || math.IsInf(sb, 0) || sb < 0 {
-		errs = append(errs, fmt.Sprintf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb))
+		errs = append(errs, fmt.Errorf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb))
 	}
 	sp := mechanismSpec(c, 0, nil)
 	for _, err := range unwrapJoined(sp.Unsupported()) {
-		errs = append(errs, strings.TrimPrefix(err.Error(), mechanism.ErrUnsupported.Error()+": "))
+		errs = append(errs, unsupported{err})
 	}
 	if c.ClippedCountSigma > 0 && c.PerInstance > 0 {
-		errs = append(errs, "clipped_count_sigma cannot be combined with per_instance (the per-instance account describes the gradient sum only)")
+		errs = append(errs, errors.New("clipped_count_sigma cannot be combined with per_instance (the per-instance account describes the gradient sum only)"))
 	}
 	return errs
 }
+
+// unsupported is a mechanism's refusal in Validate: its message without
+// the sentinel's prefix (Validate names its section), the refusal itself
+// underneath for errors.Is.
+type unsupported struct{ err error }
+
+func (u unsupported) Error() string {
+	return strings.TrimPrefix(u.err.Error(), mechanism.ErrUnsupported.Error()+": ")
+}
+func (u unsupported) Unwrap() error { return u.err }
 
 // unwrapJoined lists the errors errors.Join joined (nil: none).
 func unwrapJoined(err error) []error {

@@ -479,8 +479,8 @@ func (c *Config) validateMechanism() error {
 		f.bad("gradient canaries need clip flat and sampler poisson (isotropic noise, Poisson rate q), got %s and %s", c.Clip, c.Sampler)
 	}
 	c.validateNoise(&f)
-	for _, msg := range c.mechanismErrors() {
-		f.bad("%s", msg)
+	for _, err := range c.mechanismErrors() {
+		f.add(err)
 	}
 	c.validateQuantile(f.bad)
 	return f.join()

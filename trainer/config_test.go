@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 func TestDefaultValid(t *testing.T) {
@@ -74,10 +76,10 @@ func TestValidateNamesEveryBadValue(t *testing.T) {
 		{"twice q2", func(c *Config) { c.Sampler, c.Q2 = "twice", 1.5 }, []error{ErrMechanism}, []string{"q2 must be in (0,1]"}},
 		{"subspace shuffle", func(c *Config) {
 			c.Clip, c.Sampler, c.SubspaceRanks = "subspace", "shuffle", []int{4}
-		}, []error{ErrMechanism}, []string{"clip subspace is accounted by the twice-sampling accountant"}},
+		}, []error{ErrMechanism, mechanism.ErrUnsupported}, []string{"clip subspace is accounted by the twice-sampling accountant"}},
 		{"srdp twice", func(c *Config) {
 			c.Preprocess, c.PCAK, c.EigenGapMin, c.Sampler, c.Q2 = PreprocessPCA, 5, 0.1, "twice", 0.5
-		}, []error{ErrMechanism}, []string{"accounted by SRDP for Poisson sampling"}},
+		}, []error{ErrMechanism, mechanism.ErrUnsupported}, []string{"accounted by SRDP for Poisson sampling"}},
 		{"pld shuffle", func(c *Config) { c.Accountant, c.Sampler = AccountantPLD, "shuffle" }, []error{ErrMechanism},
 			[]string{"accountant pld needs sampler poisson without preprocess or clip subspace (got sampler shuffle)"}},
 		{"clipped count", func(c *Config) { c.ClippedCountSigma, c.Clip = 1, "hybrid" }, []error{ErrMechanism},
