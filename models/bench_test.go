@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/optim"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // benchModel builds a float32 model with MaxBatch = batch and a random batch.
@@ -37,20 +39,27 @@ func benchModel(b *testing.B, name string, batch int) (*Net, Batch) {
 	return m, randomBatch(batch, m.InputSize(), 10, 2)
 }
 
-// benchDPStep times one DP-SGD step on a batch: forward, backward,
-// per-sample gradient norms, flat clipping to C = 1, and the scaled sum
-// (noise and the optimizer update are O(D) and excluded, as in the table of
-// docs/architecture.md#measured-speed). B/op and allocs/op are the steady
-// state: one untimed step runs first.
+// benchDPStep times one whole DP-SGD training step as the anchors
+// (scripts/anchors.sh: PyTorch and Opacus) time theirs: forward, backward,
+// per-sample gradient norms, flat clipping to C = 1 and the clipped sum,
+// Gaussian noise of standard deviation σC = 1 on every coordinate (the
+// trainer's rng.Stream.AddNormal) and a plain SGD update (lr 0.1) of the live
+// parameters. Only sampling is left out: the batch is fixed. B/op and
+// allocs/op are the steady state: one untimed step runs first.
 func benchDPStep(b *testing.B, name string, batch int) float64 {
 	m, x := benchModel(b, name, batch)
 	ch := NewChunker(m)
 	sum := make([]float32, m.NumParams())
 	losses := make([]float32, batch)
 	rule := FlatClip(1)
+	noise, opt := rng.New(1), benchSGD(b)
 	step := func() {
 		clear(sum)
 		if err := ch.ClippedSum(x, rule, sum, losses); err != nil {
+			b.Fatal(err)
+		}
+		noise.AddNormal(sum, 1)
+		if err := opt.Step(m.Params(), sum, float64(batch)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,14 +73,19 @@ func benchDPStep(b *testing.B, name string, batch int) float64 {
 	return report(b, batch, cpu)
 }
 
-// benchNonDPStep times the ordinary batch gradient of the same model.
+// benchNonDPStep times the ordinary training step of the same model: the
+// batch gradient and the same SGD update, with no clipping and no noise.
 func benchNonDPStep(b *testing.B, name string, batch int) float64 {
 	m, x := benchModel(b, name, batch)
 	sum := make([]float32, m.NumParams())
 	losses := make([]float32, batch)
+	opt := benchSGD(b)
 	step := func() {
 		clear(sum)
 		if err := m.BatchGrad(x, sum, losses); err != nil {
+			b.Fatal(err)
+		}
+		if err := opt.Step(m.Params(), sum, float64(batch)); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -83,6 +97,16 @@ func benchNonDPStep(b *testing.B, name string, batch int) float64 {
 		step()
 	}
 	return report(b, batch, cpu)
+}
+
+// benchSGD is the anchors' optimizer: plain SGD, lr 0.1, on the mean
+// gradient.
+func benchSGD(b *testing.B) *optim.SGD {
+	o, err := optim.NewSGD(optim.SGDConfig{LR: optim.Constant(0.1)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return o
 }
 
 // Each benchmark runs on every float32 GEMM backend of the build

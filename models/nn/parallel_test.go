@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -112,5 +113,45 @@ func TestParallelStepAllocs(t *testing.T) {
 		if allocs > 0 {
 			t.Errorf("%s: %v allocations per step", name, allocs)
 		}
+	}
+}
+
+// BenchmarkParallelAffinity times a chain of memory-speed passes (copies)
+// over a ResNet-sized chunk (64 samples × 16×32×32 floats, each pass reading
+// what the previous one wrote, between two buffers that fit in the
+// last-level cache), with the pool's home segments on and off, in one run:
+// what keeping a sample on one core from layer to layer is worth
+// (docs/architecture.md#two-cores). sample-passes/cpu-s is the figure to
+// compare on a shared machine.
+func BenchmarkParallelAffinity(b *testing.B) {
+	const n, size, passes = 64, 16 * 32 * 32, 8
+	bufs := make([][]float32, 2)
+	for i := range bufs {
+		bufs[i] = make([]float32, n*size)
+	}
+	for i := range bufs[0] {
+		bufs[0][i] = float32(i%7) - 3
+	}
+	for _, on := range []bool{true, false} {
+		b.Run(fmt.Sprintf("home=%v", on), func(b *testing.B) {
+			defer func(v bool) { homeSegments = v }(homeSegments)
+			homeSegments = on
+			var src, dst []float32
+			pass := func(_, lo, hi int) {
+				copy(dst[lo*size:hi*size], src[lo*size:hi*size]) // at memory speed, not the ALU's
+			}
+			b.ResetTimer()
+			cpu := cpuSeconds()
+			for range b.N {
+				for p := range passes {
+					src, dst = bufs[p%2], bufs[1-p%2]
+					parallelFor(n, maxWorkers, n*size, pass)
+				}
+			}
+			if c := cpuSeconds() - cpu; c > 0 {
+				b.ReportMetric(float64(n*passes*b.N)/c, "sample-passes/cpu-s")
+			}
+			b.ReportMetric(float64(n*passes*b.N)/b.Elapsed().Seconds(), "sample-passes/s")
+		})
 	}
 }
