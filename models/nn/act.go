@@ -18,9 +18,13 @@ func (l *ReLU[T]) Build(in Shape, maxBatch int) (Shape, error) {
 func (l *ReLU[T]) Forward(x []T, n int, _ bool) []T { return l.run(x, n, 1, l.fwdFn) }
 
 func (l *ReLU[T]) fwdRange(_, lo, hi int) {
-	out := l.out[lo:hi]
-	for i, v := range l.arg[lo:hi] {
-		out[i] = max(v, 0)
+	out, in := l.out[lo:hi], l.arg[lo:hi]
+	j := 0
+	if y32, ok := any(out).([]float32); ok {
+		j = reluFwdVec(y32, any(in).([]float32))
+	}
+	for i, v := range in[j:] {
+		out[j+i] = max(v, 0)
 	}
 }
 
@@ -52,7 +56,7 @@ func (l *ReLU[T]) bwdRange(_, lo, hi int) {
 // half the time).
 func reluBack32(dx, out, dy []float32) {
 	out, dy = out[:len(dx)], dy[:len(dx)]
-	for i := range dx {
+	for i := reluBackVec(dx, out, dy); i < len(dx); i++ {
 		var m uint32
 		if math.Float32bits(out[i]) != 0 {
 			m = ^uint32(0)

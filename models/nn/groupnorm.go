@@ -131,10 +131,16 @@ func (l *GroupNorm[T]) forwardRange(_, lo, hi int) {
 				if l.Affine {
 					gm, bt = l.gamma[c], l.beta[c]
 				}
-				for j, a := range xs {
-					h := T((float64(a) - mean) * r)
+				j := 0
+				if x32, ok := any(xs).([]float32); ok {
+					j = gnNormVec(any(xh).([]float32), any(out).([]float32), x32, mean, r, float32(gm), float32(bt))
+				}
+				// T(·) rounds each product, as the vector pass does, so a
+				// build that fuses multiply-adds (GOAMD64=v3) agrees with it.
+				for ; j < len(xs); j++ {
+					h := T((float64(xs[j]) - mean) * r)
 					xh[j] = h
-					out[j] = gm*h + bt
+					out[j] = T(gm*h) + bt
 				}
 			}
 		}
@@ -183,8 +189,12 @@ func (l *GroupNorm[T]) backwardRange(_, lo, hi int) {
 				if l.Affine {
 					gm *= l.gamma[c]
 				}
-				for j, v := range xh {
-					o[j] = gm*d[j] - a - v*b
+				j := 0
+				if xh32, ok := any(xh).([]float32); ok {
+					j = gnBackVec(any(o).([]float32), any(d).([]float32), xh32, float32(gm), float32(a), float32(b))
+				}
+				for ; j < len(xh); j++ {
+					o[j] = T(gm*d[j]) - a - T(xh[j]*b) // rounded as gnBackVec rounds
 				}
 			}
 		}

@@ -1,0 +1,91 @@
+package nn
+
+import (
+	"math"
+	"testing"
+
+	"github.com/dptrain/dptrain/rng"
+)
+
+// elemInput is n float32 values drawn to cover what the passes meet:
+// normal values of both signs, ±0, subnormals, ±Inf and NaN.
+func elemInput(s *rng.Stream, n int) []float32 {
+	special := []float32{0, float32(math.Copysign(0, -1)), 1e-40, -1e-40, float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 3.5, -2.25}
+	x := make([]float32, n)
+	for i := range x {
+		if s.Float64() < 0.2 {
+			x[i] = special[int(s.Float64()*float64(len(special)))]
+			continue
+		}
+		x[i] = float32(s.NormFloat64() * 3)
+	}
+	return x
+}
+
+func sameBits(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	for i := range want {
+		g, w := got[i], want[i]
+		if math.Float32bits(g) != math.Float32bits(w) && !(g != g && w != w) {
+			t.Fatalf("%s[%d] = %v (%#x), Go loop gives %v (%#x)", what, i, g, math.Float32bits(g), w, math.Float32bits(w))
+		}
+	}
+}
+
+// TestElementwiseVectorPasses checks the vector ReLU and GroupNorm passes
+// against the Go loops they replace, bit for bit (NaN as NaN), on every
+// length up to 40 (vector prefix and Go tail) and on special values.
+func TestElementwiseVectorPasses(t *testing.T) {
+	s := rng.New(11)
+	for n := 0; n <= 40; n++ {
+		x, dy := elemInput(s, n), elemInput(s, n)
+		// ReLU forward.
+		y, want := make([]float32, n), make([]float32, n)
+		j := reluFwdVec(y, x)
+		for i := j; i < n; i++ {
+			y[i] = max(x[i], 0)
+		}
+		for i := range want {
+			want[i] = max(x[i], 0)
+		}
+		sameBits(t, "relu", y, want)
+		// ReLU backward (out = max(x, 0), never −0).
+		dx, wdx := make([]float32, n), make([]float32, n)
+		reluBack32(dx, y, dy)
+		for i := range wdx {
+			if y[i] > 0 || y[i] != y[i] { // out's bits are non-zero
+				wdx[i] = dy[i]
+			}
+		}
+		sameBits(t, "reluBack", dx, wdx)
+		// GroupNorm normalisation and backward.
+		for _, c := range []struct {
+			mean, r   float64
+			gm, bt, a float32
+		}{{0.3, 1.7, 1, 0, 0.1}, {-2.5, 0.01, -0.75, 0.5, -3}, {1e3, 1e-3, 2, -1e-3, 0}} {
+			xh, out := make([]float32, n), make([]float32, n)
+			j := gnNormVec(xh, out, x, c.mean, c.r, c.gm, c.bt)
+			for i := j; i < n; i++ {
+				xh[i] = float32((float64(x[i]) - c.mean) * c.r)
+				out[i] = float32(c.gm*xh[i]) + c.bt
+			}
+			wxh, wout := make([]float32, n), make([]float32, n)
+			for i := range x {
+				wxh[i] = float32((float64(x[i]) - c.mean) * c.r)
+				wout[i] = float32(c.gm*wxh[i]) + c.bt
+			}
+			sameBits(t, "gn xhat", xh, wxh)
+			sameBits(t, "gn out", out, wout)
+			b := c.a * 0.5
+			o := make([]float32, n)
+			j = gnBackVec(o, dy, xh, c.gm, c.a, b)
+			for i := j; i < n; i++ {
+				o[i] = float32(c.gm*dy[i]) - c.a - float32(xh[i]*b)
+			}
+			for i := range wxh {
+				wout[i] = float32(c.gm*dy[i]) - c.a - float32(wxh[i]*b)
+			}
+			sameBits(t, "gn dx", o, wout)
+		}
+	}
+}
