@@ -16,6 +16,12 @@ func gnNormAVX(xh, out, x *float32, n int, mean, r float64, gm, bt float32)
 //go:noescape
 func gnBackAVX(dx, dy, xh *float32, n int, gm, a, b float32)
 
+//go:noescape
+func addAVX(dst, a, b *float32, n int)
+
+//go:noescape
+func axpyAVX(a float32, x, y *float32, n int)
+
 // hasElemAVX selects the vector elementwise passes (elem_amd64.s).
 var hasElemAVX = cpu.X86.HasAVX2
 
@@ -60,5 +66,25 @@ func gnBackVec(dx, dy, xh []float32, gm, a, b float32) int {
 	}
 	_, _ = dx[n-1], dy[n-1]
 	gnBackAVX(&dx[0], &dy[0], &xh[0], n, gm, a, b)
+	return n
+}
+
+func addVec(dst, a, b []float32) int {
+	n := len(dst) &^ 7
+	if !hasElemAVX || n == 0 {
+		return 0
+	}
+	_, _ = a[n-1], b[n-1]
+	addAVX(&dst[0], &a[0], &b[0], n)
+	return n
+}
+
+func axpyVec(a float32, x, y []float32) int {
+	n := len(x) &^ 7
+	if !hasElemAVX || n == 0 {
+		return 0
+	}
+	_ = y[n-1]
+	axpyAVX(a, &x[0], &y[0], n)
 	return n
 }

@@ -131,3 +131,52 @@ gb_loop:
 gb_done:
 	VZEROUPPER
 	RET
+
+// func addAVX(dst, a, b *float32, n int)
+//
+// dst = a + b (Residual).
+TEXT ·addAVX(SB), NOSPLIT, $0-32
+	MOVQ dst+0(FP), DI
+	MOVQ a+8(FP), SI
+	MOVQ b+16(FP), DX
+	MOVQ n+24(FP), CX
+
+add_loop:
+	CMPQ    CX, $8
+	JL      add_done
+	VMOVUPS (SI), Y0
+	VADDPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     add_loop
+
+add_done:
+	VZEROUPPER
+	RET
+
+// func axpyAVX(a float32, x, y *float32, n int)
+//
+// y += a·x, the product rounded before the sum (axpy).
+TEXT ·axpyAVX(SB), NOSPLIT, $0-32
+	VBROADCASTSS a+0(FP), Y15
+	MOVQ         x+8(FP), SI
+	MOVQ         y+16(FP), DI
+	MOVQ         n+24(FP), CX
+
+axpy_loop:
+	CMPQ    CX, $8
+	JL      axpy_done
+	VMULPS  (SI), Y15, Y0
+	VADDPS  (DI), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     axpy_loop
+
+axpy_done:
+	VZEROUPPER
+	RET

@@ -58,6 +58,24 @@ func TestElementwiseVectorPasses(t *testing.T) {
 			}
 		}
 		sameBits(t, "reluBack", dx, wdx)
+		// Residual add.
+		sum, wsum := make([]float32, n), make([]float32, n)
+		for i := addVec(sum, x, dy); i < n; i++ {
+			sum[i] = x[i] + dy[i]
+		}
+		for i := range wsum {
+			wsum[i] = x[i] + dy[i]
+		}
+		sameBits(t, "add", sum, wsum)
+		// axpy.
+		for _, a := range []float32{0, 1, -0.37, 3e5} {
+			got, want := append([]float32(nil), dy...), append([]float32(nil), dy...)
+			axpy(a, x, got)
+			for i := range want {
+				want[i] += float32(a * x[i])
+			}
+			sameBits(t, "axpy", got, want)
+		}
 		// GroupNorm normalisation and backward.
 		for _, c := range []struct {
 			mean, r   float64

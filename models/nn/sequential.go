@@ -109,9 +109,13 @@ func (r *Residual[T]) add(dst, a, b []T) []T {
 }
 
 func (r *Residual[T]) addRange(_, lo, hi int) {
-	dst, b := r.dst[lo:hi], r.b[lo:hi]
-	for i, v := range r.a[lo:hi] {
-		dst[i] = v + b[i]
+	dst, a, b := r.dst[lo:hi], r.a[lo:hi], r.b[lo:hi]
+	i := 0
+	if d32, ok := any(dst).([]float32); ok {
+		i = addVec(d32, any(a).([]float32), any(b).([]float32))
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = a[i] + b[i]
 	}
 }
 

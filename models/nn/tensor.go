@@ -43,8 +43,12 @@ func sum[T Float](x []T) float64 {
 // axpy sets y += a·x.
 func axpy[T Float](a T, x, y []T) {
 	y = y[:len(x)]
-	for i, v := range x {
-		y[i] += a * v
+	i := 0
+	if x32, ok := any(x).([]float32); ok {
+		i = axpyVec(float32(a), x32, any(y).([]float32))
+	}
+	for ; i < len(x); i++ {
+		y[i] += T(a * x[i]) // rounded as axpyVec rounds, whatever GOAMD64
 	}
 }
 
