@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -104,6 +105,43 @@ func TestElementwiseVectorPasses(t *testing.T) {
 				wout[i] = float32(c.gm*dy[i]) - c.a - float32(wxh[i]*b)
 			}
 			sameBits(t, "gn dx", o, wout)
+		}
+	}
+}
+
+// TestMaxPool2RowVector checks the vector 2×2 stride-1 pooling row (values
+// and first-of-ties argmax) against the Go loop, on rows full of ties,
+// signed zeros and NaNs, for every width up to 40.
+func TestMaxPool2RowVector(t *testing.T) {
+	if maxPool2ArgVec == nil {
+		t.Skip("no vector pooling in this build")
+	}
+	s := rng.New(12)
+	vals := []float32{-1, 0, float32(math.Copysign(0, -1)), 1, 2, float32(math.NaN()), float32(math.Inf(-1))}
+	for w := 2; w <= 40; w++ {
+		for rep := range 20 {
+			row := make([]float32, 2*w)
+			for i := range row {
+				if rep%2 == 0 {
+					row[i] = vals[int(s.Float64()*float64(len(vals)))]
+				} else {
+					row[i] = float32(s.NormFloat64())
+				}
+			}
+			r0 := int32(s.Float64() * 1000)
+			y, a := make([]float32, w-1), make([]int32, w-1)
+			wy, wa := make([]float32, w-1), make([]int32, w-1)
+			maxPool2Row32(row, w, 1, y, a, r0)
+			vec := maxPool2ArgVec
+			maxPool2ArgVec = nil
+			maxPool2Row32(row, w, 1, wy, wa, r0)
+			maxPool2ArgVec = vec
+			sameBits(t, fmt.Sprintf("pool w=%d", w), y, wy)
+			for j := range wa {
+				if a[j] != wa[j] {
+					t.Fatalf("w=%d: argmax[%d] = %d, Go loop gives %d (window %v %v / %v %v)", w, j, a[j], wa[j], row[j], row[j+1], row[w+j], row[w+j+1])
+				}
+			}
 		}
 	}
 }

@@ -135,7 +135,11 @@ func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 // +0); a NaN may be passed over where the general loop would keep it.
 func maxPool2Row32(row []float32, w, s int, yo []float32, ao []int32, r0 int32) {
 	top, bot := row[:len(row)-w], row[w:]
-	for ow := range yo {
+	ow := 0
+	if s == 1 && maxPool2ArgVec != nil {
+		ow = maxPool2ArgVec(yo, ao, top, bot, w, r0)
+	}
+	for ; ow < len(yo); ow++ {
 		j := ow * s
 		a, b, c, d := top[j], top[j+1], bot[j], bot[j+1]
 		it, ib := int32(j), int32(j+w)

@@ -30,3 +30,27 @@ var maxPool2S1Vec = func() func(y, r0, r1 []float32) int {
 		return m
 	}
 }()
+
+//go:noescape
+func maxPool2ArgAVX(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[8]int32)
+
+// maxPool2ArgVec is the vector part of maxPool2Row32 at stride 1: it
+// writes the first multiple of 8 of the outputs and returns how many.
+var maxPool2ArgVec = func() func(yo []float32, ao []int32, top, bot []float32, w int, r0 int32) int {
+	if !cpu.X86.HasAVX2 {
+		return nil
+	}
+	return func(yo []float32, ao []int32, top, bot []float32, w int, r0 int32) int {
+		n := len(yo) &^ 7
+		if n == 0 {
+			return 0
+		}
+		_, _, _ = ao[n-1], top[n], bot[n] // the kernel reads index j+1 up to j = n−1
+		var idx [8]int32
+		for k := range idx {
+			idx[k] = r0 + int32(k)
+		}
+		maxPool2ArgAVX(&yo[0], &ao[0], &top[0], &bot[0], n, w, &idx)
+		return n
+	}
+}()

@@ -31,3 +31,67 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// GOMAX sets dst to Go's max(a, b) for float32 lanes: MAXPS gives b when
+// the two compare equal or are unordered; equal lanes take a AND b (+0 unless
+// both are −0, as Go's max(−0, +0) = +0) and unordered ones a + b (a NaN).
+#define GOMAX(a, b, dst, t1, t2) \
+	VMAXPS    b, a, dst;      \
+	VCMPPS    $0x00, b, a, t1; \
+	VANDPS    b, a, t2;       \
+	VBLENDVPS t1, t2, dst, dst; \
+	VCMPPS    $0x03, b, a, t1; \
+	VADDPS    b, a, t2;       \
+	VBLENDVPS t1, t2, dst, dst
+
+// func maxPool2ArgAVX(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[8]int32)
+//
+// Eight outputs at a time of maxPool2Row32 at stride 1 (n a multiple of 8):
+// y[j] is the maximum of the window (top[j], top[j+1], bot[j], bot[j+1]) and
+// arg[j] its first index in (kh, kw) order, with the same strict compares:
+// idx0 holds r0 + 0…7, the index of top[0…7] in the sample.
+TEXT ·maxPool2ArgAVX(SB), NOSPLIT, $0-56
+	MOVQ         y+0(FP), DI
+	MOVQ         arg+8(FP), R8
+	MOVQ         top+16(FP), SI
+	MOVQ         bot+24(FP), DX
+	MOVQ         n+32(FP), CX
+	MOVQ         w+40(FP), AX
+	MOVQ         idx0+48(FP), BX
+	VMOVDQU      (BX), Y10
+	MOVQ         $8, R9
+	MOVQ         R9, X9
+	VPBROADCASTD X9, Y9
+	MOVQ         AX, X8
+	VPBROADCASTD X8, Y8
+
+mp_loop:
+	CMPQ    CX, $8
+	JL      mp_done
+	VMOVUPS (SI), Y0  // a
+	VMOVUPS 4(SI), Y1 // b
+	VMOVUPS (DX), Y2  // c
+	VMOVUPS 4(DX), Y3 // d
+	VCMPPS  $0x1e, Y0, Y1, Y4 // b > a
+	VPSUBD  Y4, Y10, Y6       // it = j + (b > a)
+	VCMPPS  $0x1e, Y2, Y3, Y4 // d > c
+	VPADDD  Y8, Y10, Y7
+	VPSUBD  Y4, Y7, Y7        // ib = j + w + (d > c)
+	GOMAX(Y0, Y1, Y11, Y4, Y5) // vt
+	GOMAX(Y2, Y3, Y12, Y4, Y5) // vb
+	VCMPPS    $0x1e, Y11, Y12, Y4 // vb > vt
+	VBLENDVPS Y4, Y7, Y6, Y6      // it = ib there
+	GOMAX(Y11, Y12, Y13, Y4, Y5)
+	VMOVUPS Y13, (DI)
+	VMOVDQU Y6, (R8)
+	VPADDD  Y9, Y10, Y10
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	ADDQ    $32, R8
+	SUBQ    $8, CX
+	JMP     mp_loop
+
+mp_done:
+	VZEROUPPER
+	RET
