@@ -99,9 +99,13 @@ func (l *Tanh[T]) Backward(dy []T, n int, needDx bool) []T {
 }
 
 func (l *Tanh[T]) bwdRange(_, lo, hi int) {
-	dx, out := l.dx[lo:hi], l.out[lo:hi]
-	for i, d := range l.arg[lo:hi] {
-		dx[i] = d * (1 - out[i]*out[i])
+	dx, out, dy := l.dx[lo:hi], l.out[lo:hi], l.arg[lo:hi]
+	i := 0
+	if d32, ok := any(dx).([]float32); ok {
+		i = tanhBackVec(d32, any(out).([]float32), any(dy).([]float32))
+	}
+	for ; i < len(dx); i++ {
+		dx[i] = dy[i] * (1 - T(out[i]*out[i])) // rounded as tanhBackVec rounds
 	}
 }
 

@@ -22,6 +22,9 @@ func addAVX(dst, a, b *float32, n int)
 //go:noescape
 func axpyAVX(a float32, x, y *float32, n int)
 
+//go:noescape
+func tanhBackAVX(dx, out, dy *float32, n int)
+
 // hasElemAVX selects the vector elementwise passes (elem_amd64.s).
 var hasElemAVX = cpu.X86.HasAVX2
 
@@ -86,5 +89,15 @@ func axpyVec(a float32, x, y []float32) int {
 	}
 	_ = y[n-1]
 	axpyAVX(a, &x[0], &y[0], n)
+	return n
+}
+
+func tanhBackVec(dx, out, dy []float32) int {
+	n := len(dx) &^ 7
+	if !hasElemAVX || n == 0 {
+		return 0
+	}
+	_, _ = out[n-1], dy[n-1]
+	tanhBackAVX(&dx[0], &out[0], &dy[0], n)
 	return n
 }

@@ -180,3 +180,33 @@ axpy_loop:
 axpy_done:
 	VZEROUPPER
 	RET
+
+// func tanhBackAVX(dx, out, dy *float32, n int)
+//
+// dx = dy·(1 − out·out), each product and difference rounded (Tanh).
+TEXT ·tanhBackAVX(SB), NOSPLIT, $0-32
+	MOVQ         dx+0(FP), DI
+	MOVQ         out+8(FP), SI
+	MOVQ         dy+16(FP), DX
+	MOVQ         n+24(FP), CX
+	MOVL         $0x3f800000, AX
+	MOVL         AX, X15
+	VBROADCASTSS X15, Y15
+
+tb_loop:
+	CMPQ    CX, $8
+	JL      tb_done
+	VMOVUPS (SI), Y0
+	VMULPS  Y0, Y0, Y0
+	VSUBPS  Y0, Y15, Y0
+	VMULPS  (DX), Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     tb_loop
+
+tb_done:
+	VZEROUPPER
+	RET

@@ -59,6 +59,15 @@ func TestElementwiseVectorPasses(t *testing.T) {
 			}
 		}
 		sameBits(t, "reluBack", dx, wdx)
+		// Tanh backward.
+		tb, wtb := make([]float32, n), make([]float32, n)
+		for i := tanhBackVec(tb, x, dy); i < n; i++ {
+			tb[i] = dy[i] * (1 - float32(x[i]*x[i]))
+		}
+		for i := range wtb {
+			wtb[i] = dy[i] * (1 - float32(x[i]*x[i]))
+		}
+		sameBits(t, "tanhBack", tb, wtb)
 		// Residual add.
 		sum, wsum := make([]float32, n), make([]float32, n)
 		for i := addVec(sum, x, dy); i < n; i++ {
