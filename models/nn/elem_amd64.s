@@ -190,7 +190,7 @@ TEXT ·tanhBackAVX(SB), NOSPLIT, $0-32
 	MOVQ         dy+16(FP), DX
 	MOVQ         n+24(FP), CX
 	MOVL         $0x3f800000, AX
-	MOVL         AX, X15
+	VMOVD        AX, X15
 	VBROADCASTSS X15, Y15
 
 tb_loop:

@@ -60,9 +60,9 @@ TEXT ·maxPool2ArgAVX(SB), NOSPLIT, $0-56
 	MOVQ         idx0+48(FP), BX
 	VMOVDQU      (BX), Y10
 	MOVQ         $8, R9
-	MOVQ         R9, X9
+	VMOVQ        R9, X9
 	VPBROADCASTD X9, Y9
-	MOVQ         AX, X8
+	VMOVQ        AX, X8
 	VPBROADCASTD X8, Y8
 
 mp_loop:
