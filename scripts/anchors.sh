@@ -8,7 +8,9 @@
 #     forward to optimizer update, as the anchors time theirs;
 #   - with BEFORE=path/to/models.test (a test binary built from an earlier commit: `go test -c -o F ./models`),
 #     the same benchmarks of that build, for a before/after column from the same sitting.
-# With --scaling it also times the CNN and ResNet-20 DP steps and the 1024³ GEMM at GOMAXPROCS 1 and 2.
+# With --scaling it also times the CNN and ResNet-20 DP steps and the 1024³ GEMM at GOMAXPROCS 1 and 2, five
+# times each, and BenchmarkCoreScaling (independent cache-resident products on 1 and 2 goroutines: what the two
+# cores deliver together when memory plays no part).
 # With --tta it then runs Fashion-MNIST to 86% with Opacus' recipe, ours (scripts/time_to_accuracy.sh) and
 # Opacus' (opacus_fmnist.py), one after the other (≈ 15 min on 2 cores; needs dataset-fashion-mnist).
 #
@@ -38,6 +40,7 @@ PYTHONPATH="$ANCHORS/python" $PY -c 'import torch, opacus' 2>/dev/null ||
 OUT="results/anchors/$(date -u +%Y-%m-%d-%H%M)"
 mkdir -p "$OUT"
 go test -c -o "$OUT/models.test" ./models
+[ "$SCALING" = 1 ] && go test -c -o "$OUT/gemm.test" ./internal/gemm
 BENCH='^Benchmark(NonDP|DP)Step(Logreg|MLP|CNN|ResNet8|ResNet20)$/^gemm=asm$'
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -82,6 +85,8 @@ if [ "$SCALING" = 1 ]; then
       fi
     done
   done
+  # What the two cores deliver together on cache-resident products, beside the steps' scaling.
+  (cd internal/gemm && "$OLDPWD/$OUT/gemm.test" -test.run '^$' -test.bench '^BenchmarkCoreScaling$' -test.count 5) >> "$OUT/core-scaling.txt"
 fi
 if [ "$TTA" = 1 ]; then
   [ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || { echo "anchors: no Fashion-MNIST in $FMNIST (apt-get install -y dataset-fashion-mnist)" >&2; exit 1; }
@@ -91,6 +96,6 @@ if [ "$TTA" = 1 ]; then
   echo "time to accuracy: Opacus (≈ 10 min)" >&2
   PYTHONPATH="$ANCHORS/python" $PY "$ANCHORS/opacus_fmnist.py" "$FMNIST" 40 > "$OUT/tta-opacus.txt"
 fi
-rm -f "$OUT/models.test" "$OUT/before.test" "$OUT/dptrain"
+rm -f "$OUT/models.test" "$OUT/gemm.test" "$OUT/before.test" "$OUT/dptrain"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 $PY scripts/anchors_table.py "$OUT" | tee "$OUT/table.md"

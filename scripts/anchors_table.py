@@ -88,6 +88,13 @@ for name, tag in (("scaling.txt", ""), ("scaling-before.txt", " (before)")):
         one, two = src.get(("GOMAXPROCS=1", bn), []), src.get(("GOMAXPROCS=2", bn), [])
         print(f"| {label} | {fmt(med(one))} | {fmt(med(two))} | {ratio(med(two), med(one))} | {len(one)}, {len(two)} |")
 
+cs = bench(os.path.join(d, "core-scaling.txt"), "GFLOP/s")
+if cs:
+    one, two = med(cs.get(("", "CoreScaling/goroutines=1"), [])), med(cs.get(("", "CoreScaling/goroutines=2"), []))
+    print()
+    print(f"Cores together (BenchmarkCoreScaling, independent 128³ products, GFLOP/s, median of 5): "
+          f"1 goroutine {fmt(one)}, 2 goroutines {fmt(two)}, {ratio(two, one)}.")
+
 tta_o, tta_p = os.path.join(d, "tta-ours.txt"), os.path.join(d, "tta-opacus.txt")
 if os.path.exists(tta_o) and os.path.exists(tta_p):
     ours_t = None
