@@ -92,9 +92,9 @@ if [ "$TTA" = 1 ]; then
   [ -f "$FMNIST/train-images-idx3-ubyte.gz" ] || { echo "anchors: no Fashion-MNIST in $FMNIST (apt-get install -y dataset-fashion-mnist)" >&2; exit 1; }
   echo "time to accuracy: dptrain" >&2
   go build -o "$OUT/dptrain" ./cmd/dptrain
-  DPTRAIN="$OUT/dptrain" scripts/time_to_accuracy.sh > "$OUT/tta-ours.txt"
+  DPTRAIN="$OUT/dptrain" OUT="$OUT/tta-ours" scripts/time_to_accuracy.sh > "$OUT/tta-ours.txt"
   echo "time to accuracy: Opacus (≈ 10 min)" >&2
-  PYTHONPATH="$ANCHORS/python" $PY "$ANCHORS/opacus_fmnist.py" "$FMNIST" 40 > "$OUT/tta-opacus.txt"
+  PYTHONPATH="$ANCHORS/python" $PY "$ANCHORS/opacus_fmnist.py" "$FMNIST" "${TTA_EPOCHS:-40}" > "$OUT/tta-opacus.txt"
 fi
 rm -f "$OUT/models.test" "$OUT/gemm.test" "$OUT/before.test" "$OUT/dptrain"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"

@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 D="${DPTRAIN:-go run ./cmd/dptrain}"   # or DPTRAIN=path/to/a/built/dptrain
 $D --version > /dev/null # compile before the clock starts (go run caches the build)
-OUT=results/training/time_to_accuracy
+OUT="${OUT:-results/training/time_to_accuracy}"   # or OUT=DIR
 TARGET="${TARGET:-0.86}"
 mkdir -p "$OUT"
 start=$(date +%s.%N)
