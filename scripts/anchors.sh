@@ -85,6 +85,14 @@ if [ "$SCALING" = 1 ]; then
       fi
     done
   done
+  # The machine's own ceiling for these steps: two independent single-threaded processes at once. If each
+  # runs slower than one alone, the two cores cannot do twice the work whatever the engine does.
+  for r in 1 2 3; do
+    echo "scaling: two single-threaded processes at once, run $r" >&2
+    ours "$OUT/models.test" "$OUT/pair-a.txt" 1 "$SB" & pa=$!
+    ours "$OUT/models.test" "$OUT/pair-b.txt" 1 "$SB" & pb=$!
+    wait $pa $pb
+  done
   # What the two cores deliver together on cache-resident products, beside the steps' scaling.
   (cd internal/gemm && "$OLDPWD/$OUT/gemm.test" -test.run '^$' -test.bench '^BenchmarkCoreScaling$' -test.count 5) >> "$OUT/core-scaling.txt"
 fi

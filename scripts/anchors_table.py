@@ -88,6 +88,19 @@ for name, tag in (("scaling.txt", ""), ("scaling-before.txt", " (before)")):
         one, two = src.get(("GOMAXPROCS=1", bn), []), src.get(("GOMAXPROCS=2", bn), [])
         print(f"| {label} | {fmt(med(one))} | {fmt(med(two))} | {ratio(med(two), med(one))} | {len(one)}, {len(two)} |")
 
+pa, pb = bench(os.path.join(d, "pair-a.txt")), bench(os.path.join(d, "pair-b.txt"))
+sc = bench(os.path.join(d, "scaling.txt"))
+if pa and pb and sc:
+    print()
+    print("Two independent single-threaded processes at once (the machine's ceiling for a 2-core speed-up of these steps):")
+    print()
+    print("| workload | one process alone, 1 core | each of two at once | together ÷ alone |")
+    print("|---|---|---|---|")
+    for bn, label in (("DPStepCNN", "MNIST CNN DP step"), ("DPStepResNet20", "ResNet-20-GN DP step")):
+        alone = med(sc.get(("GOMAXPROCS=1", bn), []))
+        each = med(pa.get(("", bn), []) + pb.get(("", bn), []))
+        print(f"| {label} | {fmt(alone)} | {fmt(each)} | {ratio(2 * each, alone) if each else '–'} |")
+
 cs = bench(os.path.join(d, "core-scaling.txt"), "GFLOP/s")
 if cs:
     one, two = med(cs.get(("", "CoreScaling/goroutines=1"), [])), med(cs.get(("", "CoreScaling/goroutines=2"), []))
