@@ -354,6 +354,55 @@ func (pr *problem) storeEdge(t []float32, nr, ir, jr, nv, mode int) {
 // dot kernel, mr×nr at a time; the rows of A stay in L1 while all rows of B
 // pass. At the edges the last row is repeated and the extra sums dropped.
 func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
+	kn := pr.kern
+	if kn.dotC == nil || pr.alpha != 1 || pr.beta != 0 {
+		pr.dotEdge(ar, i0, i1, j0, j1)
+		return
+	}
+	// Whole mr×nr tiles go straight to dotC; the edges, as before, through
+	// dot. Each element's sum is the same either way.
+	iw := i0 + (i1-i0)/kn.mr*kn.mr
+	jw := j0 + (j1-j0)/kn.nr*kn.nr
+	if kn.mr != 3 || kn.nr != 4 {
+		panic("gemm: dotC needs a 3×4 dot kernel")
+	}
+	a, b, c := pr.a, pr.b, pr.c
+	lda, ldb, ldc, k := pr.lda, pr.ldb, pr.ldc, pr.k
+	k8 := k &^ 7
+	for i := i0; i < iw; i += 3 {
+		a0, a1, a2 := &a[i*lda], &a[(i+1)*lda], &a[(i+2)*lda]
+		for j := j0; j < jw; j += 4 {
+			kn.dotC(k8, a0, a1, a2, &b[j*ldb], &b[(j+1)*ldb], &b[(j+2)*ldb], &b[(j+3)*ldb], &c[i*ldc+j], ldc)
+			if k8 < k {
+				// The last k%8 products, added in order as dot3x4AVX2 does.
+				for r := range 3 {
+					ar := a[(i+r)*lda+k8 : (i+r)*lda+k]
+					for s := range 4 {
+						br := b[(j+s)*ldb+k8 : (j+s)*ldb+k]
+						br = br[:len(ar)]
+						v := c[(i+r)*ldc+j+s]
+						for p, x := range ar {
+							v += x * br[p]
+						}
+						c[(i+r)*ldc+j+s] = v
+					}
+				}
+			}
+		}
+	}
+	if jw < j1 {
+		pr.dotEdge(ar, i0, iw, jw, j1)
+	}
+	if iw < i1 {
+		pr.dotEdge(ar, iw, i1, j0, j1)
+	}
+}
+
+// dotEdge is dotTile through the kernel's dot function and a scratch tile.
+func (pr *problem) dotEdge(ar *arena, i0, i1, j0, j1 int) {
+	if i0 >= i1 || j0 >= j1 {
+		return
+	}
 	ap, bp, out := &ar.dotA, &ar.dotB, &ar.dotOut
 	mr, nr := pr.kern.mr, pr.kern.nr
 	alpha, beta := pr.alpha, pr.beta

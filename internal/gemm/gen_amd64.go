@@ -231,10 +231,10 @@ func genDotAVX2(w *bytes.Buffer) {
 	bPtr := []string{"SI", "DI", "R8", "R9"}
 	acc := func(i, j int) int { return 4*i + j }
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)")
+	fmt.Fprintln(w, "// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int)")
 	fmt.Fprintln(w, "//")
-	fmt.Fprintln(w, "// out[4i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.")
-	fmt.Fprintln(w, "TEXT ·dotAVX2(SB), NOSPLIT, $0-72")
+	fmt.Fprintln(w, "// out[ldo·i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.")
+	fmt.Fprintln(w, "TEXT ·dotAVX2(SB), NOSPLIT, $0-80")
 	p("MOVQ k+0(FP), R10")
 	for i, r := range aPtr {
 		p("MOVQ a%d+%d(FP), %s", i, 8+8*i, r)
@@ -243,6 +243,8 @@ func genDotAVX2(w *bytes.Buffer) {
 		p("MOVQ b%d+%d(FP), %s", j, 32+8*j, r)
 	}
 	p("MOVQ out+64(FP), R11")
+	p("MOVQ ldo+72(FP), R13")
+	p("SHLQ $2, R13")
 	p("XORQ R12, R12")
 	for i := range 3 {
 		for j := range 4 {
@@ -273,7 +275,10 @@ func genDotAVX2(w *bytes.Buffer) {
 		p("VHADDPS X%d, X%d, X%d", acc(i, 1), acc(i, 0), acc(i, 0))
 		p("VHADDPS X%d, X%d, X%d", acc(i, 3), acc(i, 2), acc(i, 2))
 		p("VHADDPS X%d, X%d, X%d", acc(i, 2), acc(i, 0), acc(i, 0))
-		p("VMOVUPS X%d, %d(R11)", acc(i, 0), 16*i)
+		p("VMOVUPS X%d, (R11)", acc(i, 0))
+		if i < 2 {
+			p("ADDQ R13, R11")
+		}
 	}
 	p("VZEROUPPER")
 	p("RET")

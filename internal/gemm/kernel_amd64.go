@@ -24,13 +24,13 @@ func dot4x4AVX512(k int, a, b *[4]*float32, out *[16]float32) {
 }
 
 //go:noescape
-func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)
+func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int)
 
 // dot3x4AVX2 runs dotAVX2 on k rounded down to 8 and adds the last k%8
 // products here.
 func dot3x4AVX2(k int, a, b *[4]*float32, out *[16]float32) {
 	k8 := k &^ 7
-	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0])
+	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0], 4)
 	if k8 == k {
 		return
 	}
@@ -52,7 +52,7 @@ var (
 	// transposed, where both operands are contiguous along k and need no
 	// packing (see dotTile).
 	dot512Kernel = &kernel{name: "avx512-dot4x4", mr: 4, nr: 4, mc: 64, nc: 128, dot: dot4x4AVX512}
-	dot2Kernel   = &kernel{name: "avx2-dot3x4", mr: 3, nr: 4, mc: 63, nc: 128, dot: dot3x4AVX2}
+	dot2Kernel   = &kernel{name: "avx2-dot3x4", mr: 3, nr: 4, mc: 63, nc: 128, dot: dot3x4AVX2, dotC: dotAVX2}
 
 	avx2Kernel = &kernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 192, nc: 512, fn: kernelAVX2}
 	// rate 2: BenchmarkSgemm serial, GFLOP per CPU-second against the

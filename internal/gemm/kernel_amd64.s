@@ -849,10 +849,10 @@ dotAVX512_reduce:
 	VZEROUPPER
 	RET
 
-// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)
+// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int)
 //
-// out[4i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.
-TEXT ·dotAVX2(SB), NOSPLIT, $0-72
+// out[ldo·i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-80
 	MOVQ k+0(FP), R10
 	MOVQ a0+8(FP), AX
 	MOVQ a1+16(FP), BX
@@ -862,6 +862,8 @@ TEXT ·dotAVX2(SB), NOSPLIT, $0-72
 	MOVQ b2+48(FP), R8
 	MOVQ b3+56(FP), R9
 	MOVQ out+64(FP), R11
+	MOVQ ldo+72(FP), R13
+	SHLQ $2, R13
 	XORQ R12, R12
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -912,7 +914,8 @@ dotAVX2_reduce:
 	VHADDPS X1, X0, X0
 	VHADDPS X3, X2, X2
 	VHADDPS X2, X0, X0
-	VMOVUPS X0, 0(R11)
+	VMOVUPS X0, (R11)
+	ADDQ R13, R11
 	VEXTRACTF128 $1, Y4, X12
 	VADDPS X12, X4, X4
 	VEXTRACTF128 $1, Y5, X12
@@ -924,7 +927,8 @@ dotAVX2_reduce:
 	VHADDPS X5, X4, X4
 	VHADDPS X7, X6, X6
 	VHADDPS X6, X4, X4
-	VMOVUPS X4, 16(R11)
+	VMOVUPS X4, (R11)
+	ADDQ R13, R11
 	VEXTRACTF128 $1, Y8, X12
 	VADDPS X12, X8, X8
 	VEXTRACTF128 $1, Y9, X12
@@ -936,6 +940,6 @@ dotAVX2_reduce:
 	VHADDPS X9, X8, X8
 	VHADDPS X11, X10, X10
 	VHADDPS X10, X8, X8
-	VMOVUPS X8, 32(R11)
+	VMOVUPS X8, (R11)
 	VZEROUPPER
 	RET
