@@ -355,7 +355,10 @@ func (pr *problem) storeEdge(t []float32, nr, ir, jr, nv, mode int) {
 // pass. At the edges the last row is repeated and the extra sums dropped.
 func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 	kn := pr.kern
-	if kn.dotC == nil || pr.alpha != 1 || pr.beta != 0 {
+	// The last k%8 products are added before alpha and beta apply, so only
+	// with alpha = 1 and beta = 0 may they be added to C afterwards.
+	plain := pr.alpha == 1 && pr.beta == 0
+	if kn.dotC == nil || !plain && pr.k%8 != 0 {
 		pr.dotEdge(ar, i0, i1, j0, j1)
 		return
 	}
@@ -369,10 +372,14 @@ func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
 	a, b, c := pr.a, pr.b, pr.c
 	lda, ldb, ldc, k := pr.lda, pr.ldb, pr.ldc, pr.k
 	k8 := k &^ 7
+	mode := 0
+	if pr.beta != 0 {
+		mode = 1
+	}
 	for i := i0; i < iw; i += 3 {
 		a0, a1, a2 := &a[i*lda], &a[(i+1)*lda], &a[(i+2)*lda]
 		for j := j0; j < jw; j += 4 {
-			kn.dotC(k8, a0, a1, a2, &b[j*ldb], &b[(j+1)*ldb], &b[(j+2)*ldb], &b[(j+3)*ldb], &c[i*ldc+j], ldc)
+			kn.dotC(k8, a0, a1, a2, &b[j*ldb], &b[(j+1)*ldb], &b[(j+2)*ldb], &b[(j+3)*ldb], &c[i*ldc+j], ldc, pr.alpha, pr.beta, mode)
 			if k8 < k {
 				// The last k%8 products, added in order as dot3x4AVX2 does.
 				for r := range 3 {

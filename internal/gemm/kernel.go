@@ -29,11 +29,11 @@ type kernel struct {
 	// computes C = A·Bᵀ straight from the rows of A and B, without packing.
 	dot func(k int, a, b *[4]*float32, out *[16]float32)
 	// dotC, if set, is dot's 3×4 kernel over k rounded down to 8, storing
-	// the sums straight into C (row i at c+i·ldc): dotTile calls it for
-	// whole tiles when alpha = 1 and beta = 0, the conv engine's products,
-	// and adds the last k%8 products itself, skipping dot's scratch tile
-	// and its store loop in Go.
-	dotC func(k int, a0, a1, a2, b0, b1, b2, b3 *float32, c *float32, ldc int)
+	// alpha·sum (mode 0) or alpha·sum + beta·C (mode 1) straight into C
+	// (row i at c+i·ldc), each product rounded before the add as dotEdge
+	// computes it in Go. dotTile calls it for whole tiles, skipping dot's
+	// scratch tile and its store loop in Go.
+	dotC func(k int, a0, a1, a2, b0, b1, b2, b3 *float32, c *float32, ldc int, alpha, beta float32, mode int)
 
 	arenas arenaList // free arenas sized for this kernel
 }

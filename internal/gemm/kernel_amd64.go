@@ -24,13 +24,13 @@ func dot4x4AVX512(k int, a, b *[4]*float32, out *[16]float32) {
 }
 
 //go:noescape
-func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int)
+func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int, alpha, beta float32, mode int)
 
 // dot3x4AVX2 runs dotAVX2 on k rounded down to 8 and adds the last k%8
 // products here.
 func dot3x4AVX2(k int, a, b *[4]*float32, out *[16]float32) {
 	k8 := k &^ 7
-	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0], 4)
+	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0], 4, 1, 0, 0)
 	if k8 == k {
 		return
 	}

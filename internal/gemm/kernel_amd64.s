@@ -849,10 +849,11 @@ dotAVX512_reduce:
 	VZEROUPPER
 	RET
 
-// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int)
+// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int, alpha, beta float32, mode int)
 //
-// out[ldo·i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.
-TEXT ·dotAVX2(SB), NOSPLIT, $0-80
+// out[ldo·i+j] = alpha·s_ij (mode 0) or alpha·s_ij + beta·out[ldo·i+j] (mode 1),
+// where s_ij = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.
+TEXT ·dotAVX2(SB), NOSPLIT, $0-96
 	MOVQ k+0(FP), R10
 	MOVQ a0+8(FP), AX
 	MOVQ a1+16(FP), BX
@@ -914,8 +915,6 @@ dotAVX2_reduce:
 	VHADDPS X1, X0, X0
 	VHADDPS X3, X2, X2
 	VHADDPS X2, X0, X0
-	VMOVUPS X0, (R11)
-	ADDQ R13, R11
 	VEXTRACTF128 $1, Y4, X12
 	VADDPS X12, X4, X4
 	VEXTRACTF128 $1, Y5, X12
@@ -927,8 +926,6 @@ dotAVX2_reduce:
 	VHADDPS X5, X4, X4
 	VHADDPS X7, X6, X6
 	VHADDPS X6, X4, X4
-	VMOVUPS X4, (R11)
-	ADDQ R13, R11
 	VEXTRACTF128 $1, Y8, X12
 	VADDPS X12, X8, X8
 	VEXTRACTF128 $1, Y9, X12
@@ -940,6 +937,35 @@ dotAVX2_reduce:
 	VHADDPS X9, X8, X8
 	VHADDPS X11, X10, X10
 	VHADDPS X10, X8, X8
+	VBROADCASTSS alpha+80(FP), X14
+	MOVQ mode+88(FP), R12
+	TESTQ R12, R12
+	JNE dotAVX2_beta
+	VMULPS X14, X0, X0
+	VMOVUPS X0, (R11)
+	ADDQ R13, R11
+	VMULPS X14, X4, X4
+	VMOVUPS X4, (R11)
+	ADDQ R13, R11
+	VMULPS X14, X8, X8
+	VMOVUPS X8, (R11)
+	VZEROUPPER
+	RET
+dotAVX2_beta:
+	VBROADCASTSS beta+84(FP), X15
+	VMULPS X14, X0, X0
+	VMULPS (R11), X15, X12
+	VADDPS X12, X0, X0
+	VMOVUPS X0, (R11)
+	ADDQ R13, R11
+	VMULPS X14, X4, X4
+	VMULPS (R11), X15, X12
+	VADDPS X12, X4, X4
+	VMOVUPS X4, (R11)
+	ADDQ R13, R11
+	VMULPS X14, X8, X8
+	VMULPS (R11), X15, X12
+	VADDPS X12, X8, X8
 	VMOVUPS X8, (R11)
 	VZEROUPPER
 	RET
