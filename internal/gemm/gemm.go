@@ -505,6 +505,24 @@ func packB(dst, y []float32, ld int, trans bool, p0, kc, j0, cols, nr int) {
 // and zero for n ≤ r < w. Four source rows are read side by side so that
 // each store writes four adjacent floats.
 func transpose(dst []float32, w int, src []float32, ld, n, kc int, alpha float32) {
+	if w == 6 && n == 6 && alpha == 1 {
+		// A whole strip of the AVX2 kernel's A, the conv engine's weights
+		// (alpha 1): one pass writing six adjacent floats per step, where
+		// the general loop takes four rows and then one row at a time.
+		s0 := src[:kc]
+		s1 := src[ld : ld+kc]
+		s2 := src[2*ld : 2*ld+kc]
+		s3 := src[3*ld : 3*ld+kc]
+		s4 := src[4*ld : 4*ld+kc]
+		s5 := src[5*ld : 5*ld+kc]
+		s1, s2, s3, s4, s5 = s1[:len(s0)], s2[:len(s0)], s3[:len(s0)], s4[:len(s0)], s5[:len(s0)]
+		dst = dst[:6*len(s0)]
+		for q, v := range s0 {
+			d := dst[6*q : 6*q+6 : 6*q+6]
+			d[0], d[1], d[2], d[3], d[4], d[5] = v, s1[q], s2[q], s3[q], s4[q], s5[q]
+		}
+		return
+	}
 	r := 0
 	for ; r+4 <= n; r += 4 {
 		s0 := src[r*ld : r*ld+kc]
