@@ -48,7 +48,8 @@ type Conv2d[T Float] struct {
 	fwd, bwd     geom
 	flip         bool // input gradient by the rotated-kernel convolution
 	w, b         []T
-	wt           []T // W̃ (Cin × Cout·K·K) for the flip path
+	wt           []T // W̃ᵀ (Cout·K·K × Cin) for the flip path
+	wT           []T // Wᵀ (Cin·K·K × Cout) for the forward products, rebuilt by each Forward
 	x, dz        []T
 	out, dx      []T
 	ws           []convWork[T]
@@ -135,6 +136,7 @@ func (l *Conv2d[T]) Build(in Shape, maxBatch int) (Shape, error) {
 	if l.flip {
 		l.wt = make([]T, l.Cin*l.Cout*l.K*l.K)
 	}
+	l.wT = make([]T, l.Cout*l.ckk)
 	nw := min(numWorkers(), maxBatch)
 	l.ws = make([]convWork[T], nw)
 	for w := range l.ws {
@@ -193,6 +195,13 @@ func (l *Conv2d[T]) perSample() int { return l.Cout * l.ckk * l.p }
 func (l *Conv2d[T]) Forward(x []T, n int, train bool) []T {
 	l.x, l.cached = x[:n*l.in.Size()], -1
 	l.uKept = train && l.keepU
+	// Wᵀ, so that every sample's product reads whole strips of it in
+	// place instead of packing (transposing) W again.
+	for co := range l.Cout {
+		for q, v := range l.w[co*l.ckk : (co+1)*l.ckk] {
+			l.wT[q*l.Cout+co] = v
+		}
+	}
 	parallelFor(n, len(l.ws), n*l.perSample(), l.fwdFn)
 	return l.out[:n*l.outShape.Size()]
 }
@@ -206,7 +215,7 @@ func (l *Conv2d[T]) forwardRange(w, lo, hi int) {
 		}
 		im2col(&l.fwd, l.x[i*isz:(i+1)*isz], u, l.uld, l.ws[w].xp)
 		oi := l.out[i*osz : (i+1)*osz]
-		gemm(false, false, l.Cout, l.p, l.ckk, 1, l.w, l.ckk, u, l.uld, 0, oi, l.p)
+		gemm(true, false, l.Cout, l.p, l.ckk, 1, l.wT, l.Cout, u, l.uld, 0, oi, l.p)
 		if l.Bias {
 			for c, b := range l.b {
 				row := oi[c*l.p : (c+1)*l.p]
@@ -231,14 +240,15 @@ func (l *Conv2d[T]) Backward(dy []T, n int, needDx bool) []T {
 		return nil
 	}
 	if l.flip && needDx {
-		// W̃[ci, (co, kh, kw)] = W[co, (ci, K−1−kh, K−1−kw)].
+		// W̃[ci, (co, kh, kw)] = W[co, (ci, K−1−kh, K−1−kw)], stored
+		// transposed ((co, kh, kw) rows of Cin) so that the product reads
+		// whole strips of it in place instead of packing it per sample.
 		kk := l.K * l.K
 		for co := range l.Cout {
 			for ci := range l.Cin {
 				src := l.w[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
-				dst := l.wt[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
 				for t, v := range src {
-					dst[kk-1-t] = v
+					l.wt[(co*kk+kk-1-t)*l.Cin+ci] = v
 				}
 			}
 		}
@@ -307,7 +317,7 @@ func (l *Conv2d[T]) backwardSample(w, i int, g []T, beta T) {
 	switch {
 	case l.flip && l.needDx:
 		im2col(&l.bwd, dz, ws.du, l.duld, nil)
-		gemm(false, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cout*kk, ws.du, l.duld, 0, dx, hw)
+		gemm(true, false, l.Cin, hw, l.Cout*kk, 1, l.wt, l.Cin, ws.du, l.duld, 0, dx, hw)
 		if g == nil {
 			return
 		}
