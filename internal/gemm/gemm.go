@@ -246,16 +246,18 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	// needs their stride. A is then read unscaled, so only when alpha is 1.
 	// Partial strips at the edges are always packed, with zero padding.
 	//
-	// A strip reused by many kernel calls is still packed when its row
-	// stride is a multiple of 64 floats (256 bytes): its kc rows then fall in
-	// at most 16 of L1's 64 sets, which hold 128 lines, so it cannot stay in
-	// L1 between the calls. Packing paid on 1024³ (+8% in BenchmarkSgemm)
-	// but lost a fifth on ResNet's 16×1024×144, whose B strips serve three
-	// calls each.
-	directA := pr.transA && pr.alpha == 1 && (j1-j0 < minPackReuse*nr || !criticalStride(pr.lda))
-	directB := !pr.transB && (i1-i0 < minPackReuse*mr || !criticalStride(pr.ldb))
+	// A strip reused by many kernel calls is still packed when its kc rows
+	// cannot stay in L1 between the calls: rows a multiple of 64 bytes
+	// apart fall in a fraction of L1's sets (see criticalStride). Packing
+	// paid on 1024³ (+8% in BenchmarkSgemm) but lost a fifth on ResNet's
+	// 16×1024×144, whose B strips serve three calls each.
+	directA := pr.transA && pr.alpha == 1
+	directB := !pr.transB
+	reuseA, reuseB := j1-j0 >= minPackReuse*nr, i1-i0 >= minPackReuse*mr
 	for p0 := 0; p0 < pr.k; p0 += kn.kc {
 		kc := min(kn.kc, pr.k-p0)
+		directA := directA && !(reuseA && criticalStride(pr.lda, kc))
+		directB := directB && !(reuseB && criticalStride(pr.ldb, kc))
 		// beta applies once, with the first block of k.
 		mode := modeAdd
 		if p0 == 0 {
@@ -305,9 +307,20 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	}
 }
 
-// criticalStride reports whether rows ld floats apart map to a quarter or
-// less of L1's sets (see tile).
-func criticalStride(ld int) bool { return ld%64 == 0 }
+// criticalStride reports whether kc rows ld floats apart overfill the L1
+// sets they map to (half of 8 ways, leaving room for the other operand):
+// rows a multiple of 16 floats (one line) apart use 64/gcd(64, ld/16) of
+// L1's 64 sets, a single set at a stride of 1024 floats.
+func criticalStride(ld, kc int) bool {
+	if ld%16 != 0 {
+		return false
+	}
+	l, sets := ld/16, 64
+	for l%2 == 0 && sets > 1 {
+		l, sets = l/2, sets/2
+	}
+	return kc > 4*sets
+}
 
 // minPackReuse is the number of kernel calls over which a strip with a
 // critical stride must be reused for tile to pack it.

@@ -478,3 +478,22 @@ func TestDotTileMatchesDotEdge(t *testing.T) {
 		}
 	}
 }
+
+// TestCriticalStride checks the L1 set arithmetic: rows 1024 floats (4 KiB)
+// apart share one set of 8 ways, 256 floats apart 4 sets, 64 floats apart
+// 16 sets; half the ways are allowed to the strip.
+func TestCriticalStride(t *testing.T) {
+	for _, c := range []struct {
+		ld, kc int
+		want   bool
+	}{
+		{1024, 4, false}, {1024, 5, true}, {2048, 256, true},
+		{256, 16, false}, {256, 17, true},
+		{64, 64, false}, {64, 65, true}, {64, 16, false},
+		{1040, 256, false}, {169, 256, false}, {144, 256, false},
+	} {
+		if got := criticalStride(c.ld, c.kc); got != c.want {
+			t.Errorf("criticalStride(%d, %d) = %v, want %v", c.ld, c.kc, got, c.want)
+		}
+	}
+}
