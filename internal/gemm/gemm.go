@@ -297,6 +297,13 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 					kn.fn(kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc, mode, pr.beta)
 					continue
 				}
+				// The last rows straight into C by a narrower kernel, but
+				// not with beta ∉ {0, 1}: the kernels fuse beta·C into their
+				// sum, storeEdge does not.
+				if mv < len(kn.rowsFn) && nv == nr && !pr.transC && mode != modeBeta {
+					kn.rowsFn[mv](kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc, mode, pr.beta)
+					continue
+				}
 				// Edge or transposed tile: compute into a scratch tile and
 				// store the valid part.
 				t := ar.t[:mr*nr]
