@@ -275,7 +275,9 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 			}
 		}
 		for ir := i0; ir < i1; ir += mr {
-			if mv := min(mr, i1-ir); !directA || mv < mr {
+			// Edge strips are read in place too when a narrower kernel
+			// will run them (it reads only their mv valid rows).
+			if mv := min(mr, i1-ir); !directA || mv < mr && mv >= len(kn.rowsFn) {
 				packA(ar.a[(ir-i0)*kc:], pr.a, pr.lda, pr.transA, ir, mv, mr, p0, kc, pr.alpha)
 			}
 		}
@@ -290,7 +292,7 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 			for ir := i0; ir < i1; ir += mr {
 				mv := min(mr, i1-ir)
 				ap, sa := &ar.a[(ir-i0)*kc], mr
-				if directA && mv == mr {
+				if directA && (mv == mr || mv < len(kn.rowsFn)) {
 					ap, sa = &pr.a[p0*pr.lda+ir], pr.lda
 				}
 				if mv == mr && nv == nr && !pr.transC {
@@ -307,7 +309,11 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 				// Edge or transposed tile: compute into a scratch tile and
 				// store the valid part.
 				t := ar.t[:mr*nr]
-				kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				if mv < len(kn.rowsFn) {
+					kn.rowsFn[mv](kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				} else {
+					kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				}
 				pr.storeEdge(t[:mv*nr], nr, ir, jr, nv, mode)
 			}
 		}
