@@ -245,10 +245,19 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 	// when B is not) are read in place instead of packed; the kernel only
 	// needs their stride. A is then read unscaled, so only when alpha is 1.
 	// Partial strips at the edges are always packed, with zero padding.
+	//
+	// A strip reused by many kernel calls is still packed when its kc rows
+	// cannot stay in L1 between the calls: rows a multiple of 64 bytes
+	// apart fall in a fraction of L1's sets (see criticalStride). Packing
+	// paid on 1024³ (+8% in BenchmarkSgemm) but lost a fifth on ResNet's
+	// 16×1024×144, whose B strips serve three calls each.
 	directA := pr.transA && pr.alpha == 1
 	directB := !pr.transB
+	reuseA, reuseB := j1-j0 >= minPackReuse*nr, i1-i0 >= minPackReuse*mr
 	for p0 := 0; p0 < pr.k; p0 += kn.kc {
 		kc := min(kn.kc, pr.k-p0)
+		directA := directA && !(reuseA && criticalStride(pr.lda, kc))
+		directB := directB && !(reuseB && criticalStride(pr.ldb, kc))
 		// beta applies once, with the first block of k.
 		mode := modeAdd
 		if p0 == 0 {
@@ -266,7 +275,9 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 			}
 		}
 		for ir := i0; ir < i1; ir += mr {
-			if mv := min(mr, i1-ir); !directA || mv < mr {
+			// Edge strips are read in place too when a narrower kernel
+			// will run them (it reads only their mv valid rows).
+			if mv := min(mr, i1-ir); !directA || mv < mr && mv >= len(kn.rowsFn) {
 				packA(ar.a[(ir-i0)*kc:], pr.a, pr.lda, pr.transA, ir, mv, mr, p0, kc, pr.alpha)
 			}
 		}
@@ -281,22 +292,52 @@ func (pr *problem) tile(ar *arena, i0, i1, j0, j1 int) {
 			for ir := i0; ir < i1; ir += mr {
 				mv := min(mr, i1-ir)
 				ap, sa := &ar.a[(ir-i0)*kc], mr
-				if directA && mv == mr {
+				if directA && (mv == mr || mv < len(kn.rowsFn)) {
 					ap, sa = &pr.a[p0*pr.lda+ir], pr.lda
 				}
 				if mv == mr && nv == nr && !pr.transC {
 					kn.fn(kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc, mode, pr.beta)
 					continue
 				}
+				// The last rows straight into C by a narrower kernel, but
+				// not with beta ∉ {0, 1}: the kernels fuse beta·C into their
+				// sum, storeEdge does not.
+				if mv < len(kn.rowsFn) && nv == nr && !pr.transC && mode != modeBeta {
+					kn.rowsFn[mv](kc, ap, sa, bp, sb, &pr.c[ir*pr.ldc+jr], pr.ldc, mode, pr.beta)
+					continue
+				}
 				// Edge or transposed tile: compute into a scratch tile and
 				// store the valid part.
 				t := ar.t[:mr*nr]
-				kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				if mv < len(kn.rowsFn) {
+					kn.rowsFn[mv](kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				} else {
+					kn.fn(kc, ap, sa, bp, sb, &t[0], nr, modeSet, 0)
+				}
 				pr.storeEdge(t[:mv*nr], nr, ir, jr, nv, mode)
 			}
 		}
 	}
 }
+
+// criticalStride reports whether kc rows ld floats apart overfill the L1
+// sets they map to (half of 8 ways, leaving room for the other operand):
+// rows a multiple of 16 floats (one line) apart use 64/gcd(64, ld/16) of
+// L1's 64 sets, a single set at a stride of 1024 floats.
+func criticalStride(ld, kc int) bool {
+	if ld%16 != 0 {
+		return false
+	}
+	l, sets := ld/16, 64
+	for l%2 == 0 && sets > 1 {
+		l, sets = l/2, sets/2
+	}
+	return kc > 4*sets
+}
+
+// minPackReuse is the number of kernel calls over which a strip with a
+// critical stride must be reused for tile to pack it.
+const minPackReuse = 8
 
 // storeEdge stores the scratch tile t (rows of nr floats, the first nv
 // valid) at rows ir… and columns jr… of C', in the given store mode.
@@ -339,6 +380,62 @@ func (pr *problem) storeEdge(t []float32, nr, ir, jr, nv, mode int) {
 // dot kernel, mr×nr at a time; the rows of A stay in L1 while all rows of B
 // pass. At the edges the last row is repeated and the extra sums dropped.
 func (pr *problem) dotTile(ar *arena, i0, i1, j0, j1 int) {
+	kn := pr.kern
+	// The last k%8 products are added before alpha and beta apply, so only
+	// with alpha = 1 and beta = 0 may they be added to C afterwards.
+	plain := pr.alpha == 1 && pr.beta == 0
+	if kn.dotC == nil || !plain && pr.k%8 != 0 {
+		pr.dotEdge(ar, i0, i1, j0, j1)
+		return
+	}
+	// Whole mr×nr tiles go straight to dotC; the edges, as before, through
+	// dot. Each element's sum is the same either way.
+	iw := i0 + (i1-i0)/kn.mr*kn.mr
+	jw := j0 + (j1-j0)/kn.nr*kn.nr
+	if kn.mr != 3 || kn.nr != 4 {
+		panic("gemm: dotC needs a 3×4 dot kernel")
+	}
+	a, b, c := pr.a, pr.b, pr.c
+	lda, ldb, ldc, k := pr.lda, pr.ldb, pr.ldc, pr.k
+	k8 := k &^ 7
+	mode := 0
+	if pr.beta != 0 {
+		mode = 1
+	}
+	for i := i0; i < iw; i += 3 {
+		a0, a1, a2 := &a[i*lda], &a[(i+1)*lda], &a[(i+2)*lda]
+		for j := j0; j < jw; j += 4 {
+			kn.dotC(k8, a0, a1, a2, &b[j*ldb], &b[(j+1)*ldb], &b[(j+2)*ldb], &b[(j+3)*ldb], &c[i*ldc+j], ldc, pr.alpha, pr.beta, mode)
+			if k8 < k {
+				// The last k%8 products, added in order as dot3x4AVX2 does.
+				for r := range 3 {
+					ar := a[(i+r)*lda+k8 : (i+r)*lda+k]
+					for s := range 4 {
+						br := b[(j+s)*ldb+k8 : (j+s)*ldb+k]
+						br = br[:len(ar)]
+						v := c[(i+r)*ldc+j+s]
+						for p, x := range ar {
+							v += x * br[p]
+						}
+						c[(i+r)*ldc+j+s] = v
+					}
+				}
+			}
+		}
+	}
+	if jw < j1 {
+		pr.dotEdge(ar, i0, iw, jw, j1)
+	}
+	if iw < i1 {
+		pr.dotEdge(ar, iw, i1, j0, j1)
+	}
+}
+
+// dotEdge is dotTile through the kernel's dot function and a scratch tile.
+func (pr *problem) dotEdge(ar *arena, i0, i1, j0, j1 int) {
+	if i0 >= i1 || j0 >= j1 {
+		return
+	}
 	ap, bp, out := &ar.dotA, &ar.dotB, &ar.dotOut
 	mr, nr := pr.kern.mr, pr.kern.nr
 	alpha, beta := pr.alpha, pr.beta
@@ -415,6 +512,14 @@ func packB(dst, y []float32, ld int, trans bool, p0, kc, j0, cols, nr int) {
 		transpose(dst, nr, y[j0*ld+p0:], ld, cols, kc, 1)
 		return
 	}
+	if cols == 16 && nr == 16 {
+		// A whole strip of the AVX2 kernel: fixed-size copies compile to
+		// a few vector moves, where copy calls memmove per row.
+		for q := range kc {
+			*(*[16]float32)(dst[q*16:]) = *(*[16]float32)(y[(p0+q)*ld+j0:])
+		}
+		return
+	}
 	for q := range kc {
 		d := dst[q*nr : q*nr+nr]
 		copy(d, y[(p0+q)*ld+j0:(p0+q)*ld+j0+cols])
@@ -426,6 +531,24 @@ func packB(dst, y []float32, ld int, trans bool, p0, kc, j0, cols, nr int) {
 // and zero for n ≤ r < w. Four source rows are read side by side so that
 // each store writes four adjacent floats.
 func transpose(dst []float32, w int, src []float32, ld, n, kc int, alpha float32) {
+	if w == 6 && n == 6 && alpha == 1 {
+		// A whole strip of the AVX2 kernel's A, the conv engine's weights
+		// (alpha 1): one pass writing six adjacent floats per step, where
+		// the general loop takes four rows and then one row at a time.
+		s0 := src[:kc]
+		s1 := src[ld : ld+kc]
+		s2 := src[2*ld : 2*ld+kc]
+		s3 := src[3*ld : 3*ld+kc]
+		s4 := src[4*ld : 4*ld+kc]
+		s5 := src[5*ld : 5*ld+kc]
+		s1, s2, s3, s4, s5 = s1[:len(s0)], s2[:len(s0)], s3[:len(s0)], s4[:len(s0)], s5[:len(s0)]
+		dst = dst[:6*len(s0)]
+		for q, v := range s0 {
+			d := dst[6*q : 6*q+6 : 6*q+6]
+			d[0], d[1], d[2], d[3], d[4], d[5] = v, s1[q], s2[q], s3[q], s4[q], s5[q]
+		}
+		return
+	}
 	r := 0
 	for ; r+4 <= n; r += 4 {
 		s0 := src[r*ld : r*ld+kc]

@@ -440,3 +440,60 @@ func TestSgemmConcurrent(t *testing.T) {
 		checkC(t, fmt.Sprintf("goroutine %d", i), o.c, n, matrix{m, n, make([]float64, m*n)}, o.prod, o.mag, scaling{1, 0})
 	}
 }
+
+// TestDotTileMatchesDotEdge checks that dotTile's direct path (dotC on whole
+// tiles) gives bit for bit what the dot kernel through its scratch tile
+// gives, for every alpha and beta mode and k with and without a tail.
+func TestDotTileMatchesDotEdge(t *testing.T) {
+	if dotKernel == nil || dotKernel.dotC == nil {
+		t.Skip("no dot kernel with a direct store on this CPU")
+	}
+	rnd := rand.New(rand.NewPCG(5, 6))
+	for _, k := range []int{8, 64, 67, 144} {
+		for _, ab := range [][2]float32{{1, 0}, {1, 1}, {0.37, 0}, {0.37, 1}, {-1.3, 0.61}} {
+			m, n := 10, 13
+			a, b := make([]float32, m*k), make([]float32, n*k)
+			for i := range a {
+				a[i] = rnd.Float32()*2 - 1
+			}
+			for i := range b {
+				b[i] = rnd.Float32()*2 - 1
+			}
+			c0 := make([]float32, m*n)
+			for i := range c0 {
+				c0[i] = rnd.Float32()
+			}
+			got, want := append([]float32(nil), c0...), append([]float32(nil), c0...)
+			pr := problem{kern: dotKernel, m: m, n: n, k: k, alpha: ab[0], beta: ab[1], a: a, lda: k, b: b, ldb: k, c: got, ldc: n}
+			ar := getArena(dotKernel)
+			pr.dotTile(ar, 0, m, 0, n)
+			pr.c = want
+			pr.dotEdge(ar, 0, m, 0, n)
+			putArena(ar)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+					t.Fatalf("k=%d alpha=%g beta=%g: C[%d] = %g by dotTile, %g by dotEdge", k, ab[0], ab[1], i, got[i], want[i])
+				}
+			}
+		}
+	}
+}
+
+// TestCriticalStride checks the L1 set arithmetic: rows 1024 floats (4 KiB)
+// apart share one set of 8 ways, 256 floats apart 4 sets, 64 floats apart
+// 16 sets; half the ways are allowed to the strip.
+func TestCriticalStride(t *testing.T) {
+	for _, c := range []struct {
+		ld, kc int
+		want   bool
+	}{
+		{1024, 4, false}, {1024, 5, true}, {2048, 256, true},
+		{256, 16, false}, {256, 17, true},
+		{64, 64, false}, {64, 65, true}, {64, 16, false},
+		{1040, 256, false}, {169, 256, false}, {144, 256, false},
+	} {
+		if got := criticalStride(c.ld, c.kc); got != c.want {
+			t.Errorf("criticalStride(%d, %d) = %v, want %v", c.ld, c.kc, got, c.want)
+		}
+	}
+}

@@ -37,6 +37,11 @@ func main() {
 	} {
 		gen(&w, s)
 	}
+	// Narrower forms of the AVX2 kernel for the last rows of C (fewer than
+	// 6): the same sums without the padded rows' work.
+	for rows := 1; rows < 6; rows++ {
+		gen(&w, spec{name: fmt.Sprintf("kernelAVX2r%d", rows), rows: rows, vecs: 2, lanes: 8, reg: "Y", zero: "VXORPS", unroll: 4})
+	}
 	genDot(&w)
 	genDotAVX2(&w)
 	if err := os.WriteFile("kernel_amd64.s", w.Bytes(), 0o644); err != nil {
@@ -231,10 +236,11 @@ func genDotAVX2(w *bytes.Buffer) {
 	bPtr := []string{"SI", "DI", "R8", "R9"}
 	acc := func(i, j int) int { return 4*i + j }
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)")
+	fmt.Fprintln(w, "// func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int, alpha, beta float32, mode int)")
 	fmt.Fprintln(w, "//")
-	fmt.Fprintln(w, "// out[4i+j] = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.")
-	fmt.Fprintln(w, "TEXT ·dotAVX2(SB), NOSPLIT, $0-72")
+	fmt.Fprintln(w, "// out[ldo·i+j] = alpha·s_ij (mode 0) or alpha·s_ij + beta·out[ldo·i+j] (mode 1),")
+	fmt.Fprintln(w, "// where s_ij = Σ_p ai[p]·bj[p] for p < k rounded down to a multiple of 8.")
+	fmt.Fprintln(w, "TEXT ·dotAVX2(SB), NOSPLIT, $0-96")
 	p("MOVQ k+0(FP), R10")
 	for i, r := range aPtr {
 		p("MOVQ a%d+%d(FP), %s", i, 8+8*i, r)
@@ -243,6 +249,8 @@ func genDotAVX2(w *bytes.Buffer) {
 		p("MOVQ b%d+%d(FP), %s", j, 32+8*j, r)
 	}
 	p("MOVQ out+64(FP), R11")
+	p("MOVQ ldo+72(FP), R13")
+	p("SHLQ $2, R13")
 	p("XORQ R12, R12")
 	for i := range 3 {
 		for j := range 4 {
@@ -273,7 +281,32 @@ func genDotAVX2(w *bytes.Buffer) {
 		p("VHADDPS X%d, X%d, X%d", acc(i, 1), acc(i, 0), acc(i, 0))
 		p("VHADDPS X%d, X%d, X%d", acc(i, 3), acc(i, 2), acc(i, 2))
 		p("VHADDPS X%d, X%d, X%d", acc(i, 2), acc(i, 0), acc(i, 0))
-		p("VMOVUPS X%d, %d(R11)", acc(i, 0), 16*i)
+	}
+	// Rounded products and a separate add, as Go computes
+	// alpha*s + beta*c without fusing (GOAMD64 below v3).
+	p("VBROADCASTSS alpha+80(FP), X14")
+	p("MOVQ mode+88(FP), R12")
+	p("TESTQ R12, R12")
+	p("JNE dotAVX2_beta")
+	for i := range 3 {
+		p("VMULPS X14, X%d, X%d", acc(i, 0), acc(i, 0))
+		p("VMOVUPS X%d, (R11)", acc(i, 0))
+		if i < 2 {
+			p("ADDQ R13, R11")
+		}
+	}
+	p("VZEROUPPER")
+	p("RET")
+	fmt.Fprintln(w, "dotAVX2_beta:")
+	p("VBROADCASTSS beta+84(FP), X15")
+	for i := range 3 {
+		p("VMULPS X14, X%d, X%d", acc(i, 0), acc(i, 0))
+		p("VMULPS (R11), X15, X12")
+		p("VADDPS X12, X%d, X%d", acc(i, 0), acc(i, 0))
+		p("VMOVUPS X%d, (R11)", acc(i, 0))
+		if i < 2 {
+			p("ADDQ R13, R11")
+		}
 	}
 	p("VZEROUPPER")
 	p("RET")

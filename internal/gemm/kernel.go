@@ -23,14 +23,27 @@ type kernel struct {
 	// Step p of the sum reads mr contiguous floats of A at a+p·sa and nr of
 	// B at b+p·sb: packed strips have sa = mr and sb = nr, operands read in
 	// place their row stride.
-	fn func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+	fn kernelFunc
+	// rowsFn[r], where set, is fn for the first r < mr rows only: tile
+	// runs the last rows of C with it instead of padding them to mr. Each
+	// element's sum is the same as fn's.
+	rowsFn []kernelFunc
 	// dot, set instead of fn in a dot kernel, sets out[4i+j] to the dot
 	// product of the k-vectors a[i] and b[j] for i < mr ≤ 4, j < nr ≤ 4. It
 	// computes C = A·Bᵀ straight from the rows of A and B, without packing.
 	dot func(k int, a, b *[4]*float32, out *[16]float32)
+	// dotC, if set, is dot's 3×4 kernel over k rounded down to 8, storing
+	// alpha·sum (mode 0) or alpha·sum + beta·C (mode 1) straight into C
+	// (row i at c+i·ldc), each product rounded before the add as dotEdge
+	// computes it in Go. dotTile calls it for whole tiles, skipping dot's
+	// scratch tile and its store loop in Go.
+	dotC func(k int, a0, a1, a2, b0, b1, b2, b3 *float32, c *float32, ldc int, alpha, beta float32, mode int)
 
 	arenas arenaList // free arenas sized for this kernel
 }
+
+// kernelFunc is a packed micro-kernel: see kernel.fn.
+type kernelFunc func(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 
 // arenaList holds a kernel's free arenas. Unlike a sync.Pool it keeps them
 // across garbage collections and shares them between Ps (a sync.Pool's

@@ -13,6 +13,23 @@ import (
 //go:noescape
 func kernelAVX2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 
+// kernelAVX2r1 … kernelAVX2r5 are kernelAVX2 for 1 … 5 rows of A and C.
+//
+//go:noescape
+func kernelAVX2r1(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+
+//go:noescape
+func kernelAVX2r2(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+
+//go:noescape
+func kernelAVX2r3(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+
+//go:noescape
+func kernelAVX2r4(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+
+//go:noescape
+func kernelAVX2r5(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
+
 //go:noescape
 func kernelAVX512(k int, a *float32, sa int, b *float32, sb int, c *float32, ldc int, mode int, beta float32)
 
@@ -24,13 +41,13 @@ func dot4x4AVX512(k int, a, b *[4]*float32, out *[16]float32) {
 }
 
 //go:noescape
-func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32)
+func dotAVX2(k int, a0, a1, a2, b0, b1, b2, b3 *float32, out *float32, ldo int, alpha, beta float32, mode int)
 
 // dot3x4AVX2 runs dotAVX2 on k rounded down to 8 and adds the last k%8
 // products here.
 func dot3x4AVX2(k int, a, b *[4]*float32, out *[16]float32) {
 	k8 := k &^ 7
-	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0])
+	dotAVX2(k8, a[0], a[1], a[2], b[0], b[1], b[2], b[3], &out[0], 4, 1, 0, 0)
 	if k8 == k {
 		return
 	}
@@ -52,9 +69,10 @@ var (
 	// transposed, where both operands are contiguous along k and need no
 	// packing (see dotTile).
 	dot512Kernel = &kernel{name: "avx512-dot4x4", mr: 4, nr: 4, mc: 64, nc: 128, dot: dot4x4AVX512}
-	dot2Kernel   = &kernel{name: "avx2-dot3x4", mr: 3, nr: 4, mc: 63, nc: 128, dot: dot3x4AVX2}
+	dot2Kernel   = &kernel{name: "avx2-dot3x4", mr: 3, nr: 4, mc: 63, nc: 128, dot: dot3x4AVX2, dotC: dotAVX2}
 
-	avx2Kernel = &kernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 192, nc: 512, fn: kernelAVX2}
+	avx2Kernel = &kernel{name: "avx2-6x16", mr: 6, nr: 16, kc: 256, mc: 192, nc: 512, fn: kernelAVX2,
+		rowsFn: []kernelFunc{1: kernelAVX2r1, 2: kernelAVX2r2, 3: kernelAVX2r3, 4: kernelAVX2r4, 5: kernelAVX2r5}}
 	// rate 2: BenchmarkSgemm serial, GFLOP per CPU-second against the
 	// 6×16 kernel's, 2.8× on 1024³, 2.2× on ResNet's 16×1024×144 even
 	// with its 12-row tiles a third padding, 1.2× on the MNIST CNN's
