@@ -127,11 +127,13 @@ func (a *laneSum) add(v []float32) float32 {
 		f := float64(v[k])
 		a.s[a.j&3] += f * f
 	}
-	s0, s1, s2, s3 := a.s[0], a.s[1], a.s[2], a.s[3]
-	n := min(len(v)-k, a.n4-a.j) &^ 3
-	if n < 0 {
+	n := max(0, min(len(v)-k, a.n4-a.j)&^3)
+	if f := laneSumVec; f != nil && n > 0 {
+		top = max(top, math.Float32frombits(f(v[k:k+n], &a.s)))
+		k, a.j = k+n, a.j+n
 		n = 0
 	}
+	s0, s1, s2, s3 := a.s[0], a.s[1], a.s[2], a.s[3]
 	const mag = 1<<31 - 1
 	var t0, t1, t2, t3 uint32
 	for e := k + n; k < e; k += 4 {
