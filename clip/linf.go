@@ -129,7 +129,8 @@ type L2LInf struct {
 	c2, cinf, d0 float64
 	d            int
 
-	factScratch []float32 // ClipSumFactored's GEMM factors, reused across calls
+	factScratch  []float32 // ClipSumFactored's GEMM factors, reused across calls
+	layerScratch layerScratch
 }
 
 // NewL2LInf clips to L2 norm c2 and then to c∞ = c2/√d0 (d0 ≥ 1).

@@ -148,3 +148,14 @@ func (m *Net) Factored() bool { return m.net.AllLinear() }
 func (m *Net) Factors(b Batch, losses []float32) ([]nn.LinearFactors[float32], bool, error) {
 	return m.net.Factors(b.X, target(b), b.N, losses)
 }
+
+// LayerGrads computes the chunk's per-sample gradients and losses and
+// returns them per parametric layer, where the engine keeps them (see
+// nn.Network.LayerGrads): no b×D buffer is filled.
+func (m *Net) LayerGrads(b Batch, losses []float32) ([]nn.LayerGrads[float32], error) {
+	ls, err := m.net.LayerGrads(b.X, target(b), b.N, losses)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", m.arch, err)
+	}
+	return ls, nil
+}

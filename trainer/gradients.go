@@ -22,8 +22,9 @@ type gradients interface {
 
 // chooseGradients picks the strategy: augmentation multiplicity, the
 // norm-only path (per-sample norms, then one scaled backward pass), the
-// factored path (Linear-only models clipped from their factors), or
-// materialised per-sample gradients.
+// factored path (Linear-only models clipped from their factors), the
+// layered path (conv nets clipped from the engine's per-layer per-sample
+// gradients in place), or materialised per-sample gradients.
 func (s *state) chooseGradients() gradients {
 	switch {
 	case s.lat != nil:
@@ -34,6 +35,8 @@ func (s *state) chooseGradients() gradients {
 		return normOnlyGradients{s}
 	case s.factored != nil:
 		return factoredGradients{s}
+	case s.layered != nil:
+		return layeredGradients{s}
 	}
 	return materialisedGradients{s}
 }
@@ -93,6 +96,18 @@ func (factoredGradients) start(int) {}
 
 func (g factoredGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	if err := g.s.clipFactored(g.s.gather(idx), len(idx), sum, st); err != nil {
+		return err
+	}
+	g.s.addLosses(len(idx), st)
+	return nil
+}
+
+type layeredGradients struct{ s *state }
+
+func (layeredGradients) start(int) {}
+
+func (g layeredGradients) chunk(idx []int, sum []float32, st *stepStats) error {
+	if err := g.s.clipLayered(g.s.gather(idx), len(idx), sum, st); err != nil {
 		return err
 	}
 	g.s.addLosses(len(idx), st)

@@ -169,7 +169,10 @@ type state struct {
 	// factored clips Linear-only models' gradients in factored form on the
 	// materialised path (twice sampling, hybrid clipping); nil otherwise.
 	factored factoredModel
-	sum      []float32
+	// layered clips conv nets' gradients where the engine keeps them, per
+	// layer (useFactored); nil otherwise.
+	layered layeredModel
+	sum     []float32
 
 	out      *outputs    // nil: the run writes nothing
 	metrics  *metricsLog // release/metrics.jsonl
@@ -515,7 +518,7 @@ func (s *state) allocate() {
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
-	} else if s.useFactored(); s.factored == nil && len(s.grads) != mb*d { // subspace setup may have made it
+	} else if s.useFactored(); s.factored == nil && s.layered == nil && len(s.grads) != mb*d { // subspace setup may have made it
 		s.grads = make([]float32, mb*d)
 	}
 	if s.twice != nil {

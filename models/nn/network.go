@@ -32,6 +32,9 @@ type Network[T Float] struct {
 	losses []T
 	train  bool
 	chunk  int // samples of the retained chunk; −1 when none
+
+	layerBufs  [][]T           // LayerGrads' per-layer buffers (nil: in place or unused)
+	layerGrads []LayerGrads[T] // LayerGrads' result, reused
 }
 
 // ErrNoChunk is returned by AccumulateScaled when no chunk is retained.

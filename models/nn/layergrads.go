@@ -1,0 +1,59 @@
+package nn
+
+// LayerGrads is one parametric layer's per-sample gradients for the
+// network's retained chunk, in the parameter layout, read where the layer
+// keeps them: Conv2d's per-sample cache in place (no copy into a num×D
+// buffer), other layers computed into a buffer the network keeps.
+type LayerGrads[T Float] struct {
+	Offset, Len int // the layer's slice of the flat parameter vector
+	data        []T // num × Len
+}
+
+// Sample returns sample i's gradient (length Len): the values
+// PerSampleGrads writes, bit for bit. It is a view; do not write it.
+func (g LayerGrads[T]) Sample(i int) []T { return g.data[i*g.Len : (i+1)*g.Len] }
+
+// LayerGrads runs the chunk forward and backward, as PerSampleGrads does,
+// and returns every parametric layer's per-sample gradients without
+// assembling them into one num×D buffer: Conv2d layers whose cache holds
+// them are read in place; the others are computed into per-layer buffers
+// the network keeps (allocated on first use). The views are valid until
+// the network's next call.
+func (n *Network[T]) LayerGrads(x []T, tg Target[T], num int, losses []T) ([]LayerGrads[T], error) {
+	if err := n.forwardBackward(x, tg, num, losses); err != nil {
+		return nil, err
+	}
+	if n.layerBufs == nil {
+		n.layerBufs = make([][]T, len(n.leaves))
+		n.layerGrads = make([]LayerGrads[T], len(n.leaves))
+	}
+	for k, l := range n.leaves {
+		g := n.groups[k]
+		lg := LayerGrads[T]{Offset: g.Offset, Len: g.Len}
+		if c, ok := l.(*Conv2d[T]); ok {
+			if data, ok := c.cachedGrads(num); ok {
+				lg.data = data
+				n.layerGrads[k] = lg
+				continue
+			}
+		}
+		if n.layerBufs[k] == nil {
+			n.layerBufs[k] = make([]T, n.maxBatch*g.Len)
+		}
+		lg.data = n.layerBufs[k][:num*g.Len]
+		l.PerSampleGrads(num, lg.data, g.Len)
+		n.layerGrads[k] = lg
+	}
+	return n.layerGrads[:len(n.leaves)], nil
+}
+
+// Workers is the number of workers Parallel splits a range over.
+func Workers() int { return numWorkers() }
+
+// Parallel runs fn over [0, n) on the engine's workers (see parallelFor):
+// fn(w, lo, hi) processes items [lo, hi) as worker w < Workers(); work is
+// the rough cost in multiply-adds (small ranges run serially). Results must
+// not depend on the split.
+func Parallel(n, work int, fn func(w, lo, hi int)) {
+	parallelFor(n, maxWorkers, work, fn)
+}
