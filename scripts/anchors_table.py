@@ -86,13 +86,17 @@ for name, tag in (("scaling.txt", ""), ("scaling-before.txt", " (before)")):
     for bn, label, src in (("DPStepCNN", "MNIST CNN DP step", sc), ("DPStepResNet20", "ResNet-20-GN DP step", sc),
                            ("Roofline/gemm1024", "GEMM 1024³", g)):
         one, two = src.get(("GOMAXPROCS=1", bn), []), src.get(("GOMAXPROCS=2", bn), [])
+        if not one and not two:
+            continue
         print(f"| {label} | {fmt(med(one))} | {fmt(med(two))} | {ratio(med(two), med(one))} | {len(one)}, {len(two)} |")
 
 pa, pb = bench(os.path.join(d, "pair-a.txt")), bench(os.path.join(d, "pair-b.txt"))
 sc = bench(os.path.join(d, "scaling.txt"))
 if pa and pb and sc:
     print()
-    print("Two independent single-threaded processes at once (the machine's ceiling for a 2-core speed-up of these steps):")
+    print("Two independent single-threaded processes at once (the machine's ceiling for a 2-core speed-up of these steps;")
+    print("\"alone\" is the GOMAXPROCS=1 median of the scaling runs, taken minutes apart, so the machine's drift enters")
+    print("the ratio):")
     print()
     print("| workload | one process alone, 1 core | each of two at once | together ÷ alone |")
     print("|---|---|---|---|")
