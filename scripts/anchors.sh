@@ -8,6 +8,7 @@
 #     forward to optimizer update, as the anchors time theirs;
 #   - with BEFORE=path/to/models.test (a test binary built from an earlier commit: `go test -c -o F ./models`),
 #     the same benchmarks of that build, for a before/after column from the same sitting.
+# BEFORE_LABEL (say, "commit 5422280") names that build in machine.txt; the path itself is not recorded.
 # With --scaling it also times the CNN and ResNet-20 DP steps and the 1024³ GEMM at GOMAXPROCS 1 and 2, five
 # times each, and BenchmarkCoreScaling (independent cache-resident products on 1 and 2 goroutines: what the two
 # cores deliver together when memory plays no part).
@@ -45,7 +46,7 @@ BENCH='^Benchmark(NonDP|DP)Step(Logreg|MLP|CNN|ResNet8|ResNet20)$/^gemm=asm$'
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
   echo "commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet 2>/dev/null || echo ' (with uncommitted changes)')"
-  echo "before: ${BEFORE:-none}"
+  echo "before: ${BEFORE:+${BEFORE_LABEL:-$(basename "$BEFORE")}}"
   echo "threads: $THREADS, rounds: $ROUNDS"
   echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo; lscpu
