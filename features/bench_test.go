@@ -2,6 +2,8 @@ package features
 
 import (
 	"testing"
+
+	"github.com/dptrain/dptrain/internal/cputime"
 )
 
 // benchScatter reports CIFAR-sized images (3×32×32 → 243×8×8, J=2, L=8)
@@ -13,12 +15,12 @@ func benchScatter(b *testing.B, n, workers int) {
 		b.Fatal(err)
 	}
 	dst := make([]float32, n*243*64)
-	cpu0 := cpuSeconds()
+	cpu0 := cputime.Process()
 	for b.Loop() {
 		s.Transform(dst, x, n, 3, workers)
 	}
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "images/s")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(n*b.N)/cpu, "images/cpu-s")
 	}
 }

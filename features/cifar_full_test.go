@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -58,12 +59,12 @@ func TestCIFAR10FullFeatures(t *testing.T) {
 	t.Logf("loaded %d train + %d test images, GOMAXPROCS %d", len(ytr), len(yte), runtime.GOMAXPROCS(0))
 
 	feats := func(x []float32, n int, name string) []float32 {
-		cpu0, t0 := cpuSeconds(), time.Now()
+		cpu0, t0 := cputime.Process(), time.Now()
 		f, shape, hit, err := LoadOrCompute(cache, x, n, [3]int{3, 32, 32}, DefaultConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		wall, cpu := time.Since(t0).Seconds(), cpuSeconds()-cpu0
+		wall, cpu := time.Since(t0).Seconds(), cputime.Process()-cpu0
 		t.Logf("%s: %d images → %v in %.1f s wall, %.1f CPU-s (cache hit %v): %.0f images/s, %.0f images/CPU-s",
 			name, n, shape, wall, cpu, hit, float64(n)/wall, float64(n)/cpu)
 		return f

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -22,7 +23,7 @@ var _, _ adder = (*Noise)(nil), (*clip.Gaussian)(nil)
 // over d, given the CPU seconds at the loop's start.
 func perCoord(b *testing.B, d int, cpu0 float64) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(d), "ns/coord")
-	b.ReportMetric((cpuSeconds()-cpu0)*1e9/float64(b.N)/float64(d), "cpu-ns/coord")
+	b.ReportMetric((cputime.Process()-cpu0)*1e9/float64(b.N)/float64(d), "cpu-ns/coord")
 }
 
 // BenchmarkNoise compares one noise draw over d coordinates: today's
@@ -39,7 +40,7 @@ func BenchmarkNoise(b *testing.B) {
 			sum, r := make([]float32, d), rng.New(1)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				g.Add(sum, r)
 			}
@@ -53,7 +54,7 @@ func BenchmarkNoise(b *testing.B) {
 			acc, out, r := make([]int64, d), make([]float32, d), rng.New(1)
 			b.ReportAllocs()
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				clear(acc)
 				if err := nz.Release(acc, out, r); err != nil {
@@ -79,7 +80,7 @@ func BenchmarkQuantize(b *testing.B) {
 			}
 			sum := make([]float32, d)
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				l.ClipSum(x, 1, nil, sum)
 			}
@@ -92,7 +93,7 @@ func BenchmarkQuantize(b *testing.B) {
 			}
 			acc := make([]int64, d)
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				nz.Quantize(x, acc)
 			}
@@ -152,11 +153,11 @@ func BenchmarkStep(b *testing.B) {
 			}
 			step()
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				step()
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+			b.ReportMetric((cputime.Process()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(d), "params")
 		})
 		b.Run(tc.name+"/lattice", func(b *testing.B) {
@@ -183,11 +184,11 @@ func BenchmarkStep(b *testing.B) {
 			}
 			step()
 			b.ResetTimer()
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for range b.N {
 				step()
 			}
-			b.ReportMetric((cpuSeconds()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
+			b.ReportMetric((cputime.Process()-cpu0)*1e3/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(d), "params")
 		})
 	}

@@ -3,6 +3,7 @@ package models
 import (
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/optim"
 	"github.com/dptrain/dptrain/rng"
@@ -66,7 +67,7 @@ func benchDPStep(b *testing.B, name string, batch int) float64 {
 	step() // warm-up: GEMM packing arenas and worker goroutines start on first use
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuSeconds()
+	cpu := cputime.Process()
 	for range b.N {
 		step()
 	}
@@ -92,7 +93,7 @@ func benchNonDPStep(b *testing.B, name string, batch int) float64 {
 	step() // warm-up, as in benchDPStep
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu := cpuSeconds()
+	cpu := cputime.Process()
 	for range b.N {
 		step()
 	}
@@ -162,7 +163,7 @@ func BenchmarkNonDPStepResNet8(b *testing.B) {
 // returns the CPU seconds of the timed steps.
 func report(b *testing.B, batch int, cpu0 float64) float64 {
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
-	cpu := cpuSeconds() - cpu0
+	cpu := cputime.Process() - cpu0
 	if cpu > 0 {
 		b.ReportMetric(float64(batch*b.N)/cpu, "samples/cpu-s")
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/internal/gemm"
 )
 
@@ -37,14 +38,14 @@ func BenchmarkRoofline(b *testing.B) {
 		}
 		gemm.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n) // warm-up
 		b.ResetTimer()
-		cpu := cpuSeconds()
+		cpu := cputime.Process()
 		for range b.N {
 			gemm.Sgemm(false, false, n, n, n, 1, x, n, y, n, 0, z, n)
 		}
 		work := 2 * n * n * n * float64(b.N) / 1e9
 		peak = work / b.Elapsed().Seconds()
 		b.ReportMetric(peak, "GFLOP/s")
-		if c := cpuSeconds() - cpu; c > 0 {
+		if c := cputime.Process() - cpu; c > 0 {
 			peakCPU = work / c
 			b.ReportMetric(peakCPU, "GFLOP/cpu-s")
 		}

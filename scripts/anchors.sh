@@ -42,6 +42,7 @@ OUT="results/anchors/$(date -u +%Y-%m-%d-%H%M)"
 mkdir -p "$OUT"
 go test -c -o "$OUT/models.test" ./models
 [ "$SCALING" = 1 ] && go test -c -o "$OUT/gemm.test" ./internal/gemm
+[ -z "${BEFORE:-}" ] || cp "$BEFORE" "$OUT/before.test"   # run from models/, like ours
 BENCH='^Benchmark(NonDP|DP)Step(Logreg|MLP|CNN|ResNet8|ResNet20)$/^gemm=asm$'
 {
   echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -66,7 +67,6 @@ for r in $(seq "$ROUNDS"); do
   ours "$OUT/models.test" "$OUT/ours.txt"
   if [ -n "${BEFORE:-}" ]; then
     echo "round $r of $ROUNDS: dptrain before" >&2
-    cp "$BEFORE" "$OUT/before.test" 2>/dev/null || true
     ours "$OUT/before.test" "$OUT/before.txt"
   fi
   echo "load average after round $r: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"

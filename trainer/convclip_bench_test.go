@@ -1,25 +1,13 @@
-//go:build unix
-
 package trainer
 
 import (
-	"syscall"
 	"testing"
 
 	"github.com/dptrain/dptrain/datasets"
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/rng"
 )
-
-// processCPU is the process's user+system CPU time in seconds: throughput
-// per CPU-second is what other load on a shared machine distorts least.
-func processCPU() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
-}
 
 // randomImages is n random images of the given shape over 10 classes.
 func randomImages(n int, shape []int, seed uint64) *datasets.Dataset {
@@ -76,7 +64,7 @@ func BenchmarkConvStep(b *testing.B) {
 				}
 				n := 0
 				b.ResetTimer()
-				c0 := processCPU()
+				c0 := cputime.Process()
 				for range b.N {
 					st, err := s.step()
 					if err != nil {
@@ -84,7 +72,7 @@ func BenchmarkConvStep(b *testing.B) {
 					}
 					n += st.n
 				}
-				cpu := processCPU() - c0
+				cpu := cputime.Process() - c0
 				b.ReportMetric(float64(n)/cpu, "samples/cpu-s")
 				b.ReportMetric(cpu/float64(b.N), "cpu-s/step")
 			})
@@ -113,13 +101,13 @@ func BenchmarkConvChunk(b *testing.B) {
 					b.Fatal(err)
 				}
 				b.ResetTimer()
-				c0 := processCPU()
+				c0 := cputime.Process()
 				for range b.N {
 					if err := s.grad.chunk(idx, sum, &st); err != nil {
 						b.Fatal(err)
 					}
 				}
-				cpu := processCPU() - c0
+				cpu := cputime.Process() - c0
 				b.ReportMetric(cpu/float64(b.N), "cpu-s/chunk")
 				b.ReportMetric(float64(64*b.N)/cpu, "samples/cpu-s")
 			})

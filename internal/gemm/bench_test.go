@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas32"
 )
@@ -50,13 +51,13 @@ func BenchmarkSgemm(b *testing.B) {
 		// loaded machine the second is the stable one for serial runs; for
 		// parallel runs their ratio is the cores kept busy.
 		run := func(b *testing.B, f func()) {
-			cpu0 := cpuSeconds()
+			cpu0 := cputime.Process()
 			for b.Loop() {
 				f()
 			}
 			gflop := 2 * float64(m) * float64(n) * float64(k) * float64(b.N) / 1e9
 			b.ReportMetric(gflop/b.Elapsed().Seconds(), "GFLOP/s")
-			if cpu := cpuSeconds() - cpu0; cpu > 0 {
+			if cpu := cputime.Process() - cpu0; cpu > 0 {
 				b.ReportMetric(gflop/cpu, "GFLOP/cpu-s")
 			}
 		}

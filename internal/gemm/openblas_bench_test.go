@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/internal/gemm/openblas"
 )
 
@@ -35,13 +36,13 @@ func BenchmarkSgemmOpenBLAS(b *testing.B) {
 			}
 			b.Run(sub, func(b *testing.B) {
 				openblas.SetNumThreads(nt)
-				cpu0 := cpuSeconds()
+				cpu0 := cputime.Process()
 				for b.Loop() {
 					openblas.Sgemm(tA, tB, m, n, k, 1, a, lda, bm, ldb, 0, c, n)
 				}
 				gflop := 2 * float64(m) * float64(n) * float64(k) * float64(b.N) / 1e9
 				b.ReportMetric(gflop/b.Elapsed().Seconds(), "GFLOP/s")
-				if cpu := cpuSeconds() - cpu0; cpu > 0 {
+				if cpu := cputime.Process() - cpu0; cpu > 0 {
 					b.ReportMetric(gflop/cpu, "GFLOP/cpu-s")
 				}
 			})

@@ -4,9 +4,9 @@ package nn_test
 
 import (
 	"math"
-	"syscall"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/internal/gemm/openblas"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/nn"
@@ -144,7 +144,7 @@ func benchDPStep(b *testing.B, name string, batch int) {
 	rule := models.FlatClip(1)
 	b.ReportAllocs()
 	b.ResetTimer()
-	cpu0 := cpuSeconds()
+	cpu0 := cputime.Process()
 	for range b.N {
 		clear(sum)
 		if err := ch.ClippedSum(x, rule, sum, losses); err != nil {
@@ -152,16 +152,7 @@ func benchDPStep(b *testing.B, name string, batch int) {
 		}
 	}
 	b.ReportMetric(float64(batch*b.N)/b.Elapsed().Seconds(), "samples/s")
-	if cpu := cpuSeconds() - cpu0; cpu > 0 {
+	if cpu := cputime.Process() - cpu0; cpu > 0 {
 		b.ReportMetric(float64(batch*b.N)/cpu, "samples/cpu-s")
 	}
-}
-
-// cpuSeconds is the process's user+system CPU time.
-func cpuSeconds() float64 {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }

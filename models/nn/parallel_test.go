@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/cputime"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -141,14 +142,14 @@ func BenchmarkParallelAffinity(b *testing.B) {
 				copy(dst[lo*size:hi*size], src[lo*size:hi*size]) // at memory speed, not the ALU's
 			}
 			b.ResetTimer()
-			cpu := cpuSeconds()
+			cpu := cputime.Process()
 			for range b.N {
 				for p := range passes {
 					src, dst = bufs[p%2], bufs[1-p%2]
 					parallelFor(n, maxWorkers, n*size, pass)
 				}
 			}
-			if c := cpuSeconds() - cpu; c > 0 {
+			if c := cputime.Process() - cpu; c > 0 {
 				b.ReportMetric(float64(n*passes*b.N)/c, "sample-passes/cpu-s")
 			}
 			b.ReportMetric(float64(n*passes*b.N)/b.Elapsed().Seconds(), "sample-passes/s")

@@ -1,12 +1,12 @@
 //go:build unix
 
-package features
+package cputime
 
 import "syscall"
 
-// cpuSeconds is the process's user+system CPU time: throughput per
-// CPU-second is what other load on a shared machine does not distort.
-func cpuSeconds() float64 {
+// Process is the process's user+system CPU time in seconds (all threads),
+// or 0 if the system does not report it.
+func Process() float64 {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
