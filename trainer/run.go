@@ -298,6 +298,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		defer s.closeMetrics()
 	}
 	sum, err := s.loop(ctx, first, start)
+	if sum == nil && err != nil {
+		// Every step taken so far (this process's and the checkpoint's)
+		// is charged, whatever ended the run.
+		err = s.failedRun(err, max(s.stepNo, first-1))
+	}
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		if s.out != nil {

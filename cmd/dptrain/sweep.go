@@ -48,13 +48,15 @@ func (g gridFlag) Set(s string) error {
 	return nil
 }
 
-// sweepRow is one finished (or failed) run of the grid.
+// sweepRow is one finished (or failed) run of the grid. A run that failed
+// mid-training has the partial account of the steps it took as its sum.
+// (No wall time: it moves with the realised batch sizes, a statistic of
+// the training data; see trainer/outputs.go.)
 type sweepRow struct {
-	values  []string
-	cfg     trainer.Config
-	sum     *trainer.Summary
-	err     error
-	seconds float64
+	values []string
+	cfg    trainer.Config
+	sum    *trainer.Summary
+	err    error
 }
 
 // runSweep trains every combination of the grid axes from the base flags.
@@ -145,11 +147,11 @@ is itself a release; tune on public or held-out proxy data.
 		}
 		fmt.Fprintf(stderr, "sweep %d/%d: %s\n", i+1, total, strings.Join(combos[i], " "))
 		sum, err := trainer.Run(ctx, c, trainer.Options{})
-		r := sweepRow{values: combos[i], cfg: c, sum: sum, err: err}
-		if sum != nil {
-			r.seconds = sum.Seconds
+		if sum == nil {
+			// A failed run's steps are charged like a finished run's.
+			sum = trainer.PartialAccount(err)
 		}
-		rows = append(rows, r)
+		rows = append(rows, sweepRow{values: combos[i], cfg: c, sum: sum, err: err})
 		if errors.Is(err, trainer.ErrInterrupted) {
 			break
 		}
@@ -175,7 +177,7 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 	for _, a := range axes {
 		fmt.Fprintf(tw, "%s\t", a.name)
 	}
-	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss\tseconds")
+	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss")
 	seeded := false
 	for _, r := range rows {
 		for _, v := range r.values {
@@ -186,16 +188,19 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 		case s == nil:
 			fmt.Fprintf(tw, "error: %v\n", r.err)
 			continue
-		case r.err != nil:
-			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
-			continue
 		}
 		eps := fmt.Sprintf("%.4f", s.Best.Epsilon)
 		if !s.PrivateRelease {
 			eps += benchmarks.NotPrivateMark
 			seeded = true
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%.4g\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, eps, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss, r.seconds)
+		if r.err != nil {
+			// Interrupted or failed: the steps taken (the failing one
+			// included) and their ε, which the total composes.
+			fmt.Fprintf(tw, "%d/%d\t%.4f\t%s\t%s\t\t\t\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, eps, s.Best.Accountant, r.err)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%.4g\t%.4f\t%.4f\n", s.Steps, s.Sigma, eps, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss)
 	}
 	tw.Flush()
 	if seeded {

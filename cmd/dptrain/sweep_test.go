@@ -53,3 +53,31 @@ func TestSweepBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A run that fails mid-training is charged in the sweep's total (issue
+// 37, finding 4): the total composes both runs, its row shows the steps it
+// took; and no row prints wall time, a statistic of the training data
+// (finding 7).
+func TestSweepChargesFailedRuns(t *testing.T) {
+	_, out, errOut := runCLI(t, "sweep", "--dataset", "synthetic", "--model", "logreg",
+		"--batch", "100", "--steps", "4", "--sigma", "1", "--seed", "1", "--grid", "lr=0.5,1e300")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 4 || !strings.HasPrefix(lines[0], "lr") {
+		t.Fatalf("table:\n%s\n%s", out, errOut)
+	}
+	if strings.Contains(lines[0], "seconds") {
+		t.Errorf("header prints wall time: %q", lines[0])
+	}
+	if f := strings.Fields(lines[2]); f[0] != "1e300" || !strings.HasSuffix(f[1], "/4") || !strings.Contains(lines[2], "diverged") {
+		t.Errorf("failed row: %q", lines[2])
+	}
+	total := ""
+	for _, l := range lines {
+		if strings.HasPrefix(l, "total: ") {
+			total = l
+		}
+	}
+	if !strings.Contains(total, "composing every step of all 2 runs") {
+		t.Errorf("total leaves out the failed run: %q", total)
+	}
+}
