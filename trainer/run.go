@@ -148,13 +148,17 @@ type state struct {
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
 	// a child of it.
 	rootState []byte
-	opt       optim.Optimizer
-	ema       *optim.EMA // average of the iterates, or nil
-	acct      *accounting
-	tracker   *accountant.Tracker
-	sigma     float64
-	steps     int
-	lrAt      func(step int) float64
+	// resume is the checkpoint's record of the data on a resume (nil on a
+	// fresh run): the data must match its digest, and its released
+	// statistics are reused.
+	resume  *dataRecord
+	opt     optim.Optimizer
+	ema     *optim.EMA // average of the iterates, or nil
+	acct    *accounting
+	tracker *accountant.Tracker
+	sigma   float64
+	steps   int
+	lrAt    func(step int) float64
 
 	// buffers, sized once
 	idx     []int
@@ -246,6 +250,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
 			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+		case c.Data == nil:
+			return nil, fmt.Errorf("%w: cannot resume from checkpoint %s: %v; start the run afresh (without --resume, with --overwrite, which discards the checkpoint) or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), errNoDigest)
 		default:
 			ck = c
 		}
@@ -271,6 +277,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	if err := s.initRoot(ck); err != nil {
 		return nil, err
+	}
+	if ck != nil {
+		s.resume = ck.Data
 	}
 	if s.dist != nil {
 		// Every stream derives from rank 0's root seed.
@@ -374,7 +383,10 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
-	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test)
+	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test, s.resume)
+	if errors.Is(err, ErrDataChanged) {
+		return fmt.Errorf("cannot resume from checkpoint %s: %w; a resume over changed data would release statistics of them with the same noise: start afresh (without --resume, with --overwrite) or use a new out_dir", s.checkpointPath(), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -921,7 +933,8 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 
 func (s *state) checkpoint(step int) error {
 	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma, Q: s.acct.q,
-		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples}
+		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples,
+		Data: &dataRecord{Digest: s.data.digest, Released: s.data.released}}
 	var err error
 	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint optimizer: %w", err)
