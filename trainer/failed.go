@@ -43,7 +43,7 @@ func (s *state) failedRun(err error, charged int) error {
 		Sigma: s.sigma, Calibrated: s.cfg.Sigma == 0, Q: s.acct.q, Delta: s.cfg.Delta, Epsilon: map[string]float64{},
 		Stopped: fmt.Sprintf("failed at step %d (charged in full): %v", charged, err), OutDir: s.cfg.OutDir,
 		Private: s.cfg.FinalOnly, NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil,
-		CoveredN: s.data.train.N(), TestWithheld: true, cfg: s.cfg, acct: s.acct, Noise: NoiseContinuous,
+		CoveredN: s.data.train.N(), TestWithheld: true, cfg: s.cfg, acct: s.acct, Noise: NoiseContinuous, partial: true,
 	}
 	if s.lat != nil {
 		sum.Noise = NoiseLattice

@@ -118,8 +118,15 @@ type Summary struct {
 	// TestLoss are 0.
 	TestWithheld bool `json:"test_withheld,omitempty"`
 
+	// Sweep, for a run of a sweep once the sweep has finished
+	// (StampSweepTotal), is the sweep's total that covers the run.
+	Sweep *SweepShare `json:"sweep,omitempty"`
+
 	cfg  Config      // the run's configuration, for the released summary
 	acct *accounting // the run's account, for ComposeRuns
+	// partial marks a failed run's account (FailedRunError): nothing of
+	// it was released.
+	partial bool
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;

@@ -157,7 +157,11 @@ is itself a release; tune on public or held-out proxy data.
 		}
 	}
 	writeSweepTable(stdout, axes, rows)
-	if err := writeSweepTotal(stdout, rows); err != nil {
+	totals, delta, err := writeSweepTotal(stdout, rows)
+	if err != nil {
+		return err
+	}
+	if err := stampSweepTotals(rows, totals, delta); err != nil {
 		return err
 	}
 	failed := 0
@@ -209,8 +213,9 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 }
 
 // writeSweepTotal prints the composed ε of every run of the table (one
-// total per neighbouring relation) and what the rows' figures mean.
-func writeSweepTotal(w io.Writer, rows []sweepRow) error {
+// total per neighbouring relation) and what the rows' figures mean, and
+// returns the totals and their δ.
+func writeSweepTotal(w io.Writer, rows []sweepRow) ([]trainer.RunsTotal, float64, error) {
 	sums := make([]*trainer.Summary, len(rows))
 	delta, seeded := 0.0, ""
 	for i, r := range rows {
@@ -224,7 +229,7 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 	}
 	totals, err := trainer.ComposeRuns(sums, delta)
 	if err != nil {
-		return fmt.Errorf("sweep total: %w", err)
+		return nil, 0, fmt.Errorf("sweep total: %w", err)
 	}
 	for _, t := range totals {
 		which := fmt.Sprintf("all %d runs", len(t.Runs))
@@ -242,6 +247,20 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 		fmt.Fprintln(w, "note: the totals do not add: ε under add-remove and under replace-one neighbours are different guarantees, each covering only its own runs (by group privacy an add-remove bound gives a replace-one bound of twice the ε, with a larger δ)")
 	}
 	fmt.Fprintln(w, "note: a row's ε covers that run alone. Its test acc is measured on the test set, treated as public, but every run trained on the same private data: publishing a run chosen from this table, or several, is covered by the total above, not by its row's ε; and the chosen row's test accuracy, selected on the test set, overstates its accuracy on new data (keep a separate test set for the final figure)")
+	return totals, delta, nil
+}
+
+// stampSweepTotals writes into every written run's summary and report the
+// total that covers it (each run's directory would otherwise claim only
+// its own ε).
+func stampSweepTotals(rows []sweepRow, totals []trainer.RunsTotal, delta float64) error {
+	for _, t := range totals {
+		for _, i := range t.Runs {
+			if err := trainer.StampSweepTotal(rows[i].sum, i+1, len(rows), t, delta); err != nil {
+				return fmt.Errorf("sweep total: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
