@@ -23,6 +23,10 @@ type prepared struct {
 	source      string
 	prefix      []accountant.Event // private preprocessing, composed before step 1
 	notes       []string
+	// privNotes are curator-only notes (private/summary.json): facts of
+	// this machine's run, such as whether the feature cache held the
+	// training features.
+	privNotes []string
 	// pre is the sensitivity of the non-private preprocessing (nil: none).
 	pre *preprocess.Sensitivity
 	// transforms are the steps applied to every record, as model.bin
@@ -354,7 +358,10 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	if err != nil {
 		return err
 	}
-	note := fmt.Sprintf("ScatterNet features (%s, %v per image; data-independent, no privacy cost; cache %s, hits %v/%v)", fcfg, fshape, dir, hit1, hit2)
+	note := fmt.Sprintf("ScatterNet features (%s, %v per image; data-independent, no privacy cost)", fcfg, fshape)
+	// Whether the training features were cached says whether this training
+	// set was seen before on this machine: the curator's, never released.
+	p.privNotes = append(p.privNotes, fmt.Sprintf("ScatterNet feature cache %s: training features cached %v, test features cached %v", dir, hit1, hit2))
 	switch cfg.FeatureNorm {
 	case FeatureNormGroup:
 		for _, ds := range []*datasets.Dataset{train, test} {

@@ -402,6 +402,7 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	s.privNote = append(s.privNote, data.privNotes...)
 	if err := s.setupInputCanaries(root); err != nil {
 		return err
 	}
