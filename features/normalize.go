@@ -205,7 +205,8 @@ func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig
 
 // clippedSums returns Σ_i clip(z_i) with z_i the weighted per-channel means
 // then mean squares of example i (2C values). A non-finite feature is an
-// error naming the example.
+// error that names neither the example nor the value (they may be a
+// training record's).
 func clippedSums(x []float32, n int, shape []int, w []float64, clip float64) ([]float64, error) {
 	c, hw := splitShape(x, n, shape)
 	sum := make([]float64, 2*c)
@@ -223,7 +224,7 @@ func clippedSums(x []float32, n int, shape []int, w []float64, clip float64) ([]
 			norm2 += z[ch]*z[ch] + z[c+ch]*z[c+ch]
 		}
 		if math.IsNaN(norm2) || math.IsInf(norm2, 0) {
-			return nil, fmt.Errorf("private channel stats: example %d has a non-finite feature", i)
+			return nil, fmt.Errorf("private channel stats: a non-finite feature value")
 		}
 		f := 1.0
 		if norm := math.Sqrt(norm2); norm > clip {
