@@ -157,3 +157,12 @@ func TestSweepRunsStateTheTotal(t *testing.T) {
 		}
 	}
 }
+
+// train says what a failed run's steps cost (issue 37, finding 4).
+func TestTrainFailedRunStatesItsAccount(t *testing.T) {
+	code, _, errOut := runCLI(t, "train", "--dataset", "synthetic", "--model", "logreg", "--out", t.TempDir(),
+		"--batch", "100", "--steps", "4", "--sigma", "1", "--seed", "1", "--lr", "1e300", "--quiet")
+	if code == 0 || !strings.Contains(errOut, "the run failed after 1 of 4 steps, all charged: ε = ") || !strings.Contains(errOut, "diverged") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+}
