@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -30,6 +31,11 @@ import (
 // by r = C_0/C_t (clip_C(g) = clip_{C_0}(r·g)/r): the clipper, the noise
 // (std z_Δ·C_0 on the scaled sum) and the sensitivity stay those of C_0, and
 // the released sum is divided by r after the noise, giving std z_Δ·C_t.
+//
+// The count's noise is exact (lattice.CountNoise): 2·count is an integer of
+// sensitivity 1, released as 2·count + round(Z'), Z' ~ N(0, (2σ_b)²), and
+// halved: the same Gaussian the account charges, rounded to half-integers
+// (a post-processing), with no float bits that give the count away.
 
 // Defaults of Andrew et al.'s experiments.
 const defaultQuantileLR = 0.2 // the count noise σ_b = m/20 is the mechanism's default
@@ -41,8 +47,9 @@ type quantileState struct {
 	m          float64 // expected batch size
 	c0, c      float64 // clip_norm, current C_t
 	zDelta     float64 // the gradient's noise multiplier
-	count      float64 // Σ (1[‖g_i‖ ≤ C_t] − ½) this step
+	count      float64 // Σ (1[‖g_i‖ ≤ C_t] − ½) this step: a half-integer, exact in float64
 	rng        *rng.Stream
+	noise      *lattice.CountNoise // std 2σ_b on 2·count
 	scratch    []float64
 }
 
@@ -59,6 +66,9 @@ func newQuantile(cfg *Config, mech *mechanism.Mechanism, z float64, s *rng.Strea
 		q.eta = defaultQuantileLR
 	}
 	var err error
+	if q.noise, err = lattice.NewCountNoise(2 * q.sigmaB); err != nil {
+		return nil, fmt.Errorf("quantile count noise: %w", err)
+	}
 	if q.zDelta, err = mech.GradientMultiplier(z); err != nil {
 		return nil, err
 	}
@@ -120,7 +130,8 @@ func (q *quantileState) finish(sum []float32) float64 {
 	for j := range sum {
 		sum[j] *= inv
 	}
-	frac := q.update(q.count + q.sigmaB*q.rng.NormFloat64())
+	twice, _ := q.noise.Release(int64(2*q.count), q.rng) // saturates past 2⁶³ (probability below exp(−2¹⁹))
+	frac := q.update(float64(twice) / 2)
 	q.count = 0
 	return frac
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -106,7 +107,12 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func() *quantileState {
-		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0, m: 6, c0: 4, c: ct, rng: rng.New(1)}
+		// Count noise of std 2⁻¹⁰ on 2·count rounds to 0 (|Z| > ½ is 512 std).
+		nz, err := lattice.NewCountNoise(0x1p-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0x1p-11, m: 6, c0: 4, c: ct, rng: rng.New(1), noise: nz}
 	}
 	q := mk()
 	sq := make([]float64, len(norms))
