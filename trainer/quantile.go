@@ -66,13 +66,22 @@ func newQuantile(cfg *Config, mech *mechanism.Mechanism, z float64, s *rng.Strea
 		q.eta = defaultQuantileLR
 	}
 	var err error
-	if q.noise, err = lattice.NewCountNoise(2 * q.sigmaB); err != nil {
-		return nil, fmt.Errorf("quantile count noise: %w", err)
+	if q.noise, err = newQuantileNoise(q.sigmaB); err != nil {
+		return nil, err
 	}
 	if q.zDelta, err = mech.GradientMultiplier(z); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// newQuantileNoise is the exact noise of std 2σ_b on 2·count.
+func newQuantileNoise(sigmaB float64) (*lattice.CountNoise, error) {
+	nz, err := lattice.NewCountNoise(2 * sigmaB)
+	if err != nil {
+		return nil, fmt.Errorf("quantile count noise: %w", err)
+	}
+	return nz, nil
 }
 
 // ratio is r = C_0/C_t, the factor applied to gradients before clipping at C_0.
@@ -130,10 +139,15 @@ func (q *quantileState) finish(sum []float32) float64 {
 	for j := range sum {
 		sum[j] *= inv
 	}
+	return q.update(q.release())
+}
+
+// release returns the step's noisy centred count, a half-integer, and
+// resets the count.
+func (q *quantileState) release() float64 {
 	twice, _ := q.noise.Release(int64(2*q.count), q.rng) // saturates past 2⁶³ (probability below exp(−2¹⁹))
-	frac := q.update(float64(twice) / 2)
 	q.count = 0
-	return frac
+	return float64(twice) / 2
 }
 
 // update takes the geometric step for a released centred count.
