@@ -20,5 +20,7 @@
 // The package chooses c for a workload (Optimize: minimising the workload's
 // total squared error per unit of sensitivity), computes that error and the
 // sensitivity, and generates C⁻¹z step by step in O(b·d) memory
-// (Correlator). It draws no random numbers itself, and does not account.
+// (Correlator), and states the privacy event of a run under cyclic Poisson
+// sampling (AmplifiedEvent). It draws no random numbers itself; the
+// accountants compose the event.
 package bandmf
