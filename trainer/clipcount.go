@@ -47,6 +47,8 @@ func (c *Config) mechanismErrors() []error {
 	var errs []error
 	if sb := c.ClippedCountSigma; math.IsNaN(sb) || math.IsInf(sb, 0) || sb < 0 {
 		errs = append(errs, fmt.Errorf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb))
+	} else if sb > 0 && !(sb >= 0x1p-10 && sb <= 0x1p52) {
+		errs = append(errs, fmt.Errorf("clipped_count_sigma must be in [2^-10, 2^52] (the exact sampler's range), got %v", sb))
 	}
 	sp := mechanismSpec(c, 0, nil)
 	for _, err := range unwrapJoined(sp.Unsupported()) {

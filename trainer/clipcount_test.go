@@ -150,6 +150,7 @@ func TestClippedCountRefusals(t *testing.T) {
 		{func(c *Config) { c.PerInstance = 3 }, "cannot be combined with per_instance"},
 		{func(c *Config) { c.ClippedCountSigma = -1 }, "clipped_count_sigma must be > 0"},
 		{func(c *Config) { c.ClippedCountSigma = math.NaN() }, "clipped_count_sigma must be > 0"},
+		{func(c *Config) { c.ClippedCountSigma = 1e-4 }, "clipped_count_sigma must be in [2^-10, 2^52]"},
 	} {
 		c := countRun(t)
 		tc.edit(&c)

@@ -170,6 +170,8 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	}
 	if !(c.QuantileLR >= 0) || math.IsInf(c.QuantileLR, 0) || !(c.QuantileCountSigma >= 0) || math.IsInf(c.QuantileCountSigma, 0) {
 		bad("quantile_lr and quantile_count_sigma must be finite and >= 0 (0 = default), got %v and %v", c.QuantileLR, c.QuantileCountSigma)
+	} else if sb := c.QuantileCountSigma; sb > 0 && !(sb >= 0x1p-11 && sb <= 0x1p51) {
+		bad("quantile_count_sigma must be in [2^-11, 2^51] (the exact sampler draws std 2·quantile_count_sigma), got %v", sb)
 	}
 	// Clip kind, sampler, release mode and the clipped count: mechanismErrors.
 	if c.AuditCanaries > 0 {

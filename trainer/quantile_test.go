@@ -234,6 +234,7 @@ func TestQuantileRefusals(t *testing.T) {
 		{"final-only", func(c *Config) { c.ClipQuantile, c.FinalOnly = 0.5, true }},
 		{"orphan lr", func(c *Config) { c.QuantileLR = 0.1 }},
 		{"clipped count", func(c *Config) { c.ClipQuantile, c.ClippedCountSigma = 0.5, 5 }},
+		{"count noise below the exact sampler's range", func(c *Config) { c.ClipQuantile, c.QuantileCountSigma = 0.5, 1e-4 }},
 	} {
 		c := small(t)
 		tc.mod(&c)
