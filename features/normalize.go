@@ -100,7 +100,8 @@ type PrivateStatsConfig struct {
 	// Clip = 10 clipped 21% (biasing the means by 0.07 standard deviations);
 	// see results/cifar10_import.md.
 	Clip float64
-	// Sigma is the noise multiplier: each sum coordinate gets N(0, (Sigma·Clip)²).
+	// Sigma is the noise multiplier: each sum coordinate gets N(0, (Sigma·Clip)²),
+	// drawn exactly on a public lattice (lattice.Sum, docs/secure-noise.md).
 	Sigma float64
 	// ChannelScale, when set, weights channel c by w_c before clipping (and
 	// divides it out after), so that channels of very different magnitude
@@ -134,7 +135,8 @@ type PrivateStats struct {
 // PrivateChannelStats estimates the per-channel mean and standard deviation
 // of n examples of the given shape with the Gaussian mechanism: each
 // example's per-channel spatial means and mean squares are clipped jointly
-// to L2 norm cfg.Clip, summed, noised with N(0, (σ·Clip)²) per coordinate and
+// to L2 norm cfg.Clip, summed and noised with N(0, (σ·Clip)²) per coordinate
+// exactly on a public lattice (clippedSums), and
 // divided by n; var = E[x²] − E[x]², floored at MinVar. Randomness comes from
 // s (use rng.NewCrypto() outside tests).
 func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig, s *rng.Stream) (PrivateStats, error) {

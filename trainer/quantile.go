@@ -15,7 +15,7 @@ import (
 // the γ-quantile of the per-example gradient norms. Each step releases,
 // besides the noisy gradient sum, the noisy centred count
 //
-//	b_t = Σ_{i∈B_t} (1[‖g_i‖ ≤ C_t] − ½) + N(0, σ_b²),
+//	b_t = Σ_{i∈B_t} (1[‖g_i‖ ≤ C_t] − ½) + N(0, σ_b²) (rounded to a half-integer, below),
 //
 // and updates C_{t+1} = C_t·exp(−η_C·(b_t/m + ½ − γ)), m the expected batch
 // size. One record changes the centred count by ½, so the pair (sum/C_t,
