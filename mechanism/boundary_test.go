@@ -178,7 +178,7 @@ func TestBoundaryCheckerFindsConstructions(t *testing.T) {
 
 const exactNoiseDir = "lattice"
 
-// samplerMethods are calls, by selector name, that draw a normal or Laplace
+// samplerMethods are selectors (calls or method values), by name, that draw a normal or Laplace
 // variate: math/rand's NormFloat64 and ExpFloat64 (the core of a Laplace
 // draw), rng.Stream's FillNormal/AddNormal, and the accountant's
 // LaplaceFromUniform.
@@ -240,10 +240,8 @@ func samplerCalls(fset *token.FileSet, f *ast.File, rel string) []samplerSite {
 		ast.Inspect(n, func(n ast.Node) bool {
 			hit := false
 			switch n := n.(type) {
-			case *ast.CallExpr:
-				if s, ok := n.Fun.(*ast.SelectorExpr); ok {
-					hit = samplerMethods[s.Sel.Name] || (s.Sel.Name == "Rand" && isDistuv(s.X, map[string]bool{"UnitNormal": true}))
-				}
+			case *ast.SelectorExpr: // a call, or a method value handed on
+				hit = samplerMethods[n.Sel.Name] || (n.Sel.Name == "Rand" && isDistuv(n.X, map[string]bool{"UnitNormal": true}))
 			case *ast.CompositeLit:
 				hit = isDistuv(n.Type, distuvSamplers)
 			}
@@ -348,6 +346,8 @@ func TestSamplerCheckerFindsCalls(t *testing.T) {
 		{`package p; import d "gonum.org/v1/gonum/stat/distuv"; var n = d.Normal{Mu: 0, Sigma: 1}; func k() float64 { return d.UnitNormal.Rand() }`, []string{"x.go:", "x.go:k"}},
 		{`package p; import "gonum.org/v1/gonum/stat/distuv"; func q() float64 { return distuv.UnitNormal.Quantile(0.9) + distuv.Beta{Alpha: 1, Beta: 1}.Rand() }`, nil},
 		{`package p; type Normal struct{}; func (Normal) Rand() float64 { return 0 }; func z() { _ = Normal{}.Rand() }`, nil},
+		{`package p; import "github.com/dptrain/dptrain/rng"; func m(s *rng.Stream) func() float64 { return s.NormFloat64 }`, []string{"x.go:m"}},
+		{`package p; type Normal interface{ NormFloat64() float64 }`, nil},
 	} {
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, "x.go", tc.src, parser.SkipObjectResolution)
