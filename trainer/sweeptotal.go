@@ -68,6 +68,6 @@ func sweepClaim(w *strings.Builder, sw *SweepShare) {
 	for k, i := range sw.Composed {
 		nums[k] = fmt.Sprint(i)
 	}
-	fmt.Fprintf(w, "(ε = %.4g, δ = %g)-DP under %s neighbouring (%s) for the model and everything in release/ as a run picked from a sweep: the total of every step of the sweep's runs %s, all trained on the same data (this is run %d of %d; its own ε = %.4g covers it only if it was chosen without looking at any run's results); unit of privacy: one training record",
-		sw.Total.Epsilon, sw.Delta, sw.Total.Relation, sw.Total.Accountant, strings.Join(nums, ", "), sw.Run, sw.Runs, sw.Own)
+	fmt.Fprintf(w, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/ as a run picked from a sweep: the total of every step of the sweep's runs %s, all trained on the same data (this is run %d of %d; its own ε = %.4g covers it only if it was chosen without looking at any run's results); unit of privacy: one training record",
+		sw.Total.Epsilon, sw.Delta, sw.Total.Relation, NPublic, sw.Total.Accountant, strings.Join(nums, ", "), sw.Run, sw.Runs, sw.Own)
 }
