@@ -473,7 +473,7 @@ func dataFiles(cfg *Config, src string) (train, test string) {
 	case DatasetFolder:
 		return filepath.Join(cfg.DataDir, "train"), filepath.Join(cfg.DataDir, "test")
 	case InMemory:
-		return "the training data given in memory", "the test data given in memory"
+		return "Options.Train", "Options.Test"
 	}
 	return fmt.Sprintf("%s training split (%s)", cfg.Dataset, src), fmt.Sprintf("%s test split (%s)", cfg.Dataset, src)
 }

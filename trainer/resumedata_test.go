@@ -81,7 +81,7 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 				t.Fatalf("resume over changed data: %v, want ErrDataChanged", err)
 			}
 			msg := err.Error()
-			if !strings.Contains(msg, "training data (the training data given in memory)") || strings.Contains(msg, "test data") ||
+			if !strings.Contains(msg, "training data (Options.Train)") || strings.Contains(msg, "test data") ||
 				!strings.Contains(msg, "--overwrite") || strings.Contains(msg, "98765") || strings.Contains(msg, "17") {
 				t.Errorf("message %q: want the training data named, no value or position, and the way out", msg)
 			}
