@@ -155,17 +155,13 @@ type state struct {
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
 	// a child of it.
 	rootState []byte
-	// resume is the checkpoint's record of the data on a resume (nil on a
-	// fresh run): the data must match its digest, and its released
-	// statistics are reused.
-	resume  *dataRecord
-	opt     optim.Optimizer
-	ema     *optim.EMA // average of the iterates, or nil
-	acct    *accounting
-	tracker *accountant.Tracker
-	sigma   float64
-	steps   int
-	lrAt    func(step int) float64
+	opt       optim.Optimizer
+	ema       *optim.EMA // average of the iterates, or nil
+	acct      *accounting
+	tracker   *accountant.Tracker
+	sigma     float64
+	steps     int
+	lrAt      func(step int) float64
 
 	// buffers, sized once
 	idx     []int
@@ -212,6 +208,11 @@ type state struct {
 		step      int
 		acc, loss float64
 	}
+
+	// resume is the checkpoint's record of the data on a resume (nil on a
+	// fresh run): the data must match its digest, and its released
+	// statistics are reused (resumedata.go).
+	resume *dataRecord
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
