@@ -37,18 +37,22 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 		set         func(*Config)
 		// stat is the released statistic in the checkpoint; trans the
 		// transform of model.bin that holds it ("": none, withheld).
-		stat  func(*releasedStats) []float64
+		stat  func(*releasedStats) []*float64
 		trans string
 	}{
 		{"standardize", tabTrain, tabTest, func(c *Config) {
 			c.Scale, c.FeatureBounds, c.ScaleSigma = ScaleStandardize, "-9:9,-9:9,-9:9,-9:9", 5
-		}, func(r *releasedStats) []float64 { return r.Standardize.Mean }, "clip_scale"},
+		}, func(r *releasedStats) []*float64 { return ptrs(r.Standardize.Mean) }, "clip_scale"},
 		{"dpsgdf", tabTrain, tabTest, func(c *Config) {
 			c.DPSGDF, c.FeatureEps, c.FeatureCF = true, 1, 1
-		}, func(r *releasedStats) []float64 { return r.DPSGDF.Mu }, "center"},
+		}, func(r *releasedStats) []*float64 { return ptrs(r.DPSGDF.Mu) }, "center"},
+		{"dpsgdf theory", tabTrain, tabTest, func(c *Config) {
+			c.DPSGDF, c.DPSGDFVariant, c.FeatureCF, c.Epsilon = true, DPSGDFTheory, 10, 8
+			c.Accountant = AccountantRDP // (the PLD of its many search counts is slow)
+		}, func(r *releasedStats) []*float64 { return append(ptrs(r.DPSGDF.Mu), &r.DPSGDF.Tau) }, ""},
 		{"scatternet", imgTrain, imgTest, func(c *Config) {
 			c.Features, c.FeatureNorm, c.FeatureCache = FeaturesScatterNet, FeatureNormPrivate, t.TempDir()
-		}, func(r *releasedStats) []float64 { return r.ScatterNet.Mean }, ""},
+		}, func(r *releasedStats) []*float64 { return ptrs(r.ScatterNet.Mean) }, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			train, test := tc.train, tc.test
@@ -99,11 +103,11 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 			if ck.Data == nil || ck.Data.Digest.Train.SHA256 == "" {
 				t.Fatalf("checkpoint holds no data digest: %+v", ck.Data)
 			}
-			stat := tc.stat(&ck.Data.Released)
-			for i := range stat {
-				stat[i] = 0.125 * float64(i+1)
+			var want []float64
+			for i, v := range tc.stat(&ck.Data.Released) {
+				*v = 0.125 * float64(i+1)
+				want = append(want, *v)
 			}
-			want := slices.Clone(stat)
 			b, err := json.Marshal(&ck)
 			if err != nil {
 				t.Fatal(err)
@@ -112,7 +116,11 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			var used []float64
-			testDataHook = func(p *prepared) { used = slices.Clone(tc.stat(&p.released)) }
+			testDataHook = func(p *prepared) {
+				for _, v := range tc.stat(&p.released) {
+					used = append(used, *v)
+				}
+			}
 			err = resume(train)
 			testDataHook = nil
 			if err != nil {
@@ -152,4 +160,13 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ptrs points at each element of v.
+func ptrs(v []float64) []*float64 {
+	p := make([]*float64, len(v))
+	for i := range v {
+		p[i] = &v[i]
+	}
+	return p
 }
