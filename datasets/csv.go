@@ -30,8 +30,9 @@ type CSVOptions struct {
 	// of its entries (label Classes[i] is class i), and Classes becomes
 	// ClassNames. NumClasses, when positive and Classes is nil, is the
 	// public count of integer labels: every label must be an integer in
-	// [0, NumClasses). A label outside the set is an error that names its
-	// line but not its value (it may be a training record's).
+	// [0, NumClasses). A label outside the set is an error that names the
+	// label column, never the value or its line (it may be a training
+	// record's).
 	Classes    []string
 	NumClasses int
 }
@@ -73,18 +74,15 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 		header = h
 	}
 	var rows [][]string
-	var lines []int // line of each row, for error messages
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, csvSyntax(err)
 		}
 		rows = append(rows, rec)
-		l, _ := cr.FieldPos(0)
-		lines = append(lines, l)
 	}
 	if len(rows) == 0 {
 		return nil, errors.New("no data rows")
@@ -100,41 +98,48 @@ func ReadCSV(r io.Reader, name string, opts CSVOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	line := func(i int) int { return lines[i] }
+	// Messages name the file (the caller) and the column, never a cell's
+	// value or a record's line: the file may hold training records.
+	col := func(j int) string {
+		if header != nil {
+			return fmt.Sprintf("column %d (%q)", j+1, strings.TrimSpace(header[j]))
+		}
+		return fmt.Sprintf("column %d", j+1)
+	}
 	dim := width - 1
 	d := &Dataset{Name: name, X: make([]float32, 0, len(rows)*dim), Y: make([]int, len(rows)), Shape: []int{dim}}
 	labels := make([]string, len(rows))
 	for i, rec := range rows {
 		if len(rec) != width {
-			return nil, fmt.Errorf("line %d: %d fields, want %d", line(i), len(rec), width)
+			return nil, fmt.Errorf("a row does not have the %d fields of the others", width)
 		}
 		for j, f := range rec {
 			if j == li {
 				if isMissing(f) {
-					return nil, fmt.Errorf("line %d: missing label", line(i))
+					return nil, fmt.Errorf("label %s: a label is missing", col(li))
 				}
 				labels[i] = strings.TrimSpace(f)
 				continue
 			}
 			if isMissing(f) {
 				if !opts.AllowMissing {
-					return nil, fmt.Errorf("line %d column %d: missing value %q not allowed", line(i), j+1, f)
+					return nil, fmt.Errorf("%s: a value is missing, which is not allowed here", col(j))
 				}
 				d.X = append(d.X, float32(math.NaN()))
 				continue
 			}
 			v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
 			if err != nil {
-				return nil, fmt.Errorf("line %d column %d: %q is not a number", line(i), j+1, f)
+				return nil, fmt.Errorf("%s: a value is not a number", col(j))
 			}
 			if math.IsInf(v, 0) || math.IsInf(float64(float32(v)), 0) {
-				return nil, fmt.Errorf("line %d column %d: %q is infinite or overflows float32", line(i), j+1, f)
+				return nil, fmt.Errorf("%s: a value is infinite or overflows float32", col(j))
 			}
 			d.X = append(d.X, float32(v))
 		}
 	}
 	if opts.Classes != nil || opts.NumClasses > 0 {
-		if err := setPublicLabels(d, labels, opts, line); err != nil {
+		if err := setPublicLabels(d, labels, opts, col(li)); err != nil {
 			return nil, err
 		}
 		return d, d.Validate()
@@ -235,15 +240,14 @@ func setLabels(d *Dataset, labels []string) error {
 }
 
 // setPublicLabels maps labels onto the public class set of opts. The class
-// count never depends on the labels read, and an error names no label.
-func setPublicLabels(d *Dataset, labels []string, opts CSVOptions, line func(int) int) error {
-	outside := func(i int) error {
-		n := opts.NumClasses
-		if opts.Classes != nil {
-			n = len(opts.Classes)
-		}
-		return fmt.Errorf("line %d: %w of %d classes (remove the record, or add its class to --classes)", line(i), ErrOutsideClasses, n)
+// count never depends on the labels read, and an error names the label
+// column (col), never a label or its line.
+func setPublicLabels(d *Dataset, labels []string, opts CSVOptions, col string) error {
+	n := opts.NumClasses
+	if opts.Classes != nil {
+		n = len(opts.Classes)
 	}
+	outside := fmt.Errorf("label %s: a record's %w of %d classes (remove the record, or add its class to --classes)", col, ErrOutsideClasses, n)
 	for i, s := range labels {
 		k := -1
 		if opts.Classes != nil {
@@ -252,7 +256,7 @@ func setPublicLabels(d *Dataset, labels []string, opts CSVOptions, line func(int
 			k = v
 		}
 		if k < 0 {
-			return outside(i)
+			return outside
 		}
 		d.Y[i] = k
 	}
@@ -326,19 +330,19 @@ func LoadFeatureCSV(path string, header bool) (x []float32, n, d int, err error)
 			return nil, 0, 0, badData(fmt.Errorf("csv %s: %w", path, err))
 		}
 	}
-	for line := 1; ; line++ {
+	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return nil, 0, 0, badData(fmt.Errorf("csv %s: %w", path, err))
+			return nil, 0, 0, badData(fmt.Errorf("csv %s: %w", path, csvSyntax(err)))
 		}
 		d = len(rec)
-		for _, s := range rec {
+		for j, s := range rec {
 			v, perr := strconv.ParseFloat(strings.TrimSpace(s), 32)
 			if perr != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, 0, 0, badData(fmt.Errorf("csv %s: row %d: %q is not a finite number", path, line, s))
+				return nil, 0, 0, badData(fmt.Errorf("csv %s: column %d: a value is not a finite number", path, j+1))
 			}
 			x = append(x, float32(v))
 		}
@@ -348,4 +352,14 @@ func LoadFeatureCSV(path string, header bool) (x []float32, n, d int, err error)
 		return nil, 0, 0, badData(fmt.Errorf("csv %s: no rows", path))
 	}
 	return x, n, d, nil
+}
+
+// csvSyntax is a CSV syntax error without its line and column (a position
+// in a file that may hold training records): what went wrong only.
+func csvSyntax(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("malformed CSV: %w", pe.Err)
+	}
+	return err
 }

@@ -11,9 +11,9 @@ func FromSlices(name string, rows [][]float32, labels []int) (*Dataset, error) {
 	}
 	d := len(rows[0])
 	ds := &Dataset{Name: name, Shape: []int{d}, X: make([]float32, 0, len(rows)*d), Y: append([]int(nil), labels...)}
-	for i, r := range rows {
+	for _, r := range rows {
 		if len(r) != d {
-			return nil, badData(fmt.Errorf("dataset %s: row %d has %d values, row 0 has %d", name, i, len(r), d))
+			return nil, badData(fmt.Errorf("dataset %s: the rows do not all have the first row's %d values", name, d))
 		}
 		ds.X = append(ds.X, r...)
 	}

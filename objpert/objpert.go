@@ -143,17 +143,18 @@ func Fit(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, b []float64
 
 func checkData(X *mat.Dense, y []float64, loss GLM) error {
 	n, d := X.Dims()
+	// Messages name the feature, never a value or its row (training data).
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {
 			if v := X.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return inputf("row %d feature %d is %v", i, j, v)
+				return inputf("feature %d has a non-finite value", j)
 			}
 		}
 		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
-			return inputf("row %d label is %v", i, y[i])
+			return inputf("a label is not finite")
 		}
 		if _, ok := loss.(Logistic); ok && y[i] != 1 && y[i] != -1 {
-			return inputf("row %d: logistic labels must be -1 or +1, got %v", i, y[i])
+			return inputf("logistic labels must be -1 or +1, and a label is neither")
 		}
 	}
 	return nil

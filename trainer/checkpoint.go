@@ -66,6 +66,10 @@ type checkpoint struct {
 	CanaryParams []byte  `json:"canary_params,omitempty"`
 	CanaryCounts []int   `json:"canary_counts,omitempty"`
 	CanaryRNG    []byte  `json:"canary_rng,omitempty"`
+	// Data is the digest of the data the run read and the statistics it
+	// released from them before training (resumedata.go); a checkpoint
+	// without it (older) cannot be resumed.
+	Data *dataRecord `json:"data,omitempty"`
 }
 
 // ErrNoCheckpoint is returned by loadCheckpoint when none exists.

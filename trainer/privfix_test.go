@@ -122,8 +122,8 @@ func TestClassSetIsPublic(t *testing.T) {
 				msg = strings.ReplaceAll(err.Error(), c.TrainFile, "TRAIN")
 			}
 			if !errors.Is(err, datasets.ErrBadData) || !errors.Is(err, datasets.ErrOutsideClasses) ||
-				!strings.Contains(msg, "line 3") || strings.Contains(msg, tc.refused) {
-				t.Errorf("%s: err %v; want bad data naming line 3, not %q", tc.name, err, tc.refused)
+				!strings.Contains(msg, "label column") || strings.Contains(msg, "line 3") || strings.Contains(msg, tc.refused) {
+				t.Errorf("%s: err %v; want bad data naming the label column, not line 3 nor %q", tc.name, err, tc.refused)
 			}
 			continue
 		}

@@ -316,8 +316,12 @@ func (s *state) claim(sum *Summary) string {
 	if sum.Best.Accountant == "" {
 		b.WriteString("no valid privacy bound for this run")
 	} else {
-		fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
-			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
+		if sum.Sweep != nil {
+			sweepClaim(&b, sum.Sweep)
+		} else {
+			fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
+				sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
+		}
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
 		}

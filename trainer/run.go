@@ -118,8 +118,15 @@ type Summary struct {
 	// TestLoss are 0.
 	TestWithheld bool `json:"test_withheld,omitempty"`
 
+	// Sweep, for a run of a sweep once the sweep has finished
+	// (StampSweepTotal), is the sweep's total that covers the run.
+	Sweep *SweepShare `json:"sweep,omitempty"`
+
 	cfg  Config      // the run's configuration, for the released summary
 	acct *accounting // the run's account, for ComposeRuns
+	// partial marks a failed run's account (FailedRunError): nothing of
+	// it was released.
+	partial bool
 }
 
 // ErrInterrupted is wrapped by Run's error when the context was cancelled;
@@ -201,6 +208,11 @@ type state struct {
 		step      int
 		acc, loss float64
 	}
+
+	// resume is the checkpoint's record of the data on a resume (nil on a
+	// fresh run): the data must match its digest, and its released
+	// statistics are reused (resumedata.go).
+	resume *dataRecord
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -246,6 +258,8 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
 			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+		case c.Data == nil:
+			return nil, fmt.Errorf("%w: cannot resume from checkpoint %s: %v; start the run afresh (without --resume, with --overwrite, which discards the checkpoint) or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), errNoDigest)
 		default:
 			ck = c
 		}
@@ -271,6 +285,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	if err := s.initRoot(ck); err != nil {
 		return nil, err
+	}
+	if ck != nil {
+		s.resume = ck.Data
 	}
 	if s.dist != nil {
 		// Every stream derives from rank 0's root seed.
@@ -298,6 +315,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		defer s.closeMetrics()
 	}
 	sum, err := s.loop(ctx, first, start)
+	if sum == nil && err != nil {
+		// Every step taken so far (this process's and the checkpoint's)
+		// is charged, whatever ended the run.
+		err = s.failedRun(err, max(s.stepNo, first-1))
+	}
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		if s.out != nil {
@@ -369,7 +391,10 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
-	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test)
+	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test, s.resume)
+	if errors.Is(err, ErrDataChanged) {
+		return fmt.Errorf("cannot resume from checkpoint %s: %w; a resume over changed data would release statistics of them with the same noise: start afresh (without --resume, with --overwrite) or use a new out_dir", s.checkpointPath(), err)
+	}
 	if err != nil {
 		return err
 	}
@@ -378,6 +403,7 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	s.privNote = append(s.privNote, data.privNotes...)
 	if err := s.setupInputCanaries(root); err != nil {
 		return err
 	}
@@ -918,7 +944,8 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 
 func (s *state) checkpoint(step int) error {
 	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma, Q: s.acct.q,
-		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples}
+		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples,
+		Data: &dataRecord{Digest: s.data.digest, Released: s.data.released}}
 	var err error
 	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint optimizer: %w", err)

@@ -237,6 +237,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			printSummary(stdout, sum)
 		}
 	}
+	if acct := trainer.PartialAccount(err); acct != nil && acct.Best.Accountant != "" {
+		// The steps a failed run took drew on the training data: say what
+		// they cost, as for any run.
+		fmt.Fprintf(stderr, "dptrain train: the run failed after %d of %d steps, all charged: ε = %.4f (δ = %g, %s, %s)\n",
+			acct.Steps, acct.PlannedStep, acct.Best.Epsilon, acct.Delta, acct.Best.Relation, acct.Best.Accountant)
+	}
 	if errors.Is(err, trainer.ErrFinished) {
 		// Nothing went wrong: the run asked for is complete (exit 0).
 		fmt.Fprintf(stderr, "dptrain train: %v\n", err)
