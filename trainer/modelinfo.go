@@ -1,12 +1,9 @@
 package trainer
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/models"
@@ -50,51 +47,20 @@ func (s *state) describeModel(m *models.Net) error {
 	return nil
 }
 
-// tableInput describes a CSV table's feature columns and label column: the
-// header's names when the file has a header line (label given by name,
-// 0-based index, negative from the end, or "" for the last column).
+// tableInput describes a CSV table's feature columns and label column, as
+// the one CSV reader reads them for training (loadCSV): the header's names
+// when the file has a header line (label given by name, 0-based index,
+// negative from the end, or "" for the last column).
 func tableInput(path, label string) (models.Input, error) {
-	in := models.Input{Kind: "table"}
-	li := -1
-	if label != "" {
-		if i, err := strconv.Atoi(label); err == nil {
-			li = i
-		}
+	opts := datasets.CSVOptions{SniffHeader: true, LabelIndex: -1}
+	if i, err := strconv.Atoi(label); err == nil {
+		opts.LabelIndex = i
+	} else {
+		opts.Label = label
 	}
-	header, err := datasets.SniffCSVHeader(path, li)
+	t, err := datasets.LoadTable(path, opts)
 	if err != nil {
-		return in, err
+		return models.Input{}, err
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return in, err
-	}
-	defer fh.Close()
-	rec, err := csv.NewReader(fh).Read()
-	if err != nil {
-		return in, fmt.Errorf("csv %s: %w", path, err)
-	}
-	if li < 0 {
-		li += len(rec)
-	}
-	if label != "" && header {
-		for j, h := range rec {
-			if strings.TrimSpace(h) == label {
-				li = j
-			}
-		}
-	}
-	if li < 0 || li >= len(rec) {
-		return in, fmt.Errorf("csv %s: label column %q outside its %d columns", path, label, len(rec))
-	}
-	in.LabelColumn, in.LabelIndex = strconv.Itoa(li), li
-	if header {
-		in.LabelColumn = strings.TrimSpace(rec[li])
-		for j, h := range rec {
-			if j != li {
-				in.Columns = append(in.Columns, strings.TrimSpace(h))
-			}
-		}
-	}
-	return in, nil
+	return models.Input{Kind: "table", Columns: t.Columns, LabelColumn: t.LabelColumn, LabelIndex: t.LabelIndex}, nil
 }

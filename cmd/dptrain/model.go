@@ -77,15 +77,34 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			cfg.LabelColumn = md.Input.LabelColumn
 		}
 	}
-	l, src, err := trainer.LoadDataset(cfg)
-	if err != nil {
-		return asInput(err)
+	var (
+		ds  *datasets.Dataset
+		src string
+	)
+	if cfg.Dataset == trainer.DatasetCSV && len(md.Input.Columns) == m.InputSize() {
+		// The model's columns, by name, with the reader train used.
+		file := cfg.TestFile
+		if *split == "train" {
+			file = cfg.TrainFile
+		}
+		if ds, err = datasets.LoadCSV(file, datasets.CSVOptions{SniffHeader: true, Label: cfg.LabelColumn,
+			Columns: md.Input.Columns, Classes: cfg.Classes}); err != nil {
+			return asInput(err)
+		}
+		src = "csv " + file
+	} else {
+		l, lsrc, err := trainer.LoadDataset(cfg)
+		if err != nil {
+			return asInput(err)
+		}
+		ds, src = l.Test, lsrc
+		if *split == "train" {
+			ds = l.Train
+		}
 	}
-	ds := l.Test
 	switch *split {
 	case "test":
 	case "train":
-		ds = l.Train
 		// Figures computed on the training records are not covered by the
 		// run's ε: they are for the curator's eyes.
 		fmt.Fprintln(stderr, "note: --split train evaluates the model on its training records; these figures are NOT covered by the run's ε: do not publish them")
@@ -98,18 +117,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if !m.Classifier() {
 		return badInput("model %s is a regression; eval reports classification accuracy", m.Arch())
 	}
-	x := ds.X
-	if cfg.Dataset == trainer.DatasetCSV && len(md.Input.Columns) == m.InputSize() {
-		file := cfg.TestFile
-		if *split == "train" {
-			file = cfg.TrainFile
-		}
-		if x, err = byColumnName(file, cfg.LabelColumn, md.Input.Columns, ds.X, ds.N()); err != nil {
-			return asInput(err)
-		}
-	} else {
-		x = slices.Clone(x)
-	}
+	x := slices.Clone(ds.X)
 	if err := m.ApplyPreprocess(x, ds.N()); err != nil {
 		return asInput(err)
 	}
@@ -309,40 +317,6 @@ func csvField(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// readFeatureCSV reads rows of d features, or d+1 columns of which the
-// label column is dropped.
-func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
-	opts := datasets.CSVOptions{LabelIndex: -1}
-	if i, aerr := strconv.Atoi(label); aerr == nil {
-		opts.LabelIndex = i
-	} else {
-		opts.Label = label
-	}
-	header, err := datasets.SniffCSVHeader(path, opts.LabelIndex)
-	if err != nil {
-		return nil, 0, err
-	}
-	opts.Header = header
-	if probe, err := datasets.LoadCSV(path, opts); err == nil && probe.Dim() == d {
-		return probe.X, probe.N(), nil
-	}
-	// No label column: every column is a feature.
-	if header, err = datasets.SniffCSVHeader(path, datasets.NoColumn); err != nil {
-		return nil, 0, err
-	}
-	x, n, got, err := datasets.LoadFeatureCSV(path, header)
-	if err != nil {
-		return nil, 0, err
-	}
-	if got != d && got != d+1 {
-		return nil, 0, fmt.Errorf("csv %s: %d columns per row; the model takes %d features", path, got, d)
-	}
-	if got != d {
-		return nil, 0, fmt.Errorf("csv %s: %d columns per row, and dropping the label column %q did not leave %d features", path, got, label, d)
-	}
-	return x, n, nil
 }
 
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {
