@@ -117,11 +117,11 @@ def mlp(d, widths, classes, activation="relu"):
     return nn.Sequential(*mods, Linear(prev, classes))
 
 
-def mnist_cnn():
+def mnist_cnn(classes=10):
     return nn.Sequential(
         nn.Conv2d(1, 16, 8, 2, 3), nn.Tanh(), nn.MaxPool2d(2, 1),
         nn.Conv2d(16, 32, 4, 2), nn.Tanh(), nn.MaxPool2d(2, 1),
-        nn.Flatten(), Linear(512, 32), nn.Tanh(), Linear(32, 10))
+        nn.Flatten(), Linear(512, 32), nn.Tanh(), Linear(32, classes))
 
 
 def scatter_cnn(c, h, w, classes):
