@@ -35,7 +35,7 @@ type prepared struct {
 func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*prepared, error) {
 	l, src, err := loadNamed(cfg.Dataset, cfg)
 	if cfg.Dataset == InMemory {
-		l, src, err = inMemory(train, test, cfg.Seed)
+		l, src, err = inMemory(train, test)
 	}
 	if err != nil {
 		return nil, err

@@ -18,9 +18,15 @@ func (s *state) describeModel(m *models.Net) error {
 		return nil
 	}
 	cfg, test := s.cfg, s.data.test
+	// What the caller set on its own model (SetInput, SetClasses) stays
+	// where the data names nothing.
+	own, _ := m.Meta()
 	classes := test.ClassNames
 	if classes == nil {
 		classes = cfg.Classes
+	}
+	if classes == nil {
+		classes = own.Classes
 	}
 	m.SetClasses(classes)
 	m.SetPreprocess(s.data.transforms)
@@ -41,9 +47,22 @@ func (s *state) describeModel(m *models.Net) error {
 			in.Channels = "rgb"
 		}
 	case len(test.Shape) == 1:
-		in.Kind = "table"
+		in = models.Input{Kind: "table", Columns: test.Columns, LabelColumn: test.LabelColumn, LabelIndex: test.LabelIndex}
+	}
+	if cfg.Dataset == InMemory && test.Columns == nil && own.Input.Kind != "" {
+		in = own.Input
 	}
 	m.SetInput(in)
+	return nil
+}
+
+// describeReturned records in the caller's model (Options.Model) what
+// release/model.bin would record, also when the run writes no files: the
+// model Run leaves behind predicts from raw records with PredictRecords.
+func (s *state) describeReturned() error {
+	if m, ok := s.model.(*models.Net); ok && s.out == nil {
+		return s.describeModel(m)
+	}
 	return nil
 }
 
