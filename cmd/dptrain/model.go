@@ -188,7 +188,7 @@ func argmax(v []float32) int {
 func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
-	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped), or a directory of .jpg/.png images (searched recursively; each of the model's input size, e.g. 32×32 RGB) for an image model")
+	input := fs.String("input", "", "what to predict: a CSV table of feature rows (a header line is detected; a model that knows its columns reads them by name; its label column, if present, is dropped), a NumPy .npy array of examples (N×D, or N×H×W / N×C×H×W images with values in [0, 1]), one .png/.jpg image, or a directory of them (searched recursively), each of the model's input size (e.g. 32×32 RGB; see --resize)")
 	label := fs.String("label-column", "", "column to drop when the input carries labels: header name or 0-based index (default: the last)")
 	out := fs.String("out", "", "write the CSV here instead of stdout")
 	var conv datasets.ImageFolderOptions
@@ -210,18 +210,38 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		n     int
 		files []string // image inputs: the first column of the output
 	)
-	if st, err := os.Stat(*input); err == nil && st.IsDir() {
-		h, w, err := trainer.ParseResize(*resize)
-		if err != nil {
-			return badInput("%v", err)
-		}
-		conv.Convert, conv.Resize, conv.Height, conv.Width = conv.Channels != 0, h > 0, h, w
+	rh, rw, err := trainer.ParseResize(*resize)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	conv.Convert, conv.Resize, conv.Height, conv.Width = conv.Channels != 0, rh > 0, rh, rw
+	kind, err := inputKind(*input)
+	if err != nil {
+		return asInput(err)
+	}
+	switch kind {
+	case inputImages:
 		if x, files, err = readImageDir(*input, m, conv); err != nil {
 			return asInput(err)
 		}
 		n = len(files)
-	} else if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
-		return asInput(err)
+	case inputImage:
+		files = []string{filepath.Base(*input)}
+		if x, err = readImages([]string{*input}, m, conv); err != nil {
+			return asInput(err)
+		}
+		n = 1
+	case inputNPY:
+		f, err := readModelNPY(*input, m)
+		if err != nil {
+			return asInput(err)
+		}
+		defer f.Close()
+		x, n = f.X, f.N
+	default:
+		if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
+			return asInput(err)
+		}
 	}
 	if err := m.ApplyPreprocess(x, n); err != nil {
 		return asInput(err)
@@ -292,23 +312,29 @@ func readImageDir(dir string, m *models.Net, conv datasets.ImageFolderOptions) (
 	for i, f := range files {
 		paths[i] = filepath.Join(dir, f)
 	}
+	x, err := readImages(paths, m, conv)
+	return x, files, err
+}
+
+// readImages decodes the image files paths for m (see readImageDir).
+func readImages(paths []string, m *models.Net, conv datasets.ImageFolderOptions) ([]float32, error) {
 	if s := m.Network().InputShape(); (s.C == 1 || s.C == 3) && s.H > 1 && s.W > 1 {
 		if conv.Channels == 0 {
 			conv.Channels = s.C
 		}
 		if conv.Resize && (conv.Width != s.W || conv.Height != s.H) {
-			return nil, nil, fmt.Errorf("predict: --resize %dx%d, but %s takes %dx%d images", conv.Height, conv.Width, m.Arch(), s.H, s.W)
+			return nil, fmt.Errorf("predict: --resize %dx%d, but %s takes %dx%d images", conv.Height, conv.Width, m.Arch(), s.H, s.W)
 		}
 		conv.Width, conv.Height = s.W, s.H
 	}
 	x, c, w, h, err := datasets.LoadImagesAs(paths, conv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("predict: %w", err)
+		return nil, fmt.Errorf("predict: %w", err)
 	}
 	if c*w*h != m.InputSize() {
-		return nil, nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d images of %d channels give %d", m.Arch(), m.InputSize(), w, h, c, c*w*h)
+		return nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d images of %d channels give %d", m.Arch(), m.InputSize(), w, h, c, c*w*h)
 	}
-	return x, files, nil
+	return x, nil
 }
 
 // csvField quotes s when CSV needs it (a comma, quote or line break).
