@@ -83,6 +83,10 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 		}
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 		p.transforms = append(p.transforms, models.Transform{Type: "l2_normalize", C: cfg.FeatureCF})
+	case cfg.Features == FeaturesRaw:
+		if w := scaleAdvice(p.test); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	}
 	return p, nil
 }
@@ -180,6 +184,7 @@ func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 		return fmt.Errorf("scale %s: %w", cfg.Scale, err)
 	}
 	t := models.Transform{Type: "clip_scale", Lo: b.Lo, Hi: b.Hi}
+	p.notes = append(p.notes, clipReport(p.test, b))
 	var note string
 	switch cfg.Scale {
 	case ScaleMinMax:
@@ -205,6 +210,9 @@ func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 		t.Mean, t.Scale = st.Mean, st.Std
 		p.prefix = append(p.prefix, ev)
 		note = fmt.Sprintf("features clipped to the declared bounds and standardised by a private mean and std (Gaussian, noise multiplier σ = %.4g (%s), noise std %.4g on each sum; composed into the account)", sigma, how, st.NoiseStd)
+		if w := noiseAdvice(p.test, b, st.NoiseStd, p.train.N()); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	default:
 		return fmt.Errorf("unknown scale %q", cfg.Scale)
 	}

@@ -391,6 +391,7 @@ func (s *state) setup() error {
 	}
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
+	s.logData()
 	if err := s.setupInputCanaries(root); err != nil {
 		return err
 	}
