@@ -177,11 +177,12 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 	d := p.train.Dim()
 	if len(p.train.Shape) != 1 {
-		return fmt.Errorf("scale %s: needs tabular features; dataset %s has shape %v", cfg.Scale, p.train.Name, p.train.Shape)
+		return fmt.Errorf("%w: scale %s: needs tabular features; dataset %s has shape %v", ErrInvalidConfig, cfg.Scale, p.train.Name, p.train.Shape)
 	}
 	b, err := preprocess.ParseFeatureBounds(cfg.FeatureBounds, d)
 	if err != nil {
-		return fmt.Errorf("scale %s: %w", cfg.Scale, err)
+		// Bounds the user typed (a count, an order, a file): bad input.
+		return fmt.Errorf("%w: scale %s: %w", ErrInvalidConfig, cfg.Scale, err)
 	}
 	t := models.Transform{Type: "clip_scale", Lo: b.Lo, Hi: b.Hi}
 	p.notes = append(p.notes, clipReport(p.test, b))

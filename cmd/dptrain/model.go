@@ -162,17 +162,47 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(md.Classes) > 0 {
 		fmt.Fprintf(stdout, "classes   %s\n", strings.Join(md.Classes, ", "))
 	}
-	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
-	for _, row := range conf {
-		for j, c := range row {
-			if j > 0 {
-				fmt.Fprint(stdout, " ")
-			}
-			fmt.Fprintf(stdout, "%6d", c)
-		}
-		fmt.Fprintln(stdout)
+	names := ds.ClassNames
+	if names == nil {
+		names = md.Classes
 	}
+	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
+	writeConfusionText(stdout, conf, names)
 	return nil
+}
+
+// writeConfusionText prints the confusion matrix with its class names (or
+// indices) heading the rows and the columns.
+func writeConfusionText(w io.Writer, conf [][]int, names []string) {
+	label := func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return strconv.Itoa(i)
+	}
+	first := 0
+	for i := range conf {
+		first = max(first, len([]rune(label(i))))
+	}
+	widths := make([]int, len(conf))
+	for j := range conf {
+		widths[j] = max(6, len([]rune(label(j))))
+		for _, row := range conf {
+			widths[j] = max(widths[j], len(strconv.Itoa(row[j])))
+		}
+	}
+	fmt.Fprintf(w, "%-*s", first, "")
+	for j := range conf {
+		fmt.Fprintf(w, " %*s", widths[j], label(j))
+	}
+	fmt.Fprintln(w)
+	for i, row := range conf {
+		fmt.Fprintf(w, "%-*s", first, label(i))
+		for j, c := range row {
+			fmt.Fprintf(w, " %*d", widths[j], c)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func argmax(v []float32) int {
@@ -194,8 +224,13 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	var conv datasets.ImageFolderOptions
 	fs.IntVar(&conv.Channels, "channels", 0, "image input: convert every image to N channels, 1 or 3 (see train --channels); default: the model's, and an image with the other count is an error")
 	resize := fs.String("resize", "", "image input: resize every image to the model's size by bilinear interpolation (see train --resize; give the same `HxW`)")
+	fullPrecision := fs.Bool("full-precision", false, "print each probability with every digit its float32 value needs to be read back exactly (default: 6 significant digits)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	digits := 6
+	if *fullPrecision {
+		digits = -1 // the shortest text that reads back as the same float32
 	}
 	m, err := loadModelFlag(*model)
 	if err != nil {
@@ -285,7 +320,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprint(bw, argmax(row))
 		}
 		for _, p := range row {
-			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', 6, 32))
+			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', digits, 32))
 		}
 		fmt.Fprintln(bw)
 	}
