@@ -21,6 +21,13 @@ type Dataset struct {
 	NumClasses int
 	// ClassNames, when known, names each class index.
 	ClassNames []string
+	// Columns, for a table read with a header line, names each feature in
+	// the order of X; LabelColumn is the label column's name (its 0-based
+	// index, as text, without a header) and LabelIndex its position in the
+	// file. They are the table's public schema, never its values.
+	Columns     []string
+	LabelColumn string
+	LabelIndex  int
 
 	mapped []byte // the file mapping X views ([LoadNPY]), nil if X is on the heap
 }
@@ -128,6 +135,10 @@ func (d *Dataset) emptyLike(n int) *Dataset {
 		Shape:      append([]int(nil), d.Shape...),
 		NumClasses: d.NumClasses,
 		ClassNames: append([]string(nil), d.ClassNames...),
+		Columns:    append([]string(nil), d.Columns...),
+
+		LabelColumn: d.LabelColumn,
+		LabelIndex:  d.LabelIndex,
 	}
 }
 

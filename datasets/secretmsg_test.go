@@ -53,21 +53,21 @@ func TestErrorsNameNoValueNorPosition(t *testing.T) {
 		want   []string // substrings the message must hold
 	}{
 		{"not a number", csvWith(true, plant("SSN-123-45-6789", "")), CSVOptions{Header: true, LabelIndex: -1},
-			"123-45-6789", []string{`column 2 ("income")`, "not a number"}},
+			"123-45-6789", []string{`column "income"`, "not a number"}},
 		{"not a number, no header", csvWith(false, plant("SSN-123-45-6789", "")), CSVOptions{LabelIndex: -1},
 			"123-45-6789", []string{"column 2", "not a number"}},
 		{"overflows float32", csvWith(true, plant("3.99e38", "")), CSVOptions{Header: true, LabelIndex: -1},
-			"3.99e38", []string{`column 2 ("income")`, "overflows"}},
+			"3.99e38", []string{`column "income"`, "too large for 32-bit"}},
 		{"missing", csvWith(true, plant("NA", "")), CSVOptions{Header: true, LabelIndex: -1},
-			`"NA"`, []string{`column 2 ("income")`, "missing"}},
+			`"NA"`, []string{`column "income"`, "missing"}},
 		{"label outside the public classes", csvWith(true, plant("", "SSN-123-45-6789")), CSVOptions{Header: true, LabelIndex: -1, NumClasses: 3},
-			"123-45-6789", []string{`label column 3 ("class")`, "outside the public class set"}},
+			"123-45-6789", []string{`label column "class"`, "outside the public class set"}},
 		{"label outside --classes", csvWith(true, plant("", "Jane Roe")), CSVOptions{Header: true, LabelIndex: -1, Classes: []string{"0", "1", "2"}},
-			"Jane", []string{`label column 3 ("class")`, "outside the public class set"}},
+			"Jane", []string{`label column "class"`, "outside the public class set"}},
 		{"malformed", csvWith(true, plant(`"SSN-123-45-6789`, "")), CSVOptions{Header: true, LabelIndex: -1},
 			"123-45-6789", []string{"malformed CSV"}},
 		{"ragged", csvWith(true, plant("SSN-123-45-6789,1", "")), CSVOptions{Header: true, LabelIndex: -1},
-			"123-45-6789", []string{"malformed CSV", "wrong number of fields"}},
+			"123-45-6789", []string{"wrong number of fields"}},
 	} {
 		p := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".csv")
 		writeFile(t, p, []byte(tc.in))

@@ -49,7 +49,7 @@ type prepared struct {
 func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset, resume *dataRecord) (*prepared, error) {
 	l, src, err := loadNamed(cfg.Dataset, cfg)
 	if cfg.Dataset == InMemory {
-		l, src, err = inMemory(train, test, cfg.Seed)
+		l, src, err = inMemory(train, test)
 	}
 	if err != nil {
 		return nil, err
@@ -105,6 +105,10 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset, resu
 		}
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 		p.transforms = append(p.transforms, models.Transform{Type: "l2_normalize", C: cfg.FeatureCF})
+	case cfg.Features == FeaturesRaw:
+		if w := scaleAdvice(p.test); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	}
 	return p, nil
 }
@@ -205,13 +209,15 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 	d := p.train.Dim()
 	if len(p.train.Shape) != 1 {
-		return fmt.Errorf("scale %s: needs tabular features; dataset %s has shape %v", cfg.Scale, p.train.Name, p.train.Shape)
+		return fmt.Errorf("%w: scale %s: needs tabular features; dataset %s has shape %v", ErrInvalidConfig, cfg.Scale, p.train.Name, p.train.Shape)
 	}
 	b, err := preprocess.ParseFeatureBounds(cfg.FeatureBounds, d)
 	if err != nil {
-		return fmt.Errorf("scale %s: %w", cfg.Scale, err)
+		// Bounds the user typed (a count, an order, a file): bad input.
+		return fmt.Errorf("%w: scale %s: %w", ErrInvalidConfig, cfg.Scale, err)
 	}
 	t := models.Transform{Type: "clip_scale", Lo: b.Lo, Hi: b.Hi}
+	p.notes = append(p.notes, clipReport(p.test, b))
 	var note string
 	switch cfg.Scale {
 	case ScaleMinMax:
@@ -245,6 +251,9 @@ func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 		t.Mean, t.Scale = rel.Mean, rel.Std
 		p.prefix = append(p.prefix, ev)
 		note = fmt.Sprintf("features clipped to the declared bounds and standardised by a private mean and std (Gaussian, noise multiplier σ = %.4g (%s), noise std %.4g on each sum; composed into the account)", sigma, how, rel.NoiseStd)
+		if w := noiseAdvice(p.test, b, rel.NoiseStd, p.train.N()); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	default:
 		return fmt.Errorf("unknown scale %q", cfg.Scale)
 	}

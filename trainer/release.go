@@ -322,6 +322,9 @@ func (s *state) claim(sum *Summary) string {
 			fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
 				sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
 		}
+		if s.opts.heldOut > 0 {
+			fmt.Fprintf(&b, "; covers the %d rows of Options.Train trained on, not the %d held out as the test set (Options.HoldOut), whose figures are published without protection", sum.CoveredN, s.opts.heldOut)
+		}
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
 		}

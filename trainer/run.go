@@ -42,10 +42,17 @@ type Options struct {
 	// InputSize must match the data; it is initialised by its builder.
 	Model models.PerSampleModel
 	// Train and Test, when Train is set, are the data the run uses instead
-	// of the dataset Config.Dataset names (which becomes "memory"). Test
-	// nil: a seeded 80/20 split of Train. The unit of privacy is one row
-	// of Train as given.
+	// of the dataset Config.Dataset names (which becomes "memory"). The
+	// test set is public: its figures are published as they are. The unit
+	// of privacy is one row of Train as given. Columns and class names set
+	// with datasets.Dataset.SetSchema are recorded in the model.
 	Train, Test *datasets.Dataset
+	// HoldOut, with Test nil, holds that fraction (in (0, 1)) of Train's
+	// rows out as the test set, by a seeded split: those rows are not
+	// protected (their accuracy is published) and the claim covers only
+	// the rows trained on. Without Test or HoldOut, Run refuses.
+	HoldOut float64
+	heldOut int // rows held out of Train (set by Run)
 	// Overwrite lets a new run (not Resume) replace the run OutDir holds;
 	// without it that is an error.
 	Overwrite bool
@@ -221,6 +228,9 @@ type state struct {
 func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if opts.Train != nil {
 		cfg.Dataset = InMemory
+		if err := opts.holdOut(cfg.Seed); err != nil {
+			return nil, err
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -320,6 +330,9 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		// is charged, whatever ended the run.
 		err = s.failedRun(err, max(s.stepNo, first-1))
 	}
+	if derr := s.describeReturned(); derr != nil && err == nil {
+		err = derr
+	}
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		if s.out != nil {
@@ -404,6 +417,7 @@ func (s *state) setup() error {
 	s.data = data
 	s.notes = append(s.notes, data.notes...)
 	s.privNote = append(s.privNote, data.privNotes...)
+	s.logData()
 	if err := s.setupInputCanaries(root); err != nil {
 		return err
 	}

@@ -265,7 +265,7 @@ func TestRunRefusesBadSetups(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"cnn on vectors", func(c *Config) { c.Model = "cnn" }, "needs 1×28×28"},
+		{"cnn on vectors", func(c *Config) { c.Model = "cnn" }, "use --model logreg or mlp for tables"},
 		{"batch too big", func(c *Config) { c.BatchSize = 100000 }, "exceeds"},
 		{"invalid", func(c *Config) { c.Delta = 2 }, "delta"},
 		{"no step fits", func(c *Config) { c.Sigma, c.Epsilon = 0.3, 0.01 }, "not even one step"},

@@ -27,8 +27,8 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		}
 	case ModelCNN:
 		spec.Arch = "mnistcnn"
-		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
-			return nil, fmt.Errorf("%w: model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes (an image folder converts with --channels 1 --resize 28x28)", ErrInvalidConfig, train.Name, train.Shape, train.NumClasses)
+		if err := imageShape("cnn (the MNIST CNN)", train, []int{1, 28, 28}); err != nil {
+			return nil, err
 		}
 	case ModelScatCNN:
 		spec.Arch, spec.Shape = "scatcnn", train.Shape
@@ -37,8 +37,8 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		}
 	case ModelResNet20, ModelResNet22:
 		spec.Arch = map[Model]string{ModelResNet20: "resnet20gn", ModelResNet22: "resnet22"}[cfg.Model]
-		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
-			return nil, fmt.Errorf("%w: model %s needs 3×32×32 images; dataset %s has shape %v (an image folder converts with --channels 3 --resize 32x32)", ErrInvalidConfig, cfg.Model, train.Name, train.Shape)
+		if err := imageShape(string(cfg.Model), train, []int{3, 32, 32}); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("unknown model %q", cfg.Model)
@@ -48,6 +48,22 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		return nil, fmt.Errorf("model %s: %w", cfg.Model, err)
 	}
 	return m, nil
+}
+
+// imageShape checks that train holds images of shape want (C, H, W) for
+// model; its error says what to do: a table needs a table model, an image
+// folder of another size converts with --channels and --resize. The output
+// width is the public class count, any of at least 2.
+func imageShape(model string, train *datasets.Dataset, want []int) error {
+	switch {
+	case len(train.Shape) == 1:
+		return fmt.Errorf("%w: model %s takes %d×%d×%d images; dataset %s is a table of %d features: use --model logreg or mlp for tables", ErrInvalidConfig, model, want[0], want[1], want[2], train.Name, train.Dim())
+	case !slices.Equal(train.Shape, want):
+		return fmt.Errorf("%w: model %s takes %d×%d×%d images; dataset %s has shape %v (an image folder converts with --channels %d --resize %dx%d)", ErrInvalidConfig, model, want[0], want[1], want[2], train.Name, train.Shape, want[0], want[1], want[2])
+	case train.NumClasses < 2:
+		return fmt.Errorf("%w: model %s needs at least 2 classes; dataset %s has %d", ErrInvalidConfig, model, train.Name, train.NumClasses)
+	}
+	return nil
 }
 
 // mechanismSpec is the run's mechanism over n private records, with the
