@@ -5,7 +5,6 @@ import (
 	"github.com/dptrain/dptrain/mechanism"
 	"strconv"
 
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -149,7 +148,7 @@ func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
 	s.data.train.Gather(chunk, a.src[:b*in], a.ys[:b])
 	bk := b * a.k
 	a.expand(s.x[:bk*in], a.src[:b*in], chunk, a.ys[:b], b, s.y[:bk])
-	batch := models.Batch{X: s.x[:bk*in], Y: s.y[:bk], N: bk}
+	batch := s.batches.batch(s.x[:bk*in], s.y[:bk])
 	g := s.grads[:bk*d]
 	if err := s.model.PerSampleGrads(batch, g, s.losses[:bk]); err != nil {
 		return err

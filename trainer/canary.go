@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -248,7 +247,7 @@ func (s *state) scoreInputCanaries() error {
 		for j := 0; j < ic.m; j++ {
 			copy(s.x[:d], ic.x[j*d:(j+1)*d])
 			s.y[0] = ic.y[j]
-			l, _, err := s.model.Evaluate(models.Batch{X: s.x[:d], Y: s.y[:1], N: 1})
+			l, _, err := s.model.Evaluate(s.batches.batch(s.x[:d], s.y[:1]))
 			if err != nil {
 				return fmt.Errorf("input canary %d: %w", j, err)
 			}

@@ -45,11 +45,7 @@ func (s *state) chooseGradients() gradients {
 func (s *state) gather(idx []int) models.Batch {
 	b, in := len(idx), s.model.InputSize()
 	s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
-	batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-	if s.cfg.Model == ModelLinReg {
-		batch.T = s.targets(b)
-	}
-	return batch
+	return s.batches.batch(s.x[:b*in], s.y[:b])
 }
 
 // addLosses records the chunk's b per-example losses.

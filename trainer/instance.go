@@ -11,7 +11,6 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/plotkit"
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/objpert"
 )
 
@@ -40,7 +39,7 @@ func (s *state) trackNorms() error {
 		b := min(mb, len(own)-off)
 		idx := own[off : off+b]
 		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
-		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
+		batch := s.batches.batch(s.x[:b*in], s.y[:b])
 		if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
 			return fmt.Errorf("per-instance norms: %w", err)
 		}

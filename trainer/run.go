@@ -190,8 +190,7 @@ type state struct {
 	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
 	piNorms  [][]float64    // per-instance: [step][example] gradient norms
-	// targetBuf holds regression targets (linreg) for one chunk.
-	targetBuf []float32
+	batches  batchBuilder   // the run's one way to make a models.Batch
 	// iterate holds the training iterate while the EMA parameters are in
 	// the model for evaluation or saving.
 	iterate []float32
@@ -382,6 +381,7 @@ func (s *state) setup() error {
 		return err
 	}
 	n := data.train.N()
+	s.batches = batchBuilder{regression: cfg.Model == ModelLinReg}
 	if s.opts.Model != nil {
 		if s.model = s.opts.Model; s.model.InputSize() != data.train.Dim() {
 			return fmt.Errorf("model takes %d inputs; dataset %s has %d features", s.model.InputSize(), data.train.Name, data.train.Dim())
@@ -624,18 +624,6 @@ func (st *stepStats) addClip(cs clip.Stats) {
 	st.nonFinite += cs.NonFinite
 }
 
-// targets converts the gathered labels into regression targets.
-func (s *state) targets(b int) []float32 {
-	if cap(s.targetBuf) < b {
-		s.targetBuf = make([]float32, b)
-	}
-	t := s.targetBuf[:b]
-	for i, y := range s.y[:b] {
-		t[i] = float32(y)
-	}
-	return t
-}
-
 // evaluate returns accuracy and mean loss on the first n examples of ds
 // (dropout off).
 func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err error) {
@@ -656,11 +644,7 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 		}
 		b := len(idx)
 		ds.Gather(idx, s.x[:b*in], s.y[:b])
-		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-		if s.cfg.Model == ModelLinReg {
-			batch.T = s.targets(b)
-		}
-		l, c, err := s.model.Evaluate(batch)
+		l, c, err := s.model.Evaluate(s.batches.batch(s.x[:b*in], s.y[:b]))
 		if err != nil {
 			return 0, 0, err
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -85,9 +84,10 @@ func (s *state) publicRows() (rows clip.RowSource, chunk int) {
 		s.grads = make([]float32, mb*d) // allocate keeps it
 	}
 	losses := make([]float32, mb)
+	pb := batchBuilder{regression: s.batches.regression} // its own targets: a refresh may interleave with a step's chunk
 	return func(lo, hi int) ([]float32, error) {
 		b := hi - lo
-		batch := models.Batch{X: sub.public[lo*in : hi*in], Y: sub.publicY[lo:hi], N: b}
+		batch := pb.batch(sub.public[lo*in:hi*in], sub.publicY[lo:hi])
 		g := s.grads[:b*d]
 		if err := m.PerSampleGrads(batch, g, losses[:b]); err != nil {
 			return nil, fmt.Errorf("public gradients: %w", err)
