@@ -110,7 +110,7 @@ func (r *InstanceRDP) Epsilons(delta float64) []float64 {
 // (1/(α−1)) log Σ_k C(α,k)(1−q)^{α−k} q^k exp((k²−k)/(2σ²)).
 func SampledGaussianRDP(q, sigma float64, alpha int) float64 {
 	if alpha < 2 {
-		panic(fmt.Sprintf("pdp: SampledGaussianRDP needs integer alpha >= 2, got %d", alpha))
+		panic(fmt.Sprintf("objpert: SampledGaussianRDP needs integer alpha >= 2, got %d", alpha))
 	}
 	if q == 1 {
 		return float64(alpha) / (2 * sigma * sigma)
