@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -254,7 +253,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		var b []byte
 		if ck != nil {
 			var err error
-			if b, err = json.Marshal(ck); err != nil {
+			if b, err = encodeCheckpoint(ck); err != nil {
 				return nil, err
 			}
 		}
@@ -912,8 +911,12 @@ func (s *state) checkpoint(step int) error {
 		return fmt.Errorf("checkpoint noise: %w", err)
 	}
 	if s.count != nil {
-		if ck.CountNoise, err = s.count.rng.MarshalBinary(); err != nil {
+		st := rngState{}
+		if st.RNG, err = s.count.rng.MarshalBinary(); err != nil {
 			return fmt.Errorf("checkpoint clipped-count noise: %w", err)
+		}
+		if err := ck.Features.put(featureClippedCount, st); err != nil {
+			return err
 		}
 	}
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
@@ -921,24 +924,40 @@ func (s *state) checkpoint(step int) error {
 	}
 	ck.Ledger = s.acct.ledger
 	if s.sub != nil {
-		ck.BasisAt, ck.BasisFrom = s.sub.basisAt, float32Bytes(s.sub.basisFrom)
-	}
-	if s.ema != nil {
-		if ck.EMA, err = s.ema.MarshalBinary(); err != nil {
-			return fmt.Errorf("checkpoint ema: %w", err)
+		if err := ck.Features.put(featureSubspace, subspaceCheckpoint{s.sub.basisAt, float32Bytes(s.sub.basisFrom)}); err != nil {
+			return err
 		}
 	}
-	ck.InstanceNorms = s.piNorms
+	if s.ema != nil {
+		st := emaCheckpoint{}
+		if st.State, err = s.ema.MarshalBinary(); err != nil {
+			return fmt.Errorf("checkpoint ema: %w", err)
+		}
+		if err := ck.Features.put(featureEMA, st); err != nil {
+			return err
+		}
+	}
+	if s.cfg.PerInstance > 0 {
+		if err := ck.Features.put(featurePerInstance, instanceCheckpoint{s.piNorms}); err != nil {
+			return err
+		}
+	}
 	if q := s.quant; q != nil {
-		ck.ClipNow = q.c
-		if ck.QuantileRNG, err = q.rng.MarshalBinary(); err != nil {
+		st := quantileCheckpoint{ClipNow: q.c}
+		if st.RNG, err = q.rng.MarshalBinary(); err != nil {
 			return fmt.Errorf("checkpoint clip quantile: %w", err)
+		}
+		if err := ck.Features.put(featureQuantile, st); err != nil {
+			return err
 		}
 	}
 	if c := s.canary; c != nil {
-		ck.CanaryParams, ck.CanaryCounts = float32Bytes(c.params), c.counts
-		if ck.CanaryRNG, err = c.sample.MarshalBinary(); err != nil {
+		st := canaryCheckpoint{Params: float32Bytes(c.params), Counts: c.counts}
+		if st.RNG, err = c.sample.MarshalBinary(); err != nil {
 			return fmt.Errorf("checkpoint canaries: %w", err)
+		}
+		if err := ck.Features.put(featureCanaries, st); err != nil {
+			return err
 		}
 	}
 	var warn []string
@@ -968,21 +987,8 @@ func (s *state) restore(ck *checkpoint) error {
 	if err := s.noiseRNG.UnmarshalBinary(ck.Noise); err != nil {
 		return fmt.Errorf("checkpoint %s noise: %w", s.checkpointPath(), err)
 	}
-	if s.count != nil {
-		if err := s.count.rng.UnmarshalBinary(ck.CountNoise); err != nil {
-			return fmt.Errorf("checkpoint %s clipped-count noise: %w", s.checkpointPath(), err)
-		}
-	}
 	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
 		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
-	}
-	if s.ema != nil {
-		if err := s.ema.UnmarshalBinary(ck.EMA); err != nil {
-			return fmt.Errorf("checkpoint %s ema: %w", s.checkpointPath(), err)
-		}
-		if s.ema.Steps() != ck.Step {
-			return fmt.Errorf("checkpoint %s: the parameter average has taken in %d steps, want %d", s.checkpointPath(), s.ema.Steps(), ck.Step)
-		}
 	}
 	// The account continues at the checkpoint's σ: the noise is rebuilt
 	// from it too, so the two can never disagree.
@@ -998,34 +1004,83 @@ func (s *state) restore(ck *checkpoint) error {
 		return fmt.Errorf("noise: %w", err)
 	}
 	s.samples = ck.Samples
-	if s.cfg.PerInstance > 0 && len(ck.InstanceNorms) != ck.Step {
-		return fmt.Errorf("checkpoint %s holds %d steps of per-instance norms, want %d", s.checkpointPath(), len(ck.InstanceNorms), ck.Step)
+	if err := s.restoreFeatures(ck); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", s.checkpointPath(), err)
 	}
-	s.piNorms = ck.InstanceNorms
-	if q := s.quant; q != nil {
-		if !(ck.ClipNow > 0) {
-			return fmt.Errorf("checkpoint %s holds no adaptive clip norm", s.checkpointPath())
+	return nil
+}
+
+// restoreFeatures restores each optional feature that is on from its
+// state under its name.
+func (s *state) restoreFeatures(ck *checkpoint) error {
+	f := ck.Features
+	if s.count != nil {
+		var st rngState
+		if err := f.get(featureClippedCount, &st); err != nil {
+			return err
 		}
-		q.c = ck.ClipNow
-		if err := q.rng.UnmarshalBinary(ck.QuantileRNG); err != nil {
-			return fmt.Errorf("checkpoint %s clip quantile: %w", s.checkpointPath(), err)
+		if err := s.count.rng.UnmarshalBinary(st.RNG); err != nil {
+			return fmt.Errorf("clipped-count noise: %w", err)
+		}
+	}
+	if s.ema != nil {
+		var st emaCheckpoint
+		if err := f.get(featureEMA, &st); err != nil {
+			return err
+		}
+		if err := s.ema.UnmarshalBinary(st.State); err != nil {
+			return fmt.Errorf("ema: %w", err)
+		}
+		if s.ema.Steps() != ck.Step {
+			return fmt.Errorf("the parameter average has taken in %d steps, want %d", s.ema.Steps(), ck.Step)
+		}
+	}
+	if s.cfg.PerInstance > 0 {
+		var st instanceCheckpoint
+		if err := f.get(featurePerInstance, &st); err != nil {
+			return err
+		}
+		if len(st.Norms) != ck.Step {
+			return fmt.Errorf("holds %d steps of per-instance norms, want %d", len(st.Norms), ck.Step)
+		}
+		s.piNorms = st.Norms
+	}
+	if q := s.quant; q != nil {
+		var st quantileCheckpoint
+		if err := f.get(featureQuantile, &st); err != nil {
+			return err
+		}
+		if !(st.ClipNow > 0) {
+			return fmt.Errorf("holds no adaptive clip norm")
+		}
+		q.c = st.ClipNow
+		if err := q.rng.UnmarshalBinary(st.RNG); err != nil {
+			return fmt.Errorf("clip quantile: %w", err)
 		}
 	}
 	if c := s.canary; c != nil {
-		if err := setFloat32s(c.params, ck.CanaryParams); err != nil || len(ck.CanaryCounts) != c.m {
-			return fmt.Errorf("checkpoint %s: canary block does not match %d canaries", s.checkpointPath(), c.m)
+		var st canaryCheckpoint
+		if err := f.get(featureCanaries, &st); err != nil {
+			return err
 		}
-		copy(c.counts, ck.CanaryCounts)
-		if err := c.sample.UnmarshalBinary(ck.CanaryRNG); err != nil {
-			return fmt.Errorf("checkpoint %s canaries: %w", s.checkpointPath(), err)
+		if err := setFloat32s(c.params, st.Params); err != nil || len(st.Counts) != c.m {
+			return fmt.Errorf("canary block does not match %d canaries", c.m)
+		}
+		copy(c.counts, st.Counts)
+		if err := c.sample.UnmarshalBinary(st.RNG); err != nil {
+			return fmt.Errorf("canaries: %w", err)
 		}
 	}
 	if s.sub != nil {
-		from := make([]float32, s.model.NumParams())
-		if err := setFloat32s(from, ck.BasisFrom); err != nil {
-			return fmt.Errorf("checkpoint %s basis: %w", s.checkpointPath(), err)
+		var st subspaceCheckpoint
+		if err := f.get(featureSubspace, &st); err != nil {
+			return err
 		}
-		if err := s.restoreBasis(ck.BasisAt, from); err != nil {
+		from := make([]float32, s.model.NumParams())
+		if err := setFloat32s(from, st.BasisFrom); err != nil {
+			return fmt.Errorf("basis: %w", err)
+		}
+		if err := s.restoreBasis(st.BasisAt, from); err != nil {
 			return err
 		}
 	}
