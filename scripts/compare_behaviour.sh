@@ -1,20 +1,41 @@
 #!/usr/bin/env bash
-# compare_behaviour.sh BEFORE AFTER [RUNS]: runs every line of RUNS
-# (default scripts/behaviour_runs.txt) with two dptrain binaries and compares
+# compare_behaviour.sh BEFORE [AFTER [RUNS]]: runs every line of RUNS
+# (default scripts/behaviour_runs.txt) with two dptrain builds and compares
 # the released model's parameters bit for bit and every reported ε exactly.
-# Prints one line per run and "N passed, M failed"; exits 1 if any differs.
-# Both binaries get the same flags, a fixed --seed (reproducible streams)
-# and --noise continuous, so a refactoring must reproduce the run exactly.
+# BEFORE and AFTER are each a dptrain binary or a git revision of this
+# repository (built from `git archive` in a temporary directory); AFTER
+# defaults to the working tree. Prints one line per run and
+# "N passed, M failed"; exits 1 if any differs. Both builds get the same
+# flags, a fixed --seed (reproducible streams) and --noise continuous, so a
+# refactoring must reproduce every run exactly.
 set -euo pipefail
-if [ $# -lt 2 ]; then
-	echo "usage: $0 BEFORE_BINARY AFTER_BINARY [RUNS_FILE]" >&2
+if [ $# -lt 1 ]; then
+	echo "usage: $0 BEFORE_BINARY_OR_REVISION [AFTER_BINARY_OR_REVISION [RUNS_FILE]]" >&2
 	exit 2
 fi
-before=$(realpath "$1")
-after=$(realpath "$2")
-runs=${3:-$(dirname "$0")/behaviour_runs.txt}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+runs=${3:-$repo/scripts/behaviour_runs.txt}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+# build NAME SPEC prints the path of a dptrain binary for SPEC: SPEC itself
+# when it is a file, else the working tree ("") or a git revision, built.
+build() {
+	if [ -n "$2" ] && [ -f "$2" ]; then
+		realpath "$2"
+		return
+	fi
+	local src=$repo
+	if [ -n "$2" ]; then
+		src=$work/src-$1
+		mkdir -p "$src"
+		git -C "$repo" archive "$2" | tar -x -C "$src"
+	fi
+	(cd "$src" && go build -o "$work/$1" ./cmd/dptrain)
+	echo "$work/$1"
+}
+before=$(build before "$1")
+after=$(build after "${2:-}")
 
 # params prints model.bin's parameter bytes as hex (the header, metadata and
 # group table are skipped: the file format is models/save.go's WriteParams).
