@@ -31,9 +31,22 @@ type Reducer interface {
 	Broadcast(buf []byte, root int) error
 }
 
+// oneProcess is the Reducer of a run in one process: one rank, whose
+// reductions leave every buffer as it is. A run without Options.Reducer
+// uses it, so the step reduces the same way whatever the number of ranks.
+type oneProcess struct{}
+
+func (oneProcess) Rank() int                   { return 0 }
+func (oneProcess) Size() int                   { return 1 }
+func (oneProcess) SumFloat32([]float32) error  { return nil }
+func (oneProcess) SumFloat64([]float64) error  { return nil }
+func (oneProcess) SumInt64([]int64) error      { return nil }
+func (oneProcess) MaxFloat64([]float64) error  { return nil }
+func (oneProcess) Broadcast([]byte, int) error { return nil }
+
 // owned filters a batch's indices to those this rank owns.
 func (s *state) owned(idx []int) []int {
-	if s.dist == nil || s.dist.Size() == 1 {
+	if s.dist.Size() == 1 {
 		return idx
 	}
 	s.ownBuf = s.ownBuf[:0]
@@ -90,9 +103,6 @@ func (s *state) skipMasks(p int) {
 
 // reduceStep sums the clipped sum and the step's statistics over ranks.
 func (s *state) reduceStep(sum []float32, st *stepStats) error {
-	if s.dist == nil {
-		return nil
-	}
 	if s.twice != nil {
 		// The stream leaves the step where one process's leaves it.
 		s.skipMasks(s.ownMasks.batch)
@@ -134,9 +144,6 @@ func (s *state) reduceStep(sum []float32, st *stepStats) error {
 // all ranks leave the loop at the same step (one rank alone would leave the
 // others waiting in the next reduction).
 func (s *state) anyStop(stop bool) (bool, error) {
-	if s.dist == nil {
-		return stop, nil
-	}
 	v := []float64{0}
 	if stop {
 		v[0] = 1
@@ -149,9 +156,6 @@ func (s *state) anyStop(stop bool) (bool, error) {
 
 // broadcastBytes sends rank 0's b to every rank (length first).
 func (s *state) broadcastBytes(b []byte) ([]byte, error) {
-	if s.dist == nil {
-		return b, nil
-	}
 	n := make([]byte, 8)
 	binary.LittleEndian.PutUint64(n, uint64(len(b)))
 	if err := s.dist.Broadcast(n, 0); err != nil {
@@ -168,9 +172,10 @@ func (s *state) broadcastBytes(b []byte) ([]byte, error) {
 }
 
 // syncSettings makes every rank start from rank 0's view: ranks whose
-// settings or binaries differ from rank 0's refuse to start.
+// settings or binaries differ from rank 0's refuse to start. One rank has
+// no other to agree with.
 func (s *state) syncSettings() error {
-	if s.dist == nil {
+	if s.dist.Size() == 1 {
 		return nil
 	}
 	if s.dist.Rank() == 0 {
@@ -239,9 +244,6 @@ var buildID = sync.OnceValues(func() (string, error) {
 
 // evalReduce sums an evaluation's loss and correct count over ranks.
 func (s *state) evalReduce(lossSum float64, correct int) (float64, int, error) {
-	if s.dist == nil {
-		return lossSum, correct, nil
-	}
 	v := []float64{lossSum, float64(correct)}
 	if err := s.dist.SumFloat64(v); err != nil {
 		return 0, 0, fmt.Errorf("all-reduce of the evaluation: %w", err)

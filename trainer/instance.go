@@ -27,7 +27,7 @@ func (s *state) trackNorms() error {
 	// owns and the rows (zero elsewhere) are summed over ranks, exactly:
 	// every rank holds one process's row, and rank 0 alone writes it.
 	own := seq(n)
-	if s.dist != nil && s.dist.Size() > 1 {
+	if s.dist.Size() > 1 {
 		own = own[:0]
 		for i := range n {
 			if i%s.dist.Size() == s.dist.Rank() {
@@ -51,10 +51,8 @@ func (s *state) trackNorms() error {
 			row[idx[i]] = math.Sqrt(sq)
 		}
 	}
-	if s.dist != nil {
-		if err := s.dist.SumFloat64(row); err != nil {
-			return fmt.Errorf("all-reduce of the per-instance norms: %w", err)
-		}
+	if err := s.dist.SumFloat64(row); err != nil {
+		return fmt.Errorf("all-reduce of the per-instance norms: %w", err)
 	}
 	s.piNorms = append(s.piNorms, row)
 	return nil

@@ -213,10 +213,13 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
+	if s.dist == nil {
+		s.dist = oneProcess{}
+	}
 	if err := s.syncSettings(); err != nil {
 		return nil, err
 	}
-	if cfg.OutDir != "" && (s.dist == nil || s.dist.Rank() == 0) {
+	if cfg.OutDir != "" && s.dist.Rank() == 0 {
 		if !opts.Resume {
 			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
 				return nil, err
@@ -248,7 +251,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 			ck = c
 		}
 	}
-	if s.dist != nil && opts.Resume && cfg.OutDir != "" {
+	if s.dist.Size() > 1 && opts.Resume && cfg.OutDir != "" {
 		// Rank 0 read the checkpoint; every rank continues from it.
 		var b []byte
 		if ck != nil {
@@ -270,14 +273,12 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if err := s.initRoot(ck); err != nil {
 		return nil, err
 	}
-	if s.dist != nil {
-		// Every stream derives from rank 0's root seed.
-		root, err := s.broadcastBytes(s.rootState)
-		if err != nil {
-			return nil, fmt.Errorf("distributed start: %w", err)
-		}
-		s.rootState = root
+	// Every stream derives from rank 0's root seed.
+	root, err := s.broadcastBytes(s.rootState)
+	if err != nil {
+		return nil, fmt.Errorf("distributed start: %w", err)
 	}
+	s.rootState = root
 	if err := s.setup(); err != nil {
 		return nil, err
 	}
@@ -358,6 +359,9 @@ func (s *state) root() (*rng.Stream, error) {
 // setup loads data, builds every component and fixes σ and the number of steps.
 func (s *state) setup() error {
 	cfg := &s.cfg
+	if s.dist == nil {
+		s.dist = oneProcess{} // a state built without Run (tests)
+	}
 	if s.rootState == nil {
 		if err := s.initRoot(nil); err != nil {
 			return err
@@ -634,7 +638,7 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 	correct := 0
 	idx := make([]int, 0, mb)
 	for off := 0; off < n; off += mb {
-		if s.dist != nil && (off/mb)%s.dist.Size() != s.dist.Rank() {
+		if (off/mb)%s.dist.Size() != s.dist.Rank() {
 			continue // another rank's chunk
 		}
 		idx = idx[:0]
@@ -1111,7 +1115,7 @@ func (s *state) drawMasks(b int) []*sampler.Mask {
 		return nil
 	}
 	masks := s.masks[:b]
-	if s.dist != nil && s.dist.Size() > 1 {
+	if s.dist.Size() > 1 {
 		return s.drawOwnedMasks(masks)
 	}
 	for _, m := range masks {
