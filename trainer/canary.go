@@ -56,14 +56,6 @@ type canaryTruth struct {
 	Included []bool `json:"included"`
 }
 
-// canaryDim is the canary block's length (0 outside audit runs).
-func (s *state) canaryDim() int {
-	if s.cfg.AuditKind == AuditGradient {
-		return s.cfg.AuditCanaries
-	}
-	return 0
-}
-
 func (s *state) setupCanaries(root *rng.Stream) error {
 	m := s.cfg.AuditCanaries
 	if m <= 0 || s.cfg.AuditKind != AuditGradient {
@@ -79,6 +71,8 @@ func (s *state) setupCanaries(root *rng.Stream) error {
 		c.rate = math.Min(1, c.rate*h.rateScale)
 	}
 	s.canary = c
+	s.features = append(s.features, &canaryFeature{c: c, off: s.clipper.OutDim(),
+		lr: func() (float64, float64) { return s.lrAt(s.stepNo), s.acct.expected }})
 	return nil
 }
 

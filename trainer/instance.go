@@ -14,12 +14,12 @@ import (
 	"github.com/dptrain/dptrain/objpert"
 )
 
-// trackNorms records, before step t's update, the gradient norms of the
+// instanceNorms returns, before step t's update, the gradient norms of the
 // first PerInstance training examples at the current parameters, whether or
 // not they are sampled: per-instance RDP charges every step
 // (docs/per-instance.md#gaussian-mechanism-and-dp-sgd). It runs before the
 // step's own chunks so their retained state is untouched.
-func (s *state) trackNorms() error {
+func (s *state) instanceNorms() ([]float64, error) {
 	n := s.cfg.PerInstance
 	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())
 	row := make([]float64, n)
@@ -41,7 +41,7 @@ func (s *state) trackNorms() error {
 		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
 		batch := s.batches.batch(s.x[:b*in], s.y[:b])
 		if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
-			return fmt.Errorf("per-instance norms: %w", err)
+			return nil, fmt.Errorf("per-instance norms: %w", err)
 		}
 		for i := 0; i < b; i++ {
 			var sq float64
@@ -52,10 +52,9 @@ func (s *state) trackNorms() error {
 		}
 	}
 	if err := s.dist.SumFloat64(row); err != nil {
-		return fmt.Errorf("all-reduce of the per-instance norms: %w", err)
+		return nil, fmt.Errorf("all-reduce of the per-instance norms: %w", err)
 	}
-	s.piNorms = append(s.piNorms, row)
-	return nil
+	return row, nil
 }
 
 // instanceEpsilons is each tracked example's per-instance ε at delta: at
@@ -112,11 +111,11 @@ func instanceEpsilons(norms [][]float64, q, sigma, clip, delta float64) ([]float
 
 // instanceReport computes the tracked examples' per-instance ε at the run's
 // δ, writes per_instance.csv and a histogram, and returns summary notes.
-func (s *state) instanceReport() ([]string, error) {
-	if len(s.piNorms) == 0 {
+func (s *state) instanceReport(norms [][]float64) ([]string, error) {
+	if len(norms) == 0 {
 		return nil, nil
 	}
-	eps, err := instanceEpsilons(s.piNorms, s.acct.q, s.sigma, s.cfg.ClipNorm, s.cfg.Delta)
+	eps, err := instanceEpsilons(norms, s.acct.q, s.sigma, s.cfg.ClipNorm, s.cfg.Delta)
 	if err != nil {
 		return nil, err
 	}

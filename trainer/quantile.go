@@ -173,6 +173,7 @@ func (s *state) setupRecipes(root *rng.Stream) error {
 			return err
 		}
 		s.quant = q
+		s.features = append(s.features, &quantileFeature{q: q})
 		s.notes = append(s.notes, fmt.Sprintf("adaptive clipping to the %g-quantile (η_C = %g, count noise σ_b = %.4g): σ = %.4f accounts gradient and count together; the gradient is noised at z_Δ = %.4f·C_t (Andrew et al. 2021)", q.gamma, q.eta, q.sigmaB, s.sigma, q.zDelta))
 	}
 	return nil

@@ -141,14 +141,12 @@ type state struct {
 	noiseRNG *rng.Stream
 	lat      *mechanism.LatticeNoise // with noise lattice: the noise, which also quantises
 	acc      []int64                 // with noise lattice: the step's exact lattice sum
-	count    *clipCount              // released noised clipped count, or nil
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
 	// a child of it.
 	rootState []byte
 	opt       optim.Optimizer
-	ema       *optim.EMA // average of the iterates, or nil
 	acct      *accounting
 	tracker   *accountant.Tracker
 	sigma     float64
@@ -188,7 +186,7 @@ type state struct {
 	ownMasks distMasks      // twice sampling's masks on one rank (distributed.go)
 	input    *inputCanaries // audit run's input canaries, or nil
 	stepNo   int            // the step being taken (1-based)
-	piNorms  [][]float64    // per-instance: [step][example] gradient norms
+	features []feature      // the optional features that are on, in setup order
 	batches  batchBuilder   // the run's one way to make a models.Batch
 	// iterate holds the training iterate while the EMA parameters are in
 	// the model for evaluation or saving.
@@ -469,7 +467,7 @@ func (s *state) setup() error {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}
+		s.features = append(s.features, &countFeature{c: &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}})
 		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
@@ -486,9 +484,11 @@ func (s *state) setup() error {
 	}
 	if cfg.EMA > 0 {
 		// a₀ = θ₀, the (projected) initial parameters.
-		if s.ema, err = optim.NewEMA(cfg.EMA, s.model.Params()); err != nil {
+		avg, err := optim.NewEMA(cfg.EMA, s.model.Params())
+		if err != nil {
 			return err
 		}
+		s.features = append(s.features, &emaFeature{avg: avg, params: s.model.Params})
 		s.notes = append(s.notes, fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters (post-processing, no privacy cost); the training loss is the iterates'", cfg.EMA))
 	}
 	s.lrAt = func(step int) float64 {
@@ -502,6 +502,9 @@ func (s *state) setup() error {
 		return err
 	}
 	s.notes = append(s.notes, tnotes...)
+	if cfg.PerInstance > 0 {
+		s.features = append(s.features, &instanceFeature{s: s})
+	}
 	if len(s.acct.prefix) > 0 {
 		if note, err := s.acct.breakdown(s.sigma, s.steps); err == nil {
 			s.notes = append(s.notes, note)
@@ -517,7 +520,7 @@ func (s *state) allocate() {
 	s.x = make([]float32, mb*in)
 	s.y = make([]int, mb)
 	s.losses = make([]float32, mb)
-	s.sum = make([]float32, s.clipper.OutDim()+s.canaryDim())
+	s.sum = make([]float32, s.clipper.OutDim()+s.extraDim())
 	if s.norm != nil {
 		s.normsSq = make([]float64, mb*k)
 		s.scales = make([]float32, mb*k)
@@ -553,14 +556,14 @@ type stepStats struct {
 // mechanism's event.
 func (s *state) step() (stepStats, error) {
 	var st stepStats
-	if s.cfg.PerInstance > 0 {
-		if err := s.trackNorms(); err != nil {
+	for _, f := range s.features {
+		if err := f.beforeStep(s.stepNo); err != nil {
 			return st, err
 		}
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
-	sum := s.sum[:s.clipper.OutDim()]         // the model's part (audit canaries follow it)
+	sum := s.sum[:s.clipper.OutDim()]         // the model's part (the features' coordinates follow it)
 	batch, mb := s.owned(s.idx), s.chunkLen() // this rank's examples (all of them in one process)
 	s.grad.start(s.stepNo)
 	for off := 0; off < len(batch); off += mb {
@@ -577,8 +580,8 @@ func (s *state) step() (stepStats, error) {
 		// sensitivity is unchanged (mechanism.Mechanism.OuterClip).
 		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
-	if s.canary != nil {
-		s.canary.addCanaries(s.sum[len(sum):])
+	for _, f := range s.features {
+		f.addExtra(s.sum)
 	}
 	if s.lat != nil {
 		// The released sum is γ·(S + round(Z)) from the exact lattice sum;
@@ -589,23 +592,18 @@ func (s *state) step() (stepStats, error) {
 	} else {
 		s.noise.Add(s.sum, s.noiseRNG)
 	}
-	if s.quant != nil {
-		s.quant.finish(s.sum) // back to C_t's scale; noisy count, next C
-	}
 	update := sum
-	if s.sub != nil {
-		// The released sum is [coefficients | residual]: map it back.
-		s.clipper.(*clip.Subspace).Decode(s.sub.decoded, sum)
-		update = s.sub.decoded
-	}
-	if s.canary != nil {
-		s.canary.step(s.sum[len(sum):], s.lrAt(s.stepNo), s.acct.expected)
+	for _, f := range s.features {
+		var err error
+		if update, err = f.afterNoise(s.sum, update); err != nil {
+			return st, err
+		}
 	}
 	if err := s.opt.Step(s.model.Params(), update, s.acct.expected); err != nil {
 		return st, err
 	}
-	if s.ema != nil {
-		if err := s.ema.Update(s.model.Params()); err != nil {
+	for _, f := range s.features {
+		if err := f.afterUpdate(); err != nil {
 			return st, err
 		}
 	}
@@ -666,14 +664,16 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 // average when it is on (the iterate is put back bit for bit afterwards),
 // else the iterate itself.
 func (s *state) withReleased(f func() error) error {
-	if s.ema == nil {
-		return f()
-	}
-	p := s.model.Params()
-	s.iterate = append(s.iterate[:0], p...)
-	defer copy(p, s.iterate)
-	if err := s.ema.Params(p); err != nil {
-		return err
+	for _, ft := range s.features {
+		if r, ok := ft.(releaser); ok {
+			p := s.model.Params()
+			s.iterate = append(s.iterate[:0], p...)
+			defer copy(p, s.iterate)
+			if err := r.releasedParams(p); err != nil {
+				return err
+			}
+			break
+		}
 	}
 	return f()
 }
@@ -724,11 +724,6 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			stopped, runErr = "stopped after the requested number of steps", fmt.Errorf("%w at step %d (StopAfter)", ErrInterrupted, done)
 			break
 		}
-		if s.sub != nil && cfg.SubspaceRefresh > 0 && step > 1 && (step-1)%cfg.SubspaceRefresh == 0 {
-			if err := s.refreshBasis(step - 1); err != nil {
-				return nil, err
-			}
-		}
 		s.stepNo = step
 		st, err := s.step()
 		if err != nil {
@@ -755,9 +750,8 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 		if s.divergedAt(step) {
 			return nil, fmt.Errorf("step %d: training diverged (the parameters are not finite); lower lr (now %g) or clip_norm", step, cfg.LR)
 		}
-		if s.count != nil {
-			c, f := s.count.release(st.clipped)
-			rec.ClippedCountNoised, rec.ClippedFracNoised = &c, &f
+		for _, f := range s.features {
+			f.record(rec, &st)
 		}
 		// Deferred accountants (PLD) only at evaluation steps and the end.
 		if full := step == s.steps || s.evaluateNow(step); !full {
@@ -892,11 +886,13 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 	if b, ok := s.best(); ok {
 		sum.Best = b
 	}
-	notes, err := s.instanceReport()
-	if err != nil {
-		return nil, err
+	for _, f := range s.features {
+		notes, err := f.notes()
+		if err != nil {
+			return nil, err
+		}
+		sum.PrivateNotes = append(sum.PrivateNotes, notes...)
 	}
-	sum.PrivateNotes = append(sum.PrivateNotes, notes...)
 	sum.Claim = s.claim(sum)
 	return sum, nil
 }
@@ -914,53 +910,16 @@ func (s *state) checkpoint(step int) error {
 	if ck.Noise, err = s.noiseRNG.MarshalBinary(); err != nil {
 		return fmt.Errorf("checkpoint noise: %w", err)
 	}
-	if s.count != nil {
-		st := rngState{}
-		if st.RNG, err = s.count.rng.MarshalBinary(); err != nil {
-			return fmt.Errorf("checkpoint clipped-count noise: %w", err)
-		}
-		if err := ck.Features.put(featureClippedCount, st); err != nil {
-			return err
-		}
-	}
 	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
 		return fmt.Errorf("checkpoint tracker: %w", err)
 	}
 	ck.Ledger = s.acct.ledger
-	if s.sub != nil {
-		if err := ck.Features.put(featureSubspace, subspaceCheckpoint{s.sub.basisAt, float32Bytes(s.sub.basisFrom)}); err != nil {
-			return err
+	for _, f := range s.features {
+		st, err := f.save()
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", f.name(), err)
 		}
-	}
-	if s.ema != nil {
-		st := emaCheckpoint{}
-		if st.State, err = s.ema.MarshalBinary(); err != nil {
-			return fmt.Errorf("checkpoint ema: %w", err)
-		}
-		if err := ck.Features.put(featureEMA, st); err != nil {
-			return err
-		}
-	}
-	if s.cfg.PerInstance > 0 {
-		if err := ck.Features.put(featurePerInstance, instanceCheckpoint{s.piNorms}); err != nil {
-			return err
-		}
-	}
-	if q := s.quant; q != nil {
-		st := quantileCheckpoint{ClipNow: q.c}
-		if st.RNG, err = q.rng.MarshalBinary(); err != nil {
-			return fmt.Errorf("checkpoint clip quantile: %w", err)
-		}
-		if err := ck.Features.put(featureQuantile, st); err != nil {
-			return err
-		}
-	}
-	if c := s.canary; c != nil {
-		st := canaryCheckpoint{Params: float32Bytes(c.params), Counts: c.counts}
-		if st.RNG, err = c.sample.MarshalBinary(); err != nil {
-			return fmt.Errorf("checkpoint canaries: %w", err)
-		}
-		if err := ck.Features.put(featureCanaries, st); err != nil {
+		if err := ck.Features.put(f.name(), st); err != nil {
 			return err
 		}
 	}
@@ -1017,74 +976,8 @@ func (s *state) restore(ck *checkpoint) error {
 // restoreFeatures restores each optional feature that is on from its
 // state under its name.
 func (s *state) restoreFeatures(ck *checkpoint) error {
-	f := ck.Features
-	if s.count != nil {
-		var st rngState
-		if err := f.get(featureClippedCount, &st); err != nil {
-			return err
-		}
-		if err := s.count.rng.UnmarshalBinary(st.RNG); err != nil {
-			return fmt.Errorf("clipped-count noise: %w", err)
-		}
-	}
-	if s.ema != nil {
-		var st emaCheckpoint
-		if err := f.get(featureEMA, &st); err != nil {
-			return err
-		}
-		if err := s.ema.UnmarshalBinary(st.State); err != nil {
-			return fmt.Errorf("ema: %w", err)
-		}
-		if s.ema.Steps() != ck.Step {
-			return fmt.Errorf("the parameter average has taken in %d steps, want %d", s.ema.Steps(), ck.Step)
-		}
-	}
-	if s.cfg.PerInstance > 0 {
-		var st instanceCheckpoint
-		if err := f.get(featurePerInstance, &st); err != nil {
-			return err
-		}
-		if len(st.Norms) != ck.Step {
-			return fmt.Errorf("holds %d steps of per-instance norms, want %d", len(st.Norms), ck.Step)
-		}
-		s.piNorms = st.Norms
-	}
-	if q := s.quant; q != nil {
-		var st quantileCheckpoint
-		if err := f.get(featureQuantile, &st); err != nil {
-			return err
-		}
-		if !(st.ClipNow > 0) {
-			return fmt.Errorf("holds no adaptive clip norm")
-		}
-		q.c = st.ClipNow
-		if err := q.rng.UnmarshalBinary(st.RNG); err != nil {
-			return fmt.Errorf("clip quantile: %w", err)
-		}
-	}
-	if c := s.canary; c != nil {
-		var st canaryCheckpoint
-		if err := f.get(featureCanaries, &st); err != nil {
-			return err
-		}
-		if err := setFloat32s(c.params, st.Params); err != nil || len(st.Counts) != c.m {
-			return fmt.Errorf("canary block does not match %d canaries", c.m)
-		}
-		copy(c.counts, st.Counts)
-		if err := c.sample.UnmarshalBinary(st.RNG); err != nil {
-			return fmt.Errorf("canaries: %w", err)
-		}
-	}
-	if s.sub != nil {
-		var st subspaceCheckpoint
-		if err := f.get(featureSubspace, &st); err != nil {
-			return err
-		}
-		from := make([]float32, s.model.NumParams())
-		if err := setFloat32s(from, st.BasisFrom); err != nil {
-			return fmt.Errorf("basis: %w", err)
-		}
-		if err := s.restoreBasis(st.BasisAt, from); err != nil {
+	for _, f := range s.features {
+		if err := f.load(ck.Features, ck.Step); err != nil {
 			return err
 		}
 	}

@@ -68,6 +68,7 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	s.clipper = cl
 	sub.basisFrom = append([]float32(nil), s.model.Params()...)
 	sub.decoded = make([]float32, d)
+	s.features = append(s.features, &subspaceFeature{s: s, refresh: cfg.SubspaceRefresh})
 	return nil
 }
 
@@ -161,7 +162,7 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 		s.lat = lat
 		return lat, nil
 	}
-	return s.mech.Noise(sigma, s.canaryDim())
+	return s.mech.Noise(sigma, s.extraDim())
 }
 
 // publicSet returns the public examples for the subspace basis: PublicN
