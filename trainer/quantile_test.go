@@ -145,7 +145,8 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 // γ), a batch of 500 per step and the default count noise, from C_0 = 0.05.
 func TestQuantileConverges(t *testing.T) {
 	for _, gamma := range []float64{0.3, 0.5, 0.9} {
-		cfg := Config{ClipQuantile: gamma, ClipNorm: 0.05}
+		var cfg Config
+		cfg.ClipQuantile, cfg.ClipNorm = gamma, 0.05
 		sp := mechanism.Spec{Sampler: mechanism.Poisson, N: 1000, Batch: 500, Clip: mechanism.Flat, C: cfg.ClipNorm, ClipQuantile: gamma}
 		cl, err := sp.NewClipper(10, nil)
 		if err != nil {
