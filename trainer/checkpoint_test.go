@@ -2,9 +2,11 @@ package trainer
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -149,38 +151,106 @@ func v1Config(t *testing.T, variant string) Config {
 	return c
 }
 
+// toVersion1 rewrites a current checkpoint file in the version-1 layout:
+// flat, no checksum, each feature's state in its own named field. It works
+// on generic JSON, independently of checkpointV1.
+func toVersion1(t *testing.T, file []byte) []byte {
+	t.Helper()
+	var env struct {
+		Checkpoint map[string]any `json:"checkpoint"`
+	}
+	if err := json.Unmarshal(file, &env); err != nil {
+		t.Fatal(err)
+	}
+	body := env.Checkpoint
+	fields := map[string]map[string]string{
+		"clipped_count": {"rng": "count_noise"},
+		"subspace":      {"basis_at": "basis_at", "basis_from": "basis_from"},
+		"per_instance":  {"norms": "instance_norms"},
+		"ema":           {"state": "ema"},
+		"clip_quantile": {"clip_now": "clip_now", "rng": "quantile_rng"},
+		"canaries":      {"params": "canary_params", "counts": "canary_counts", "rng": "canary_rng"},
+	}
+	features, _ := body["features"].(map[string]any)
+	for name, st := range features {
+		for k, v := range st.(map[string]any) {
+			flat, ok := fields[name][k]
+			if !ok {
+				t.Fatalf("feature %s has a field %s that version 1 did not have", name, k)
+			}
+			body[flat] = v
+		}
+	}
+	delete(body, "features")
+	body["version"] = 1
+	b, err := json.Marshal(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// changedSinceV1 are the fixtures whose runs do not continue bit for bit
+// under this build, with the reason: their releases' noise was redrawn
+// exactly (lattice.CountNoise) after a3e7397, so the stream a version-1
+// checkpoint saved is consumed differently. The format is still read.
+var changedSinceV1 = map[string]string{
+	"quantile": "the clip quantile's count noise is exact since a3e7397",
+	"count":    "the clipped count's noise is exact since a3e7397",
+}
+
 // A run resumed from a version-1 checkpoint (each feature's state in its
 // own named field) ends bit for bit where an uninterrupted run ends:
-// parameters, every feature's final state, and ε.
+// parameters, every feature's final state, and ε. The version-1 files are
+// both those written by a3e7397 (testdata/) and this build's own
+// checkpoints rewritten in the version-1 layout.
 func TestResumeFromVersion1(t *testing.T) {
 	for _, variant := range []string{"ema", "quantile", "canaries", "subspace", "count"} {
-		t.Run(variant, func(t *testing.T) {
-			fc := v1Config(t, variant)
-			fc.CheckpointEvery = fc.Steps // keep the final state to compare (not in the hash)
-			full := run1(t, fc)
-			c := v1Config(t, variant)
-			c.CheckpointEvery = c.Steps
-			fixture := readFile(t, filepath.Join("testdata", "checkpoint-v1-"+variant+".json"))
-			if !bytes.Contains(fixture, []byte(`"version":1`)) {
-				t.Fatal("fixture is not a version-1 checkpoint")
-			}
-			if err := os.MkdirAll(filepath.Join(c.OutDir, "private"), 0o700); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(c.OutDir, "private", "checkpoint.json"), fixture, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			resumed := run1(t, c, Options{Resume: true})
-			a := readFile(t, filepath.Join(full.OutDir, "release", "model.bin"))
-			b := readFile(t, filepath.Join(c.OutDir, "release", "model.bin"))
-			if !bytes.Equal(a, b) || resumed.Best.Epsilon != full.Best.Epsilon || resumed.Steps != full.Steps {
-				t.Fatalf("resumed from version 1: ε %v, %d steps; uninterrupted: ε %v, %d steps; models equal %v",
-					resumed.Best.Epsilon, resumed.Steps, full.Best.Epsilon, full.Steps, bytes.Equal(a, b))
-			}
-			ca, cb := mustCheckpoint(t, full.OutDir), mustCheckpoint(t, c.OutDir)
-			if !reflect.DeepEqual(ca.Features, cb.Features) || len(ca.Features) == 0 {
-				t.Fatalf("final feature states differ:\n%s\n%s", ca.Features, cb.Features)
-			}
-		})
+		fc := v1Config(t, variant)
+		fc.CheckpointEvery = fc.Steps // keep the final state to compare (not in the hash)
+		full := run1(t, fc)
+		// This build, interrupted after step 3 of 6, its checkpoint
+		// rewritten as version 1.
+		ic := v1Config(t, variant)
+		if _, err := Run(context.Background(), ic, Options{StopAfter: 3}); !errors.Is(err, ErrInterrupted) {
+			t.Fatal(err)
+		}
+		own := toVersion1(t, readFile(t, filepath.Join(ic.OutDir, "private", "checkpoint.json")))
+		old := readFile(t, filepath.Join("testdata", "checkpoint-v1-"+variant+".json"))
+		for _, src := range []struct {
+			name string
+			file []byte
+		}{{"a3e7397", old}, {"rewritten", own}} {
+			t.Run(variant+"/"+src.name, func(t *testing.T) {
+				if !bytes.Contains(src.file, []byte(`"version":1`)) || bytes.Contains(src.file, []byte(`"sha256"`)) {
+					t.Fatal("not a version-1 checkpoint")
+				}
+				c := v1Config(t, variant)
+				c.CheckpointEvery = c.Steps
+				if err := os.MkdirAll(filepath.Join(c.OutDir, "private"), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(c.OutDir, "private", "checkpoint.json"), src.file, 0o600); err != nil {
+					t.Fatal(err)
+				}
+				resumed := run1(t, c, Options{Resume: true})
+				if resumed.Steps != full.Steps {
+					t.Fatalf("resumed run took %d steps, want %d", resumed.Steps, full.Steps)
+				}
+				if why, ok := changedSinceV1[variant]; ok && src.name == "a3e7397" {
+					t.Logf("continues, not bit for bit: %s", why)
+					return
+				}
+				a := readFile(t, filepath.Join(full.OutDir, "release", "model.bin"))
+				b := readFile(t, filepath.Join(c.OutDir, "release", "model.bin"))
+				if !bytes.Equal(a, b) || resumed.Best.Epsilon != full.Best.Epsilon {
+					t.Fatalf("resumed from version 1: ε %v; uninterrupted: ε %v; models equal %v", resumed.Best.Epsilon, full.Best.Epsilon, bytes.Equal(a, b))
+				}
+				ca, cb := mustCheckpoint(t, full.OutDir), mustCheckpoint(t, c.OutDir)
+				if !reflect.DeepEqual(ca.Features, cb.Features) || len(ca.Features) == 0 {
+					t.Fatalf("final feature states differ:\n%s\n%s", ca.Features, cb.Features)
+				}
+			})
+		}
 	}
 }

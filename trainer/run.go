@@ -467,7 +467,11 @@ func (s *state) setup() error {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		s.features = append(s.features, &countFeature{c: &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}})
+		c, err := newClipCount(cfg.ClippedCountSigma, s.mech.Q()*float64(n), root.Child("clipped-count"))
+		if err != nil {
+			return err
+		}
+		s.features = append(s.features, &countFeature{c: c})
 		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
