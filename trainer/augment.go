@@ -130,13 +130,6 @@ func MeanGroups(g []float32, b, k, d int) {
 	}
 }
 
-// chunkLen is the number of examples processed per chunk.
-func (s *state) chunkLen() int {
-	if s.aug != nil {
-		return max(1, s.model.MaxBatch()/s.aug.k)
-	}
-	return s.model.MaxBatch()
-}
 
 // augChunk runs one chunk of examples with augmentation multiplicity: K
 // copies each, per-copy gradients, their means clipped and added to sum.

@@ -81,7 +81,7 @@ func TestAugmultSensitivity(t *testing.T) {
 	if err := s.setup(); err != nil {
 		t.Fatal(err)
 	}
-	if s.norm != nil || s.aug == nil {
+	if _, aug := s.grad.(augmultGradients); !aug || s.aug == nil {
 		t.Fatal("augmult did not take the materialised path")
 	}
 	d, in, k := s.model.NumParams(), s.model.InputSize(), c.Augmult

@@ -110,13 +110,8 @@ func (s *state) reduceStep(sum []float32, st *stepStats) error {
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
 	}
-	if s.acc != nil {
-		// Lattice noise: the exact int64 lattice sums add exactly and in
-		// any order, so every rank then releases one process's lattice
-		// point, with the same noise from the shared stream.
-		if err := s.dist.SumInt64(s.acc); err != nil {
-			return fmt.Errorf("all-reduce of the lattice sum: %w", err)
-		}
+	if err := s.grad.reduce(s.dist); err != nil {
+		return err
 	}
 	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount), 0}
 	if s.quant != nil {

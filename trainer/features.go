@@ -249,14 +249,18 @@ func (f *subspaceFeature) load(states featureStates, _ int) error {
 // training examples before every step, for their per-instance ε.
 type instanceFeature struct {
 	noHooks
-	s     *state
-	norms [][]float64 // [step][example]
+	s       *state
+	norms   [][]float64 // [step][example]
+	normsSq []float64   // one chunk's per-sample, per-group squared norms
 }
 
 func (f *instanceFeature) name() string { return featurePerInstance }
 
 func (f *instanceFeature) beforeStep(int) error {
-	row, err := f.s.instanceNorms()
+	if f.normsSq == nil {
+		f.normsSq = make([]float64, f.s.model.MaxBatch()*len(f.s.model.Groups()))
+	}
+	row, err := f.s.instanceNorms(f.normsSq)
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 // not they are sampled: per-instance RDP charges every step
 // (docs/per-instance.md#gaussian-mechanism-and-dp-sgd). It runs before the
 // step's own chunks so their retained state is untouched.
-func (s *state) instanceNorms() ([]float64, error) {
+func (s *state) instanceNorms(normsSq []float64) ([]float64, error) {
 	n := s.cfg.PerInstance
 	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())
 	row := make([]float64, n)
@@ -40,12 +40,12 @@ func (s *state) instanceNorms() ([]float64, error) {
 		idx := own[off : off+b]
 		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
 		batch := s.batches.batch(s.x[:b*in], s.y[:b])
-		if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
+		if err := s.model.PerSampleNormsSq(batch, normsSq[:b*k], s.losses[:b]); err != nil {
 			return nil, fmt.Errorf("per-instance norms: %w", err)
 		}
 		for i := 0; i < b; i++ {
 			var sq float64
-			for _, v := range s.normsSq[i*k : (i+1)*k] {
+			for _, v := range normsSq[i*k : (i+1)*k] {
 				sq += v
 			}
 			row[idx[i]] = math.Sqrt(sq)

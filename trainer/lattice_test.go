@@ -36,7 +36,7 @@ func TestLatticeStepReleasesExactSum(t *testing.T) {
 	if err := s.setup(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.grad.(latticeGradients); !ok {
+	if _, ok := s.grad.(*latticeGradients); !ok {
 		t.Fatalf("noise lattice chose the %T strategy", s.grad)
 	}
 	params := append([]float32(nil), s.model.Params()...)

@@ -135,12 +135,9 @@ type state struct {
 	samp     sampler.Sampler
 	twice    *sampler.Twice
 	clipper  clip.Clipper
-	norm     clip.NormClipper     // nil: materialised path
 	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
 	noise    mechanism.Noise
 	noiseRNG *rng.Stream
-	lat      *mechanism.LatticeNoise // with noise lattice: the noise, which also quantises
-	acc      []int64                 // with noise lattice: the step's exact lattice sum
 	// rootState is the root random stream's state (its seed): fixed from
 	// Config.Seed in a seeded run, drawn from crypto/rand otherwise, or
 	// taken from the checkpoint on resume. Every privacy-relevant stream is
@@ -154,22 +151,14 @@ type state struct {
 	lrAt      func(step int) float64
 
 	// buffers, sized once
-	idx     []int
-	x       []float32
-	y       []int
-	normsSq []float64
-	scales  []float32
-	losses  []float32
-	grads   []float32
-	masks   []*sampler.Mask
-	grad    gradients // the run's gradient strategy
-	// factored clips Linear-only models' gradients in factored form on the
-	// materialised path (twice sampling, hybrid clipping); nil otherwise.
-	factored factoredModel
-	// layered clips conv nets' gradients where the engine keeps them, per
-	// layer (useFactored); nil otherwise.
-	layered layeredModel
-	sum     []float32
+	idx    []int
+	x      []float32
+	y      []int
+	losses []float32
+	grads  []float32
+	masks  []*sampler.Mask
+	grad   gradients // the run's gradient strategy
+	sum    []float32
 
 	out      *outputs    // nil: the run writes nothing
 	metrics  *metricsLog // release/metrics.jsonl
@@ -419,9 +408,6 @@ func (s *state) setup() error {
 	}
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 && !cfg.Noise.Lattice() {
-		s.norm = nc
-	}
 	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
 		return err
 	}
@@ -519,28 +505,18 @@ func (s *state) setup() error {
 }
 
 func (s *state) allocate() {
-	mb, d, in := s.model.MaxBatch(), s.model.NumParams(), s.model.InputSize()
-	k := len(s.model.Groups())
+	mb, in := s.model.MaxBatch(), s.model.InputSize()
 	s.x = make([]float32, mb*in)
 	s.y = make([]int, mb)
 	s.losses = make([]float32, mb)
 	s.sum = make([]float32, s.clipper.OutDim()+s.extraDim())
-	if s.norm != nil {
-		s.normsSq = make([]float64, mb*k)
-		s.scales = make([]float32, mb*k)
-	} else if s.useFactored(); s.factored == nil && s.layered == nil && len(s.grads) != mb*d { // subspace setup may have made it
-		s.grads = make([]float32, mb*d)
-	}
 	if s.twice != nil {
 		s.masks = make([]*sampler.Mask, mb)
 		for i := range s.masks {
 			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
-	if s.lat != nil {
-		s.acc = make([]int64, s.lat.Len())
-	}
-	s.grad = s.chooseGradients()
+	s.grad = s.newGradients()
 }
 
 // stepStats are the (non-private) diagnostics of one step.
@@ -567,8 +543,8 @@ func (s *state) step() (stepStats, error) {
 	}
 	s.idx = s.samp.Next(s.idx)
 	clear(s.sum)
-	sum := s.sum[:s.clipper.OutDim()]         // the model's part (the features' coordinates follow it)
-	batch, mb := s.owned(s.idx), s.chunkLen() // this rank's examples (all of them in one process)
+	sum := s.sum[:s.clipper.OutDim()]              // the model's part (the features' coordinates follow it)
+	batch, mb := s.owned(s.idx), s.grad.chunkLen() // this rank's examples (all of them in one process)
 	s.grad.start(s.stepNo)
 	for off := 0; off < len(batch); off += mb {
 		if err := s.grad.chunk(batch[off:min(off+mb, len(batch))], sum, &st); err != nil {
@@ -587,14 +563,8 @@ func (s *state) step() (stepStats, error) {
 	for _, f := range s.features {
 		f.addExtra(s.sum)
 	}
-	if s.lat != nil {
-		// The released sum is γ·(S + round(Z)) from the exact lattice sum;
-		// the float sum the strategy left untouched is overwritten.
-		if err := s.lat.Release(s.acc, s.sum, s.noiseRNG); err != nil {
-			return st, fmt.Errorf("lattice noise: %w", err)
-		}
-	} else {
-		s.noise.Add(s.sum, s.noiseRNG)
+	if err := s.grad.release(s.sum); err != nil {
+		return st, err
 	}
 	update := sum
 	for _, f := range s.features {
@@ -873,7 +843,7 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil, CoveredN: s.data.train.N(),
 		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct, Noise: NoiseContinuous,
 	}
-	if s.lat != nil {
+	if _, ok := s.grad.(*latticeGradients); ok {
 		sum.Noise, sum.LatticeK = NoiseLattice, lattice.DefaultK
 	}
 	if s.sub != nil && s.sub.carved > 0 {

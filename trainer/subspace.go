@@ -150,7 +150,6 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 	if h := testAuditHooks; h != nil && h.noiseScale > 0 {
 		sigma *= h.noiseScale // negative control: the account keeps σ
 	}
-	s.lat = nil
 	if s.cfg.Noise.Lattice() {
 		lat, err := s.mech.LatticeNoise(sigma, lattice.DefaultK)
 		if err != nil {
@@ -159,7 +158,6 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 		if int64(s.cfg.BatchSize) > lat.MaxExamples()/4 {
 			return nil, fmt.Errorf("noise lattice: batch %d is too large for the int64 sum at k = %d", s.cfg.BatchSize, lattice.DefaultK)
 		}
-		s.lat = lat
 		return lat, nil
 	}
 	return s.mech.Noise(sigma, s.extraDim())
