@@ -130,7 +130,6 @@ func MeanGroups(g []float32, b, k, d int) {
 	}
 }
 
-
 // augChunk runs one chunk of examples with augmentation multiplicity: K
 // copies each, per-copy gradients, their means clipped and added to sum.
 func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {

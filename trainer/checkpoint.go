@@ -7,9 +7,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"os"
+
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // The checkpoint file's format versions. Version 1 was a flat JSON object
