@@ -19,8 +19,8 @@
 // Noise: Gaussian adds isotropic noise (std = multiplier × L2 sensitivity)
 // or per-block anisotropic noise with given per-block variances (paper 003
 // Theorem 4.6: variances from accountant.OptimalNoise or its problem-(9)
-// solver); Sensitivity.AccountantBlocks describes the blocks to the
-// twice-sampling accountant.
+// solver); package mechanism describes Sensitivity.Blocks to the
+// twice-sampling accountant, so clip does not import the accountants.
 //
 // Norm-only fast path: L2 and PerLayer map per-sample per-group squared
 // norms (models.PerSampleModel.PerSampleNormsSq) to the scales that
