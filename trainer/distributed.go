@@ -44,22 +44,31 @@ func (oneProcess) SumInt64([]int64) error      { return nil }
 func (oneProcess) MaxFloat64([]float64) error  { return nil }
 func (oneProcess) Broadcast([]byte, int) error { return nil }
 
+// batchShare is this rank's share of a step's batch and, under twice
+// sampling, the examples' coordinate masks.
+type batchShare struct {
+	twice *sampler.Twice  // the sampler that draws the masks; nil without twice sampling
+	masks []*sampler.Mask // one chunk's masks
+	own   []int           // this rank's examples of the batch
+	dist  distMasks       // the masks on one of several ranks
+}
+
 // owned filters a batch's indices to those this rank owns.
 func (s *state) owned(idx []int) []int {
 	if s.dist.Size() == 1 {
 		return idx
 	}
-	s.ownBuf = s.ownBuf[:0]
-	s.ownMasks.pos = s.ownMasks.pos[:0]
-	s.ownMasks.batch, s.ownMasks.drawn, s.ownMasks.used = len(idx), 0, 0
+	s.share.own = s.share.own[:0]
+	s.share.dist.pos = s.share.dist.pos[:0]
+	s.share.dist.batch, s.share.dist.drawn, s.share.dist.used = len(idx), 0, 0
 	r, n := s.dist.Rank(), s.dist.Size()
 	for p, i := range idx {
 		if i%n == r {
-			s.ownBuf = append(s.ownBuf, i)
-			s.ownMasks.pos = append(s.ownMasks.pos, p)
+			s.share.own = append(s.share.own, i)
+			s.share.dist.pos = append(s.share.dist.pos, p)
 		}
 	}
-	return s.ownBuf
+	return s.share.own
 }
 
 // distMasks keeps twice sampling's coordinate masks on one rank equal to
@@ -79,10 +88,10 @@ type distMasks struct {
 // drawOwnedMasks fills masks with those of the next len(masks) examples
 // this rank owns.
 func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
-	d := &s.ownMasks
+	d := &s.share.dist
 	for _, m := range masks {
 		s.skipMasks(d.pos[d.used])
-		s.twice.FillMask(m)
+		s.share.twice.FillMask(m)
 		d.drawn++
 		d.used++
 	}
@@ -92,20 +101,20 @@ func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
 // skipMasks draws (and drops) the masks of other ranks' examples up to
 // batch position p.
 func (s *state) skipMasks(p int) {
-	d := &s.ownMasks
+	d := &s.share.dist
 	if d.drawn < p && d.scratch == nil {
 		d.scratch = sampler.NewMask(s.clipper.OutDim())
 	}
 	for ; d.drawn < p; d.drawn++ {
-		s.twice.FillMask(d.scratch)
+		s.share.twice.FillMask(d.scratch)
 	}
 }
 
 // reduceStep sums the clipped sum and the step's statistics over ranks.
 func (s *state) reduceStep(sum []float32, st *stepStats) error {
-	if s.twice != nil {
+	if s.share.twice != nil {
 		// The stream leaves the step where one process's leaves it.
-		s.skipMasks(s.ownMasks.batch)
+		s.skipMasks(s.share.dist.batch)
 	}
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)

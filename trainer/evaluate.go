@@ -9,7 +9,7 @@ import (
 func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err error) {
 	s.model.SetTraining(false)
 	defer s.model.SetTraining(true)
-	mb, in := s.model.MaxBatch(), s.model.InputSize()
+	mb := s.model.MaxBatch()
 	n = min(n, ds.N())
 	var lossSum float64
 	correct := 0
@@ -22,9 +22,7 @@ func (s *state) evaluate(ds *datasets.Dataset, n int) (acc, loss float64, err er
 		for i := off; i < min(off+mb, n); i++ {
 			idx = append(idx, i)
 		}
-		b := len(idx)
-		ds.Gather(idx, s.x[:b*in], s.y[:b])
-		l, c, err := s.model.Evaluate(s.batches.batch(s.x[:b*in], s.y[:b]))
+		l, c, err := s.model.Evaluate(s.batches.gather(ds, idx))
 		if err != nil {
 			return 0, 0, err
 		}
@@ -46,8 +44,8 @@ func (s *state) withReleased(f func() error) error {
 	for _, ft := range s.features {
 		if r, ok := ft.(releaser); ok {
 			p := s.model.Params()
-			s.iterate = append(s.iterate[:0], p...)
-			defer copy(p, s.iterate)
+			s.eval.iterate = append(s.eval.iterate[:0], p...)
+			defer copy(p, s.eval.iterate)
 			if err := r.releasedParams(p); err != nil {
 				return err
 			}
@@ -79,4 +77,16 @@ func (s *state) evaluateTrain() (float64, error) {
 		return e
 	})
 	return acc, err
+}
+
+// evalCache is the evaluation's state: the training iterate set aside while
+// the released (EMA) parameters are in the model, and the most recent test
+// evaluation, reused by the summary when it was taken at the final
+// parameters.
+type evalCache struct {
+	iterate []float32
+	last    struct {
+		step      int
+		acc, loss float64
+	}
 }

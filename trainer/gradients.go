@@ -39,25 +39,29 @@ type gradients interface {
 // factors), the layered path (conv nets clipped from the engine's
 // per-layer per-sample gradients in place), or materialised per-sample
 // gradients.
-func (s *state) newGradients() gradients {
+func (s *state) newGradients() (gradients, error) {
 	mb, d, k := s.model.MaxBatch(), s.model.NumParams(), len(s.model.Groups())
 	rows := func() {
-		if len(s.grads) != mb*d { // subspace setup may have made it
-			s.grads = make([]float32, mb*d)
+		if len(s.batches.rows) != mb*d { // subspace setup may have made it
+			s.batches.rows = make([]float32, mb*d)
 		}
 	}
 	base := floatRelease{s}
 	if lat, ok := s.noise.(*mechanism.LatticeNoise); ok {
 		rows()
-		return &latticeGradients{s: s, acc: make([]int64, lat.Len())}
+		return &latticeGradients{s: s, acc: make([]int64, lat.Len())}, nil
 	}
-	if s.aug != nil {
+	if s.cfg.Augmult > 1 {
+		a, err := newAugmenter(s.cfg.Augmult, s.data.train.Shape, s.cfg.Seed)
+		if err != nil {
+			return nil, err
+		}
 		rows()
-		return augmultGradients{base}
+		return augmultGradients{base, a}, nil
 	}
 	nc, ok := s.clipper.(clip.NormClipper)
-	if ok && s.twice == nil && !s.cfg.Noise.Lattice() {
-		return &normOnlyGradients{floatRelease: base, norm: nc, normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}
+	if ok && s.share.twice == nil && !s.cfg.Noise.Lattice() {
+		return &normOnlyGradients{floatRelease: base, norm: nc, normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
 	}
 	// The factored and layered paths read no materialised rows: not with
 	// adaptive clipping (it rescales them) or the private diagnostics
@@ -65,15 +69,15 @@ func (s *state) newGradients() gradients {
 	if s.quant == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.Noise.Lattice() {
 		fm, ok := s.model.(factoredModel)
 		if fc, isFC := s.clipper.(clip.FactoredClipper); ok && isFC && fm.Factored() {
-			return factoredGradients{base, fm, fc}
+			return factoredGradients{base, fm, fc}, nil
 		}
 		lm, ok := s.model.(layeredModel)
 		if lc, isLC := s.clipper.(clip.LayerClipper); ok && isLC {
-			return layeredGradients{base, lm, lc}
+			return layeredGradients{base, lm, lc}, nil
 		}
 	}
 	rows()
-	return materialisedGradients{base}
+	return materialisedGradients{base}, nil
 }
 
 // floatRelease is the release of the strategies that clip into the float
@@ -91,14 +95,12 @@ func (f floatRelease) release(sum []float32) error {
 
 // gather loads the examples idx into the batch buffers.
 func (s *state) gather(idx []int) models.Batch {
-	b, in := len(idx), s.model.InputSize()
-	s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
-	return s.batches.batch(s.x[:b*in], s.y[:b])
+	return s.batches.gather(s.data.train, idx)
 }
 
 // addLosses records the chunk's b per-example losses.
 func (s *state) addLosses(b int, st *stepStats) {
-	for _, l := range s.losses[:b] {
+	for _, l := range s.batches.losses[:b] {
 		st.lossSum += float64(l)
 	}
 	st.n += b
@@ -113,7 +115,7 @@ type normOnlyGradients struct {
 
 func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	s, b, k := g.s, len(idx), len(g.s.model.Groups())
-	if err := s.model.PerSampleNormsSq(s.gather(idx), g.normsSq[:b*k], s.losses[:b]); err != nil {
+	if err := s.model.PerSampleNormsSq(s.gather(idx), g.normsSq[:b*k], s.batches.losses[:b]); err != nil {
 		return err
 	}
 	var cs clip.Stats
@@ -148,7 +150,7 @@ type factoredGradients struct {
 
 func (g factoredGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	s, b := g.s, len(idx)
-	fs, _, err := g.model.Factors(s.gather(idx), s.losses[:b])
+	fs, _, err := g.model.Factors(s.gather(idx), s.batches.losses[:b])
 	if err != nil {
 		return err
 	}
@@ -168,7 +170,7 @@ type layeredGradients struct {
 
 func (g layeredGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	s, b := g.s, len(idx)
-	ls, err := g.model.LayerGrads(s.gather(idx), s.losses[:b])
+	ls, err := g.model.LayerGrads(s.gather(idx), s.batches.losses[:b])
 	if err != nil {
 		return err
 	}
@@ -181,8 +183,8 @@ type materialisedGradients struct{ floatRelease }
 
 func (g materialisedGradients) chunk(idx []int, sum []float32, st *stepStats) error {
 	s, b, d := g.s, len(idx), g.s.model.NumParams()
-	grads := s.grads[:b*d]
-	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.losses[:b]); err != nil {
+	grads := s.batches.rows[:b*d]
+	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
 		return err
 	}
 	s.clipMaterialised(grads, b, d, sum, st)
@@ -190,14 +192,13 @@ func (g materialisedGradients) chunk(idx []int, sum []float32, st *stepStats) er
 	return nil
 }
 
-type augmultGradients struct{ floatRelease }
-
-func (g augmultGradients) start(step int) { g.s.aug.startStep(step) }
-func (g augmultGradients) chunkLen() int  { return max(1, g.s.model.MaxBatch()/g.s.aug.k) }
-
-func (g augmultGradients) chunk(idx []int, sum []float32, st *stepStats) error {
-	return g.s.augChunk(idx, st, sum)
+type augmultGradients struct {
+	floatRelease
+	aug *augmenter
 }
+
+func (g augmultGradients) start(step int) { g.aug.startStep(step) }
+func (g augmultGradients) chunkLen() int  { return max(1, g.s.model.MaxBatch()/g.aug.k) }
 
 // latticeGradients materialises each example's gradient and quantises it
 // onto the lattice (clipped to C(1−η) in L2, truncated toward zero) into
@@ -218,8 +219,8 @@ func (g *latticeGradients) chunkLen() int { return g.s.model.MaxBatch() }
 
 func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 	s, b, d := g.s, len(idx), g.s.model.NumParams()
-	grads := s.grads[:b*d]
-	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.losses[:b]); err != nil {
+	grads := s.batches.rows[:b*d]
+	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
 		return err
 	}
 	for i := 0; i < b; i++ {
@@ -275,15 +276,15 @@ func (s *state) clipMaterialised(g []float32, b, d int, sum []float32, st *stepS
 // drawMasks draws twice sampling's coordinate masks for the b examples of a
 // chunk, in example order (nil without twice sampling).
 func (s *state) drawMasks(b int) []*sampler.Mask {
-	if s.twice == nil {
+	if s.share.twice == nil {
 		return nil
 	}
-	masks := s.masks[:b]
+	masks := s.share.masks[:b]
 	if s.dist.Size() > 1 {
 		return s.drawOwnedMasks(masks)
 	}
 	for _, m := range masks {
-		s.twice.FillMask(m)
+		s.share.twice.FillMask(m)
 	}
 	return masks
 }

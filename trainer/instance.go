@@ -21,7 +21,7 @@ import (
 // step's own chunks so their retained state is untouched.
 func (s *state) instanceNorms(normsSq []float64) ([]float64, error) {
 	n := s.cfg.PerInstance
-	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())
+	mb, k := s.model.MaxBatch(), len(s.model.Groups())
 	row := make([]float64, n)
 	// In a distributed run each rank computes the norms of the examples it
 	// owns and the rows (zero elsewhere) are summed over ranks, exactly:
@@ -38,9 +38,8 @@ func (s *state) instanceNorms(normsSq []float64) ([]float64, error) {
 	for off := 0; off < len(own); off += mb {
 		b := min(mb, len(own)-off)
 		idx := own[off : off+b]
-		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
-		batch := s.batches.batch(s.x[:b*in], s.y[:b])
-		if err := s.model.PerSampleNormsSq(batch, normsSq[:b*k], s.losses[:b]); err != nil {
+		batch := s.batches.gather(s.data.train, idx)
+		if err := s.model.PerSampleNormsSq(batch, normsSq[:b*k], s.batches.losses[:b]); err != nil {
 			return nil, fmt.Errorf("per-instance norms: %w", err)
 		}
 		for i := 0; i < b; i++ {

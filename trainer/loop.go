@@ -31,7 +31,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 			stopped, runErr = "stopped after the requested number of steps", fmt.Errorf("%w at step %d (StopAfter)", ErrInterrupted, done)
 			break
 		}
-		s.stepNo = step
+		s.now.step = step
 		st, err := s.step()
 		if err != nil {
 			return nil, fmt.Errorf("step %d: %w", step, err)
@@ -73,7 +73,7 @@ func (s *state) loop(ctx context.Context, first int, start time.Time) (*Summary,
 				return nil, fmt.Errorf("step %d: evaluation: %w", step, err)
 			}
 			rec.TestAcc, rec.TestLoss = &acc, &loss
-			s.lastEval.step, s.lastEval.acc, s.lastEval.loss = step, acc, loss
+			s.eval.last.step, s.eval.last.acc, s.eval.last.loss = step, acc, loss
 			if cfg.PrivateDiagnostics {
 				trainAcc, err := s.evaluateTrain()
 				if err != nil {

@@ -78,7 +78,7 @@ func (s *state) checkMechanism(ck *checkpoint) error {
 // the checkpoint's σ. An older checkpoint without one gets the ledger the
 // mechanism implies.
 func (s *state) restoreLedger(ck *checkpoint) error {
-	want := s.mech.LedgerFor(ck.Sigma, ck.Step)
+	want := s.acct.mech.LedgerFor(ck.Sigma, ck.Step)
 	if ck.Ledger == nil {
 		s.acct.ledger = want
 		return nil

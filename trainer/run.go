@@ -70,9 +70,8 @@ type state struct {
 
 	model    models.PerSampleModel
 	samp     sampler.Sampler
-	twice    *sampler.Twice
+	share    batchShare // this rank's share of a batch and twice sampling's masks
 	clipper  clip.Clipper
-	mech     *mechanism.Mechanism // what a step samples, clips, noises and charges
 	noise    mechanism.Noise
 	noiseRNG *rng.Stream
 	// rootState is the root random stream's state (its seed): fixed from
@@ -87,42 +86,20 @@ type state struct {
 	steps     int
 	lrAt      func(step int) float64
 
-	// buffers, sized once
-	idx    []int
-	x      []float32
-	y      []int
-	losses []float32
-	grads  []float32
-	masks  []*sampler.Mask
-	grad   gradients // the run's gradient strategy
-	sum    []float32
+	grad gradients // the run's gradient strategy
+	now  stepNow   // the step being taken
 
-	out      *outputs    // nil: the run writes nothing
-	metrics  *metricsLog // release/metrics.jsonl
-	diag     *metricsLog // private/diagnostics.jsonl (PrivateDiagnostics), or nil
-	notes    []string
-	privNote []string // curator-only notes
+	out      *outputs // nil: the run writes nothing
+	logs     runLogs  // release/metrics.jsonl and the private diagnostics
+	notes    runNotes
 	samples  int
 	sub      *subspaceState // hybrid subspace clipping, or nil
-	canary   *gradCanaries  // audit run's gradient canaries, or nil
-	aug      *augmenter     // augmentation multiplicity (augmult > 1), or nil
+	canaries auditCanaries  // an audit run's canaries
 	quant    *quantileState // adaptive clipping (clip_quantile), or nil
 	dist     Reducer        // data-parallel ranks, or nil
-	ownBuf   []int          // this rank's share of a batch
-	ownMasks distMasks      // twice sampling's masks on one rank (distributed.go)
-	input    *inputCanaries // audit run's input canaries, or nil
-	stepNo   int            // the step being taken (1-based)
 	features []feature      // the optional features that are on, in setup order
 	batches  batchBuilder   // the run's one way to make a models.Batch
-	// iterate holds the training iterate while the EMA parameters are in
-	// the model for evaluation or saving.
-	iterate []float32
-	// lastEval is the most recent test evaluation, reused by the summary
-	// when it was taken at the final parameters.
-	lastEval struct {
-		step      int
-		acc, loss float64
-	}
+	eval     evalCache      // the iterate set aside and the last test evaluation
 }
 
 // Run trains cfg and returns its summary. Cancelling ctx stops the run at
@@ -301,7 +278,7 @@ func (s *state) setup() error {
 		testDataHook(data)
 	}
 	s.data = data
-	s.notes = append(s.notes, data.notes...)
+	s.notes.public = append(s.notes.public, data.notes...)
 	if err := s.setupInputCanaries(root); err != nil {
 		return err
 	}
@@ -341,12 +318,13 @@ func (s *state) setup() error {
 	if s.samp, expected, err = sampSpec.NewSampler(s.clipper.OutDim(), root.Child("sampler")); err != nil {
 		return fmt.Errorf("sampler: %w", err)
 	}
-	s.twice, _ = s.samp.(*sampler.Twice)
+	s.share.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
-	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
+	mech, err := mechanism.New(spec, s.clipper)
+	if err != nil {
 		return err
 	}
-	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: s.mech, q: s.mech.Q(), expected: expected, prefix: s.mech.Prefix()}
+	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: mech, q: mech.Q(), expected: expected, prefix: mech.Prefix()}
 	if err := s.acct.usePLD(); err != nil && cfg.Accountant == AccountantPLD {
 		return err
 	}
@@ -364,14 +342,14 @@ func (s *state) setup() error {
 		if s.acct.calibPLD {
 			by = "the PLD accountant"
 		}
-		s.notes = append(s.notes, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps by %s", s.sigma, cfg.Epsilon, cfg.Delta, s.steps, by))
+		s.notes.public = append(s.notes.public, fmt.Sprintf("σ = %.4f calibrated for ε = %g, δ = %g over %d steps by %s", s.sigma, cfg.Epsilon, cfg.Delta, s.steps, by))
 	} else if cfg.Epsilon > 0 {
 		k, err := s.acct.budgetSteps(s.sigma, s.steps)
 		if err != nil {
 			return fmt.Errorf("budget: %w", err)
 		}
 		if k < s.steps {
-			s.notes = append(s.notes, fmt.Sprintf("budget: ε = %g is reached after %d of %d steps at σ = %g; the run stops there", cfg.Epsilon, k, s.steps, s.sigma))
+			s.notes.public = append(s.notes.public, fmt.Sprintf("budget: ε = %g is reached after %d of %d steps at σ = %g; the run stops there", cfg.Epsilon, k, s.steps, s.sigma))
 			s.steps = k
 		}
 	}
@@ -388,12 +366,12 @@ func (s *state) setup() error {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		c, err := newClipCount(cfg.ClippedCountSigma, s.mech.Q()*float64(n), root.Child("clipped-count"))
+		c, err := newClipCount(cfg.ClippedCountSigma, s.acct.mech.Q()*float64(n), root.Child("clipped-count"))
 		if err != nil {
 			return err
 		}
 		s.features = append(s.features, &countFeature{c: c})
-		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
+		s.notes.public = append(s.notes.public, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector
 	if cfg.Radius > 0 {
@@ -414,7 +392,7 @@ func (s *state) setup() error {
 			return err
 		}
 		s.features = append(s.features, &emaFeature{avg: avg, params: s.model.Params})
-		s.notes = append(s.notes, fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters (post-processing, no privacy cost); the training loss is the iterates'", cfg.EMA))
+		s.notes.public = append(s.notes.public, fmt.Sprintf("EMA d = %g: evaluation and model.bin use the averaged parameters (post-processing, no privacy cost); the training loss is the iterates'", cfg.EMA))
 	}
 	s.lrAt = func(step int) float64 {
 		if cfg.Schedule == ScheduleCosine {
@@ -426,32 +404,42 @@ func (s *state) setup() error {
 	if s.tracker, tnotes, err = s.acct.newTracker(); err != nil {
 		return err
 	}
-	s.notes = append(s.notes, tnotes...)
+	s.notes.public = append(s.notes.public, tnotes...)
 	if cfg.PerInstance > 0 {
 		s.features = append(s.features, &instanceFeature{s: s})
 	}
 	if len(s.acct.prefix) > 0 {
 		if note, err := s.acct.breakdown(s.sigma, s.steps); err == nil {
-			s.notes = append(s.notes, note)
+			s.notes.public = append(s.notes.public, note)
 		}
 	}
-	s.allocate()
-	return nil
+	return s.allocate()
 }
 
-func (s *state) allocate() {
+func (s *state) allocate() error {
 	mb, in := s.model.MaxBatch(), s.model.InputSize()
-	s.x = make([]float32, mb*in)
-	s.y = make([]int, mb)
-	s.losses = make([]float32, mb)
-	s.sum = make([]float32, s.clipper.OutDim()+s.extraDim())
-	if s.twice != nil {
-		s.masks = make([]*sampler.Mask, mb)
-		for i := range s.masks {
-			s.masks[i] = sampler.NewMask(s.clipper.OutDim())
+	s.batches.x = make([]float32, mb*in)
+	s.batches.y = make([]int, mb)
+	s.batches.losses = make([]float32, mb)
+	s.now.sum = make([]float32, s.clipper.OutDim()+s.extraDim())
+	if s.share.twice != nil {
+		s.share.masks = make([]*sampler.Mask, mb)
+		for i := range s.share.masks {
+			s.share.masks[i] = sampler.NewMask(s.clipper.OutDim())
 		}
 	}
-	s.grad = s.newGradients()
+	var err error
+	s.grad, err = s.newGradients()
+	return err
+}
+
+// stepNow is the step being taken: its number (1-based), its batch's
+// indices and the released vector (the model's clipped sum, then the
+// features' coordinates), noised in place.
+type stepNow struct {
+	step int
+	idx  []int
+	sum  []float32
 }
 
 // stepStats are the (non-private) diagnostics of one step.
@@ -472,15 +460,15 @@ type stepStats struct {
 func (s *state) step() (stepStats, error) {
 	var st stepStats
 	for _, f := range s.features {
-		if err := f.beforeStep(s.stepNo); err != nil {
+		if err := f.beforeStep(s.now.step); err != nil {
 			return st, err
 		}
 	}
-	s.idx = s.samp.Next(s.idx)
-	clear(s.sum)
-	sum := s.sum[:s.clipper.OutDim()]              // the model's part (the features' coordinates follow it)
-	batch, mb := s.owned(s.idx), s.grad.chunkLen() // this rank's examples (all of them in one process)
-	s.grad.start(s.stepNo)
+	s.now.idx = s.samp.Next(s.now.idx)
+	clear(s.now.sum)
+	sum := s.now.sum[:s.clipper.OutDim()]              // the model's part (the features' coordinates follow it)
+	batch, mb := s.owned(s.now.idx), s.grad.chunkLen() // this rank's examples (all of them in one process)
+	s.grad.start(s.now.step)
 	for off := 0; off < len(batch); off += mb {
 		if err := s.grad.chunk(batch[off:min(off+mb, len(batch))], sum, &st); err != nil {
 			return st, err
@@ -493,18 +481,18 @@ func (s *state) step() (stepStats, error) {
 		// The hidden-state bound's bounded update ‖update‖ ≤ ηC: a
 		// projection onto a ball is 1-Lipschitz, so the sum's L2
 		// sensitivity is unchanged (mechanism.Mechanism.OuterClip).
-		clip.OuterClip(s.sum, s.acct.expected, s.cfg.ClipNorm)
+		clip.OuterClip(s.now.sum, s.acct.expected, s.cfg.ClipNorm)
 	}
 	for _, f := range s.features {
-		f.addExtra(s.sum)
+		f.addExtra(s.now.sum)
 	}
-	if err := s.grad.release(s.sum); err != nil {
+	if err := s.grad.release(s.now.sum); err != nil {
 		return st, err
 	}
 	update := sum
 	for _, f := range s.features {
 		var err error
-		if update, err = f.afterNoise(s.sum, update); err != nil {
+		if update, err = f.afterNoise(s.now.sum, update); err != nil {
 			return st, err
 		}
 	}
@@ -516,7 +504,7 @@ func (s *state) step() (stepStats, error) {
 			return st, err
 		}
 	}
-	if err := s.acct.step(s.tracker, s.stepNo, s.acct.stepEvent(s.sigma, s.stepNo), s.sigma, s.lrAt(s.stepNo)); err != nil {
+	if err := s.acct.step(s.tracker, s.now.step, s.acct.stepEvent(s.sigma, s.now.step), s.sigma, s.lrAt(s.now.step)); err != nil {
 		return st, fmt.Errorf("accounting: %w", err)
 	}
 	return st, nil

@@ -573,9 +573,9 @@ func TestSubspaceAccounting(t *testing.T) {
 	if err := st.setup(); err != nil {
 		t.Fatal(err)
 	}
-	ev, ok := st.mech.Event(c.Sigma).(accountant.TwiceSampled)
+	ev, ok := st.acct.mech.Event(c.Sigma).(accountant.TwiceSampled)
 	if !ok {
-		t.Fatalf("event %T, want TwiceSampled", st.mech.Event(c.Sigma))
+		t.Fatalf("event %T, want TwiceSampled", st.acct.mech.Event(c.Sigma))
 	}
 	blocks := ev.Blocks
 	sig := make([]float64, len(blocks))

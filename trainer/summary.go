@@ -70,11 +70,11 @@ type Summary struct {
 }
 
 func (s *state) summary(done int, stopped string) (*Summary, error) {
-	acc, loss := s.lastEval.acc, s.lastEval.loss
+	acc, loss := s.eval.last.acc, s.eval.last.loss
 	withheld := s.withholdTest(stopped)
 	if withheld {
 		acc, loss = 0, 0
-	} else if s.lastEval.step != done || done == 0 {
+	} else if s.eval.last.step != done || done == 0 {
 		var err error
 		if acc, loss, err = s.evaluateTest(); err != nil {
 			return nil, fmt.Errorf("final evaluation: %w", err)
@@ -84,11 +84,11 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 		Dataset: string(s.cfg.Dataset), Source: s.data.source, Model: string(s.cfg.Model), Params: s.model.NumParams(),
 		TrainN: s.data.train.N(), TestN: s.data.test.N(), Steps: done, PlannedStep: s.steps,
 		Sigma: s.sigma, Calibrated: s.cfg.Sigma == 0, Q: s.acct.q, Delta: s.cfg.Delta,
-		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes, Stopped: stopped,
+		TestAcc: acc, TestLoss: loss, Epsilon: map[string]float64{}, Notes: s.notes.public, Stopped: stopped,
 		OutDir: s.cfg.OutDir, Private: s.cfg.FinalOnly, Samples: s.samples,
 		NoiseVariance: s.noise.TotalVariance(), Sensitivity: s.clipper.Sensitivity().L2,
 		NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil, CoveredN: s.data.train.N(),
-		PrivateNotes: s.privNote, cfg: s.cfg, TestWithheld: withheld, acct: s.acct, Noise: NoiseContinuous,
+		PrivateNotes: s.notes.private, cfg: s.cfg, TestWithheld: withheld, acct: s.acct, Noise: NoiseContinuous,
 	}
 	if _, ok := s.grad.(*latticeGradients); ok {
 		sum.Noise, sum.LatticeK = NoiseLattice, lattice.DefaultK
@@ -116,4 +116,10 @@ func (s *state) summary(done int, stopped string) (*Summary, error) {
 	}
 	sum.Claim = s.claim(sum)
 	return sum, nil
+}
+
+// runNotes are the run's notes for its summary: public (released) and
+// curator-only (they may name records).
+type runNotes struct {
+	public, private []string
 }
