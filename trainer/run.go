@@ -324,8 +324,7 @@ func (s *state) setup() error {
 	if err != nil {
 		return err
 	}
-	s.acct = &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: mech, q: mech.Q(), expected: expected, prefix: mech.Prefix()}
-	if err := s.acct.usePLD(); err != nil && cfg.Accountant == AccountantPLD {
+	if s.acct, err = newAccounting(cfg, mech, expected); err != nil {
 		return err
 	}
 
