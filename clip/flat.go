@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -14,14 +14,14 @@ import (
 type L2 struct {
 	c      float64
 	d      int
-	groups []models.Group
+	groups []nn.Group
 
 	factScratch []float32 // ClipSumFactored's GEMM factors, reused across calls
 }
 
 // NewL2 clips D-dimensional gradients to L2 norm c. groups may be nil (one
 // group) or the model's Groups().
-func NewL2(c float64, d int, groups []models.Group) (*L2, error) {
+func NewL2(c float64, d int, groups []nn.Group) (*L2, error) {
 	if err := checkPositive("L2 clip norm", c); err != nil {
 		return nil, err
 	}
@@ -136,13 +136,13 @@ func checkScales(normsSq []float64, b, k int, scales []float32) {
 type PerLayer struct {
 	c      []float64
 	d      int
-	groups []models.Group
+	groups []nn.Group
 }
 
 // NewPerLayer splits the total budget c over the groups in proportion to
 // weights: C_k = c·√(w_k/Σw), so Σ C_k² = c². weights nil means equal
 // weights (C_k = c/√K); GroupSizeWeights weighs groups by their size.
-func NewPerLayer(c float64, d int, groups []models.Group, weights []float64) (*PerLayer, error) {
+func NewPerLayer(c float64, d int, groups []nn.Group, weights []float64) (*PerLayer, error) {
 	if err := checkPositive("per-layer clip budget", c); err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func NewPerLayer(c float64, d int, groups []models.Group, weights []float64) (*P
 
 // NewPerLayerNorms uses explicit per-group clip norms C_k (total C =
 // √ΣC_k²).
-func NewPerLayerNorms(norms []float64, d int, groups []models.Group) (*PerLayer, error) {
+func NewPerLayerNorms(norms []float64, d int, groups []nn.Group) (*PerLayer, error) {
 	gs, err := groupsOrWhole(groups, d)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func NewPerLayerNorms(norms []float64, d int, groups []models.Group) (*PerLayer,
 }
 
 // GroupSizeWeights returns w_k = Len_k, so C_k² ∝ the group's size.
-func GroupSizeWeights(groups []models.Group) []float64 {
+func GroupSizeWeights(groups []nn.Group) []float64 {
 	w := make([]float64, len(groups))
 	for i, g := range groups {
 		w[i] = float64(g.Len)
