@@ -6,7 +6,7 @@ import (
 
 	"github.com/dptrain/dptrain/internal/vec"
 	"github.com/dptrain/dptrain/models/nn"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // Block is one block of a clipped vector's sensitivity, in released
@@ -62,7 +62,7 @@ type Clipper interface {
 	// twice sampling), row i adds only the coordinates in masks[i], after
 	// clipping. grads is left unchanged only by Subspace; the flat
 	// variants clip masked rows in place.
-	ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats
+	ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats
 	// Sensitivity is the per-example bound of the clipped contribution.
 	Sensitivity() Sensitivity
 }
@@ -131,7 +131,7 @@ func groupedSumSquares(g []float32, groups []nn.Group) float64 {
 	return s
 }
 
-func checkRows(grads []float32, b, d int, masks []*sampler.Mask, sum []float32, out int) {
+func checkRows(grads []float32, b, d int, masks []*mask.Mask, sum []float32, out int) {
 	if b < 0 || len(grads) < b*d {
 		panic(fmt.Sprintf("clip: grads has %d values, need %d×%d", len(grads), b, d))
 	}

@@ -27,7 +27,7 @@
 // AccumulateScaled takes; with the same norms this gives bit for bit the
 // clipped sum of the materialised path.
 //
-// Twice sampling: masks (sampler.Mask) are applied to the CLIPPED released
+// Twice sampling: masks (mask.Mask) are applied to the CLIPPED released
 // vector, per docs/twice-sampling.md#twice-poisson-sampling (clip, then sample
 // coordinates); clipping after masking would make each coordinate's
 // contribution depend on the other coordinates' masks, which the Theorem 5.2

@@ -5,7 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/models/nn"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // L2 is flat L2 clipping: g·min(1, C/‖g‖₂). The norm is accumulated group by
@@ -59,7 +59,7 @@ func scaleInto(out, g []float32, s float32) {
 }
 
 // ClipSum clips and sums b rows; see Clipper.
-func (l *L2) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (l *L2) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, l.d, masks, sum, l.d)
 	var st Stats
 	for i := 0; i < b; i++ {
@@ -77,7 +77,7 @@ func (l *L2) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float3
 	return st
 }
 
-func maskAt(masks []*sampler.Mask, i int) *sampler.Mask {
+func maskAt(masks []*mask.Mask, i int) *mask.Mask {
 	if masks == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func maskAt(masks []*sampler.Mask, i int) *sampler.Mask {
 // addScaled adds s·row to sum, or (with a mask) its masked coordinates, in
 // one pass; row is not written. float32(s*v) forbids a fused multiply-add,
 // so the result matches AccumulateScaled-style sum += float32(s*g) exactly.
-func addScaled(sum, row []float32, s float32, m *sampler.Mask) {
+func addScaled(sum, row []float32, s float32, m *mask.Mask) {
 	switch {
 	case m == nil:
 		for j, v := range row {
@@ -235,7 +235,7 @@ func (p *PerLayer) Clip(out, g []float32) {
 }
 
 // ClipSum clips and sums b rows; see Clipper.
-func (p *PerLayer) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (p *PerLayer) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, p.d, masks, sum, p.d)
 	var st Stats
 	for i := 0; i < b; i++ {
