@@ -11,7 +11,6 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/plotkit"
-	"github.com/dptrain/dptrain/objpert"
 )
 
 // instanceNorms returns, before step t's update, the gradient norms of the
@@ -124,7 +123,7 @@ func (s *state) instanceReport(norms [][]float64) ([]string, error) {
 	notes := []string{
 		fmt.Sprintf("per-instance ε of the first %d training examples at δ = %g: min %.4f, median %.4f, 90%% %.4f, max %.4f (run's ε: %.4f)",
 			len(eps), s.cfg.Delta, sorted[0], q(0.5), q(0.9), sorted[len(sorted)-1], s.bestEpsilon()),
-		"per-instance: " + objpert.RenyiFilterCaveat,
+		"per-instance: " + accountant.PerInstanceCaveat,
 	}
 	if s.out == nil {
 		return notes, nil
