@@ -112,7 +112,7 @@ const defaultQuantileCountDiv = 20
 // (paper 003 Theorem 4.6), normalised to effective multiplier 1:
 // (Σ_j c_2j²/σ_j²)^(-1/2) = 1, so σ keeps its usual meaning under q2 = 1.
 func (m *Mechanism) shapeSubspace() error {
-	blocks, err := m.sens.AccountantBlocks([]float64{1})
+	blocks, err := accountantBlocks(m.sens, []float64{1})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package trainer
 import (
 	"errors"
 	"fmt"
+
+	"github.com/dptrain/dptrain/mechanism"
 )
 
 // FailedRunError is Run's error when a run fails after it began training
@@ -45,7 +47,7 @@ func (s *state) failedRun(err error, charged int) error {
 		Private: s.cfg.FinalOnly, NoiseSeeded: s.cfg.Seeded, PrivateRelease: !s.cfg.Seeded && s.opts.Noise == nil,
 		CoveredN: s.data.train.N(), TestWithheld: true, cfg: s.cfg, acct: s.acct, Noise: NoiseContinuous, partial: true,
 	}
-	if s.lat != nil {
+	if _, ok := s.noise.(*mechanism.LatticeNoise); ok {
 		sum.Noise = NoiseLattice
 	}
 	// The tracker names the run's relation; the bound itself is the

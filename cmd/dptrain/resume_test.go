@@ -26,7 +26,10 @@ func TestResumeReadsConfigFromCheckpoint(t *testing.T) {
 	if code != 2 || !strings.Contains(errb, "lr") {
 		t.Fatalf("resume with another --lr: exit %d, %q; want 2 naming lr", code, errb)
 	}
-	code, _, errb = runCLI(t, "train", "--resume", "--out", cfg.OutDir, "--quiet")
+	// Every train flag is accepted on resume, those that are no
+	// configuration setting (--rank-timeout, --json, …) included: the
+	// checkpoint's settings are parsed with the same flag list.
+	code, _, errb = runCLI(t, "train", "--resume", "--out", cfg.OutDir, "--quiet", "--rank-timeout", "30s", "--interrupted-test=false")
 	if code != 0 || !strings.Contains(errb, "6 steps") && !strings.Contains(errb, "of 6") {
 		t.Fatalf("resume without flags: exit %d, %q", code, errb)
 	}
