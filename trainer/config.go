@@ -166,6 +166,9 @@ type MechanismConfig struct {
 	// their hash keep their bytes) or "lattice" (exact lattice sum and
 	// exactly sampled integer noise: docs/secure-noise.md).
 	Noise Noise `json:"noise,omitempty"`
+	// Bands is b for noise bandmf: the strategy's bands, and the parts of
+	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling).
+	Bands int `json:"bands,omitempty"`
 }
 
 // TrainingConfig is the section of Config for the length of the run, the
@@ -720,7 +723,7 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
-	if !k.Noise.Lattice() {
+	if k.Noise == NoiseContinuous {
 		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
 	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
@@ -735,6 +738,7 @@ func (c *Config) validateNoise(f *faults) {
 		f.add(checkChoice("noise", c.Noise, noiseValues))
 	}
 	bad := f.bad
+	c.validateBandMF(f)
 	if !c.Noise.Lattice() {
 		return
 	}
@@ -758,5 +762,41 @@ func (c *Config) validateNoise(f *faults) {
 	}
 	if c.Radius > 0 {
 		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
+	}
+}
+
+// validateBandMF checks noise bandmf's settings and refuses what its account
+// (the amplified banded theorem under cyclic Poisson sampling) does not cover.
+func (c *Config) validateBandMF(f *faults) {
+	bad := f.bad
+	if c.Noise != NoiseBandMF {
+		if c.Bands != 0 {
+			bad("bands is for noise bandmf (got noise %s)", c.Noise)
+		}
+		return
+	}
+	if c.Bands < 1 {
+		bad("noise bandmf needs bands >= 1 (1: DP-SGD), got %d", c.Bands)
+	}
+	if c.Sampler != mechanism.Poisson {
+		bad("noise bandmf samples cyclically over its bands (Poisson within a part); leave sampler at poisson, got %s", c.Sampler)
+	}
+	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
+		bad("noise bandmf supports clip flat or per-layer (isotropic noise), got %s", c.Clip)
+	}
+	if c.FinalOnly || c.Radius > 0 {
+		bad("noise bandmf does not support final_only or radius (the hidden-state bound assumes independent noise)")
+	}
+	if c.ClipQuantile > 0 || c.ClippedCountSigma > 0 {
+		bad("noise bandmf does not support clip_quantile or clipped_count_sigma (their counts are accounted with Poisson sampling)")
+	}
+	if c.AuditCanaries > 0 {
+		bad("noise bandmf does not support audit runs")
+	}
+	if c.Preprocess != PreprocessNone {
+		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
+	}
+	if c.Distributed != "" {
+		bad("noise bandmf is not offered for distributed runs yet")
 	}
 }

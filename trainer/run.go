@@ -393,6 +393,14 @@ func (s *state) setup() error {
 	if err := s.setupRecipes(root); err != nil {
 		return err
 	}
+	if cfg.Noise == NoiseBandMF {
+		f, err := newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) })
+		if err != nil {
+			return err
+		}
+		s.features = append(s.features, f)
+		s.notes.public = append(s.notes.public, f.note(cfg.Bands))
+	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
 	}
