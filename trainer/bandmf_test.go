@@ -81,7 +81,6 @@ func TestBandMFRefusals(t *testing.T) {
 		edit func(*Config)
 	}{
 		{"no bands", func(c *Config) { c.Noise = NoiseBandMF }},
-		{"bands without bandmf", func(c *Config) { c.Bands = 4 }},
 		{"shuffle", func(c *Config) { c.Noise, c.Bands, c.Sampler = NoiseBandMF, 2, mechanism.Shuffle }},
 		{"linf", func(c *Config) { c.Noise, c.Bands, c.Clip = NoiseBandMF, 2, mechanism.LInf }},
 		{"final only", func(c *Config) { c.Noise, c.Bands, c.FinalOnly, c.Radius = NoiseBandMF, 2, true, 5 }},

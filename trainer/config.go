@@ -167,7 +167,8 @@ type MechanismConfig struct {
 	// exactly sampled integer noise: docs/secure-noise.md).
 	Noise Noise `json:"noise,omitempty"`
 	// Bands is b for noise bandmf: the strategy's bands, and the parts of
-	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling).
+	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling); other
+	// noises ignore it.
 	Bands int `json:"bands,omitempty"`
 }
 
@@ -726,6 +727,9 @@ func (c Config) Hash() string {
 	if k.Noise == NoiseContinuous {
 		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
 	}
+	if k.Noise != NoiseBandMF {
+		k.Bands = 0 // read by noise bandmf only
+	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
@@ -770,9 +774,9 @@ func (c *Config) validateNoise(f *faults) {
 func (c *Config) validateBandMF(f *faults) {
 	bad := f.bad
 	if c.Noise != NoiseBandMF {
-		if c.Bands != 0 {
-			bad("bands is for noise bandmf (got noise %s)", c.Noise)
-		}
+		// Bands is read by noise bandmf only (so that a sweep can put the
+		// noise on an axis with one --bands); other runs ignore it, and so
+		// does their hash.
 		return
 	}
 	if c.Bands < 1 {
