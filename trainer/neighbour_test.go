@@ -44,7 +44,7 @@ func TestExtremeRecordChangesNothingReleasedButTheValues(t *testing.T) {
 		{"bandmf", func(c *Config) { c.Noise, c.Bands = NoiseBandMF, 2 }},
 	}
 	extremes := map[string][]float32{
-		"large":   {3e38, 3e38, 3e38, 3e38},
+		"large":    {3e38, 3e38, 3e38, 3e38},
 		"overflow": {3e38, -1e38, 2e38, 3e38},
 	}
 	for _, model := range []Model{ModelLogReg, ModelMLP} {
