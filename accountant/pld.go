@@ -14,26 +14,17 @@ const DefaultPLDInterval = 1e-4
 // PLDAccountant composes Gaussian and Poisson-subsampled Gaussian events
 // through their privacy loss distributions (Meiser & Mohammadi 2018; Koskela
 // et al. 2020; Doroshenko et al. 2022): each step's PLD is discretised
-// pessimistically on a uniform loss grid (connect-the-dots), a run of
-// identical steps composes by raising its Fourier transform to a power, and
-// runs of different steps by one convolution each. Every composition is cut
-// to a Chernoff window holding all but 1e-18 of its mass on each side, the
-// upper side's charged at +∞ once, so the error does not grow with the
-// number of steps. Both directions of the add/remove relation are composed;
-// ε(δ) is the worse of the two. The result is an upper bound on the
-// mechanism's true ε(δ), tighter than RDP's conversion.
+// pessimistically on a uniform loss grid (connect-the-dots), and the
+// composition at a query is formed by FFT after an exponential tilt aimed
+// at the answer, with every float error bounded and added to the masses
+// (docs/accountants.md#pld). Both directions of the add/remove relation are
+// composed; ε(δ) is the worse of the two. The result is a certified upper
+// bound on the mechanism's true ε(δ); a query it cannot certify is an error
+// wrapping ErrPLDUncertified.
 //
-// An account whose distributions would not fit in memory on the requested
-// grid runs on a coarser one (the interval doubled as often as needed):
-// a valid, slightly looser ε rather than an error.
-//
-// The account is the list of composed events (what ran is data); the
-// composed distributions are a cache, extended as the account grows: the
-// runs before the last are folded into a prefix once, and an evaluation
-// costs one power of the last run and one convolution, whatever the step
-// count. The composition order is a function of the account alone (each
-// run's power from its final count, folded in order), so a resumed account
-// gives the same ε bit for bit.
+// The account is the list of composed events (what ran is data); the grid
+// and every composition are functions of the account alone, so a resumed
+// account gives the same ε bit for bit.
 type PLDAccountant struct {
 	interval float64
 	segs     []pldSegment
@@ -88,8 +79,9 @@ type pldStep struct {
 // PLDOption configures a PLD accountant.
 type PLDOption func(*PLDAccountant) error
 
-// WithPLDInterval sets the loss grid's interval (default 1e-4). A finer grid
-// never gives a larger ε; it costs time and memory in proportion.
+// WithPLDInterval sets the loss grid's starting interval (default 1e-4): the
+// grid used is finer for steps of tiny losses and coarser for compositions
+// that do not fit (docs/accountants.md#pld).
 func WithPLDInterval(h float64) PLDOption {
 	return func(a *PLDAccountant) error {
 		if !(h > 0) || h > 1 || math.IsInf(h, 0) {
@@ -365,7 +357,10 @@ func (a *PLDAccountant) compose() ([2]*pmf, error) {
 	return out, nil
 }
 
-// Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions.
+// Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions,
+// certified: each direction's composition is formed by the tilted FFT with
+// its rounding bounded (docs/accountants.md#pld). A query the bound cannot
+// certify is an error saying so, never a smaller number.
 func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if !(delta > 0 && delta < 1) {
 		return Bound{}, invalidf("pld: delta must be in (0,1), got %v", delta)
@@ -377,40 +372,181 @@ func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if m := a.memo; m.b.Accountant != "" && m.segs == segs && m.count == count && m.delta == delta {
 		return m.b, nil
 	}
-	c, err := a.composed()
+	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
+	if segs == 0 {
+		return b, nil
+	}
+	h, err := a.tiltGrid()
 	if err != nil {
 		return Bound{}, err
 	}
-	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
-	for _, p := range c {
-		if p != nil {
-			b.Epsilon = math.Max(b.Epsilon, p.epsilonAt(delta))
+	for dir := range 2 {
+		e, err := a.epsilonDirection(dir, h, delta)
+		if err != nil {
+			return Bound{}, err
 		}
+		b.Epsilon = math.Max(b.Epsilon, e)
 	}
 	if math.IsInf(b.Epsilon, 1) {
-		return b, fmt.Errorf("pld: δ = %g is below the mass at +∞ (no finite ε)", delta)
+		return b, fmt.Errorf("pld: %w: δ = %g is below the mass at +∞ (no finite ε)", ErrPLDUncertified, delta)
 	}
 	a.memo.segs, a.memo.count, a.memo.delta, a.memo.b = segs, count, delta, b
 	return b, nil
 }
 
+// epsilonDirection is one direction's certified ε(delta). The tilt is
+// aimed at an estimate of ε (first a Chernoff bound, then each answer)
+// until the answer stops moving; every answer is certified, and the
+// smallest is returned.
+func (a *PLDAccountant) epsilonDirection(dir int, h, delta float64) (float64, error) {
+	terms, err := a.terms(dir, h)
+	if err != nil {
+		return 0, err
+	}
+	e := math.Inf(1)
+	var g logMGF
+	for _, t := range terms {
+		g = addScaledMGF(g, t.p.mgf(), float64(t.k))
+	}
+	for i, l := range chernoffLambdas {
+		e = min(e, (g.up[i]-math.Log(delta))/l)
+	}
+	e = max(e, 0)
+	best := math.Inf(1)
+	for range 6 {
+		c, err := a.certified(dir, h, e, 1e-10*delta)
+		if err != nil {
+			return 0, fmt.Errorf("pld: ε at δ = %g: %w", delta, err)
+		}
+		// A hair below delta: the sums in epsilonAt round.
+		e2 := c.epsilonAt(delta * (1 - 1e-9))
+		best = min(best, e2)
+		if math.IsInf(e2, 1) || math.Abs(e2-e) <= 1e-4*max(e2, 1e-2) {
+			break
+		}
+		e = e2
+	}
+	return best, nil
+}
+
+// terms is the account's steps on grid h in direction dir.
+func (a *PLDAccountant) terms(dir int, h float64) ([]tiltTerm, error) {
+	out := make([]tiltTerm, 0, len(a.segs))
+	for _, s := range a.segs {
+		st, err := a.step(s.pldMech, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tiltTerm{st.p[dir], s.Count})
+	}
+	return out, nil
+}
+
+// certified is the certified composition of direction dir near loss
+// target on grid h, or on a coarser one where its window does not fit.
+func (a *PLDAccountant) certified(dir int, h, target, tauHi float64) (*pmf, error) {
+	for range 64 {
+		terms, err := a.terms(dir, h)
+		if err == nil {
+			var c *pmf
+			c, err = certifiedComposition(terms, target, tauHi)
+			if err == nil {
+				return c, nil
+			}
+		}
+		if !errors.Is(err, errPLDTooWide) {
+			return nil, err
+		}
+		h *= 2
+	}
+	return nil, fmt.Errorf("pld: no grid holds the account")
+}
+
+// pldStdFraction is the largest grid interval, as a fraction of a step's
+// privacy-loss standard deviation, the certified composition runs on:
+// connect-the-dots adds up to h²/4 of variance per step, which over many
+// steps of tiny losses (q = 1e-4) would otherwise widen the composition
+// by several percent.
+const pldStdFraction = 0.05
+
+// tiltGrid is the grid the certified composition starts on: the interval,
+// halved while some step's loss is narrower than 20 intervals (at most six
+// times, and while every step fits a quarter of maxPLDPoints). It depends
+// on the account alone, so a resumed account gives the same ε.
+func (a *PLDAccountant) tiltGrid() (float64, error) {
+	h := a.interval
+	minStd := math.Inf(1)
+	for _, s := range a.segs {
+		for _, remove := range []bool{true, false} {
+			g := gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}
+			span := g.gridSpan(h)
+			if math.IsNaN(span) || math.IsInf(span, 0) {
+				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
+			}
+			if span > maxPLDPoints {
+				return h, nil // already too wide: certified coarsens it
+			}
+		}
+		st, err := a.step(s.pldMech, h)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range st.p {
+			minStd = min(minStd, p.std())
+		}
+	}
+	for range 6 {
+		if h <= pldStdFraction*minStd {
+			break
+		}
+		fits := true
+		for _, s := range a.segs {
+			for _, remove := range []bool{true, false} {
+				if (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h/2) > maxPLDPoints/4 {
+					fits = false
+				}
+			}
+		}
+		if !fits {
+			break
+		}
+		h /= 2
+	}
+	a.pruneSteps(h)
+	return h, nil
+}
+
+// pruneSteps forgets the steps' PLDs on grids other than the interval and h.
+func (a *PLDAccountant) pruneSteps(h float64) {
+	for k := range a.single {
+		if k.h != h && k.h != a.interval {
+			delete(a.single, k)
+		}
+	}
+}
+
 // Delta returns the smallest δ the account proves at epsilon (the worse
-// direction).
+// direction), certified as Epsilon is.
 func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 	if !(epsilon >= 0) || math.IsInf(epsilon, 0) {
 		return 0, invalidf("pld: epsilon must be finite and >= 0, got %v", epsilon)
 	}
-	c, err := a.composed()
+	if len(a.segs) == 0 {
+		return 0, nil
+	}
+	h, err := a.tiltGrid()
 	if err != nil {
 		return 0, err
 	}
 	d := 0.0
-	for _, p := range c {
-		if p != nil {
-			d = math.Max(d, p.deltaAt(epsilon))
+	for dir := range 2 {
+		c, err := a.certified(dir, h, epsilon, 1e-30)
+		if err != nil {
+			return 0, fmt.Errorf("pld: δ at ε = %g: %w", epsilon, err)
 		}
+		d = math.Max(d, c.deltaAt(epsilon)*(1+1e-9))
 	}
-	return d, nil
+	return math.Min(1, d), nil
 }
 
 type pldState struct {

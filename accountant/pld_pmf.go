@@ -123,13 +123,16 @@ func (g gaussianDirection) gridSpan(h float64) float64 {
 	return math.Ceil(hi/h) - math.Floor(lo/h) + 1
 }
 
-// connectTheDots discretises a PLD given its hockey-stick curve (Doroshenko
-// et al. 2022): masses on the grid ℓ_j = j·h whose δ-curve equals the true
-// one at every grid point and, between grid points, is its chord in e^ε —
-// above the true curve, which is convex in e^ε. So the discretisation is
-// pessimistic without rounding every loss up a whole interval. No tail is
-// truncated: the range already holds all but 1e-44 of the mass, and the
-// curve's value at its top is the mass at +∞.
+// connectTheDots discretises a PLD pessimistically on the grid ℓ_j = j·h
+// (Doroshenko et al. 2022): the mass of every loss ℓ ∈ [ℓ_j, ℓ_{j+1}] is
+// split between the two ends, a to ℓ_j and b to ℓ_{j+1}, keeping both the
+// mass and E[e^{−L}] (a + b = 1, a·e^{−ℓ_j} + b·e^{−ℓ_{j+1}} = e^{−ℓ}).
+// The result's δ-curve equals the true one at every grid point and is its
+// chord in e^ε between them, above the true curve (convex in e^ε). The split
+// is integrated directly over each interval (not differenced from the
+// δ-curve, whose rounding would leave spurious mass of about 1e-16/h in the
+// far tail, where a tilted composition reads it). Losses above the grid's
+// top are the mass at +∞; below its bottom, rounded up onto it.
 func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
 	lo, hi := g.lossRange()
 	if span := g.gridSpan(h); !(span <= maxPLDPoints) {
@@ -143,46 +146,125 @@ func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
 		jN = j0 + 1
 	}
 	n := jN - j0 + 1
-	d := make([]float64, n)
-	for j := range d {
-		d[j] = g.delta(float64(j0+j) * h)
+	out := &pmf{h: h, lo: j0, p: make([]float64, n)}
+	xs := make([]float64, n) // x(ℓ_j), decreasing; ±Inf beyond L's range
+	for j := range xs {
+		xs[j] = g.lossInverse(float64(j0+j) * h)
 	}
-	// With Δ_j = D_j − D_{j+1} (clamped at 0: the true curve is
-	// non-increasing) the chord construction gives
-	// p_j = (Δ_{j−1} − e^{−h}Δ_j) / (1 − e^{−h}), and Δ_{n−1} = 0: no
-	// finite mass above the top, whose D is the mass at +∞. No e^{ℓ_j}
-	// appears, so huge losses do not overflow.
-	diff := make([]float64, n)
+	em := math.Expm1(h)
 	for j := 0; j < n-1; j++ {
-		diff[j] = math.Max(0, d[j]-d[j+1])
+		a, b := g.split(xs[j+1], xs[j], float64(j0+j)*h, float64(j0+j+1)*h, em)
+		out.p[j] += a
+		out.p[j+1] += b
 	}
-	emh, den := math.Exp(-h), -math.Expm1(-h)
-	out := &pmf{h: h, lo: j0, p: make([]float64, n), inf: d[n-1]}
-	total := out.inf
-	for j := n - 1; j >= 1; j-- {
-		v := (diff[j-1] - emh*diff[j]) / den
-		if !(v > 0) { // rounding noise where the curve is numerically flat
-			v = 0
-		}
-		out.p[j] = v
-		total += v
-	}
-	// The lowest point takes the rest: the mass of every loss at or below
-	// it, rounded up to it.
-	out.p[0] = math.Max(0, 1-total)
-	if total > 1 {
-		// Numerical excess: remove it from the lowest losses first (moving
-		// mass up keeps the result pessimistic only when nothing is lost
-		// from the top).
-		excess := total - 1
-		for j := 1; j < n && excess > 0; j++ {
-			take := math.Min(out.p[j], excess)
-			out.p[j] -= take
-			excess -= take
-		}
-	}
+	// Below the bottom: onto it; above the top: +∞.
+	out.p[0] += g.massP(xs[0], math.Inf(1))
+	out.inf = g.massP(math.Inf(-1), xs[n-1])
 	out.trimZeros()
 	return out, nil
+}
+
+// lossInverse is the x with L(x) = l: +Inf at or below L's infimum, −Inf
+// at or above its supremum.
+func (g gaussianDirection) lossInverse(l float64) float64 {
+	q, s2 := g.q, g.sigma*g.sigma
+	if g.remove {
+		if q < 1 && l <= math.Log1p(-q) {
+			return math.Inf(1)
+		}
+		return -s2*(logExpm1Plus(l, q)-math.Log(q)) - 0.5
+	}
+	if q < 1 && l >= -math.Log1p(-q) {
+		return math.Inf(-1)
+	}
+	return s2*(math.Log(math.Expm1(-l)+q)-math.Log(q)) + 0.5
+}
+
+// pdfP is the density of P, the distribution the loss is taken under.
+func (g gaussianDirection) pdfP(x float64) float64 {
+	s := g.sigma
+	phi := func(z float64) float64 { return math.Exp(-0.5*z*z) / (s * math.Sqrt(2*math.Pi)) }
+	if g.remove {
+		if g.q == 1 {
+			return phi((x + 1) / s)
+		}
+		return (1-g.q)*phi(x/s) + g.q*phi((x+1)/s)
+	}
+	return phi(x / s)
+}
+
+// normMass is Φ(b) − Φ(a) for a < b, from the nearer tail.
+func normMass(a, b float64) float64 {
+	if b <= 0 {
+		return normCDF(b) - normCDF(a)
+	}
+	if a >= 0 {
+		return normCDF(-a) - normCDF(-b)
+	}
+	return 1 - normCDF(a) - normCDF(-b)
+}
+
+// massP and massQ are P(a < x < b) and Q(a < x < b).
+func (g gaussianDirection) massP(a, b float64) float64 {
+	s := g.sigma
+	if g.remove {
+		m := g.q * normMass((a+1)/s, (b+1)/s)
+		if g.q < 1 {
+			m += (1 - g.q) * normMass(a/s, b/s)
+		}
+		return m
+	}
+	return normMass(a/s, b/s)
+}
+
+func (g gaussianDirection) massQ(a, b float64) float64 {
+	s := g.sigma
+	if g.remove {
+		return normMass(a/s, b/s)
+	}
+	m := g.q * normMass((a-1)/s, (b-1)/s)
+	if g.q < 1 {
+		m += (1 - g.q) * normMass(a/s, b/s)
+	}
+	return m
+}
+
+// gauss8 are the nodes and weights of 8-point Gauss–Legendre on [−1, 1].
+var gauss8 = [8][2]float64{
+	{-0.9602898564975363, 0.1012285362903763}, {-0.7966664774136267, 0.2223810344533745},
+	{-0.5255324099163290, 0.3137066458778873}, {-0.1834346424956498, 0.3626837833783620},
+	{0.1834346424956498, 0.3626837833783620}, {0.5255324099163290, 0.3137066458778873},
+	{0.7966664774136267, 0.2223810344533745}, {0.9602898564975363, 0.1012285362903763},
+}
+
+// split returns the masses (a to l0, b to l1 = l0 + h) of the losses in
+// [l0, l1], which are the x in [xa, xb]; em = e^h − 1. Where the Gaussian
+// hardly changes over the interval the split weight
+// a(x) = (e^{l1−L(x)} − 1)/em is integrated by Gauss–Legendre, which has no
+// cancellation; elsewhere the interval is wide and a follows from the
+// masses, a = (Q(I)·e^{l1} − P(I))/em.
+func (g gaussianDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
+	if !(xb > xa) {
+		return 0, 0
+	}
+	w := xb - xa
+	ext := max(math.Abs(xa), math.Abs(xb), math.Abs(xa+1), math.Abs(xb+1)) + g.sigma
+	if !math.IsInf(w, 0) && w*ext <= g.sigma*g.sigma {
+		mid, half := xa+w/2, w/2
+		for _, nw := range gauss8 {
+			x := mid + half*nw[0]
+			m := g.pdfP(x) * half * nw[1]
+			wa := math.Expm1(l1-g.loss(x)) / em
+			wa = min(1, max(0, wa))
+			a += m * wa
+			b += m * (1 - wa)
+		}
+		return a, b
+	}
+	pI, qI := g.massP(xa, xb), g.massQ(xa, xb)
+	a = (qI*math.Exp(l1) - pI) / em
+	a = min(pI, max(0, a))
+	return a, pI - a
 }
 
 // trimZeros drops zero masses at both ends (clamping negative values, FFT

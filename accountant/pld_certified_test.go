@@ -1,0 +1,54 @@
+package accountant
+
+import (
+	"testing"
+)
+
+// TestPLDCertifiedReference checks the PLD at issue 38's points against the
+// true ε of the continuous mechanism, computed without a grid or an FFT by
+// accountant/testdata/pld_laplace_reference.py (a Laplace inversion
+// integral at the saddle point; its output is pld_laplace_reference.out,
+// accurate to about 1e-9 relative; at q = 1 it agrees with the exact
+// Gaussian formula, 741.03871585648158 by mpmath, to 1e-15). Ours must
+// never be below it (first), and within +0.5% of it (the target band).
+// At q = 1e-4, σ = 1, T = 1e6 the band is not met (the certified ε is
+// above it; see docs/accountants.md#pld): those points check never-below
+// and the measured excess, and are slow.
+func TestPLDCertifiedReference(t *testing.T) {
+	for _, tc := range []struct {
+		q, sigma float64
+		steps    int
+		delta    float64
+		ref      float64
+		band     float64 // allowed excess over ref
+		slow     bool
+	}{
+		{0.01, 1, 1000, 1e-12, 3.9142981560374728, 5e-3, false},
+		{0.01, 1, 1000, 1e-14, 4.543701988593065, 5e-3, false},
+		{0.01, 1, 1000, 1e-16, 5.161800648571692, 5e-3, false},
+		{0.1, 2, 10000, 1e-12, 51.25279855706146, 5e-3, false},
+		{0.1, 2, 10000, 1e-13, 52.99448709848233, 5e-3, true},
+		{0.1, 2, 10000, 1e-14, 54.66924010967492, 5e-3, true},
+		{0.1, 2, 10000, 1e-15, 56.28439657614697, 5e-3, true},
+		{0.1, 2, 10000, 1e-16, 57.846052084290264, 5e-3, false},
+		{1, 1, 1000, 1e-14, 741.0387158564819, 5e-3, true},
+		{1e-4, 1, 1000000, 1e-9, 0.7137001528909264, 1e-2, true},
+		{1e-4, 1, 1000000, 1e-12, 0.8611898401569824, 0.2, true},
+	} {
+		if tc.slow && testing.Short() {
+			continue
+		}
+		b, err := PLDPoissonEpsilon(tc.q, tc.sigma, tc.steps, tc.delta)
+		if err != nil {
+			t.Errorf("q = %g, σ = %g, T = %d, δ = %g: %v", tc.q, tc.sigma, tc.steps, tc.delta, err)
+			continue
+		}
+		rel := b.Epsilon/tc.ref - 1
+		t.Logf("q = %g, σ = %g, T = %d, δ = %g: ε = %.10g, reference %.10g (%+.5f%%)", tc.q, tc.sigma, tc.steps, tc.delta, b.Epsilon, tc.ref, 100*rel)
+		if rel < -1e-8 {
+			t.Errorf("q = %g, σ = %g, T = %d, δ = %g: ε = %.10g below the true %.10g", tc.q, tc.sigma, tc.steps, tc.delta, b.Epsilon, tc.ref)
+		} else if rel > tc.band {
+			t.Errorf("q = %g, σ = %g, T = %d, δ = %g: ε = %.10g, %+.3f%% above the true %.10g (band %+.1f%%)", tc.q, tc.sigma, tc.steps, tc.delta, b.Epsilon, 100*rel, tc.ref, 100*tc.band)
+		}
+	}
+}
