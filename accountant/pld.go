@@ -399,7 +399,7 @@ func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 // until the answer stops moving; every answer is certified, and the
 // smallest is returned.
 func (a *PLDAccountant) epsilonDirection(dir int, h, delta float64) (float64, error) {
-	terms, err := a.terms(dir, h)
+	terms, h, err := a.fitTerms(dir, h)
 	if err != nil {
 		return 0, err
 	}
@@ -440,6 +440,18 @@ func (a *PLDAccountant) terms(dir int, h float64) ([]tiltTerm, error) {
 		out = append(out, tiltTerm{st.p[dir], s.Count})
 	}
 	return out, nil
+}
+
+// fitTerms is terms on grid h, or on the first doubling of h its steps fit.
+func (a *PLDAccountant) fitTerms(dir int, h float64) ([]tiltTerm, float64, error) {
+	for range 1100 {
+		terms, err := a.terms(dir, h)
+		if !errors.Is(err, errPLDTooWide) {
+			return terms, h, err
+		}
+		h *= 2
+	}
+	return nil, 0, fmt.Errorf("pld: no grid holds the account")
 }
 
 // certified is the certified composition of direction dir near loss

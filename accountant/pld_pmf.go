@@ -229,6 +229,16 @@ func (g gaussianDirection) massQ(a, b float64) float64 {
 	return m
 }
 
+// splitWeight is the share of a loss d = l1 − L below the upper end of an
+// interval of length h that goes to its lower end, (e^d − 1)/(e^h − 1)
+// (em = e^h − 1), in a form that does not overflow for huge h.
+func splitWeight(d, h, em float64) float64 {
+	if h < 30 {
+		return min(1, max(0, math.Expm1(d)/em))
+	}
+	return min(1, max(0, math.Exp(d-h)*-math.Expm1(-d)/-math.Expm1(-h)))
+}
+
 // gauss8 are the nodes and weights of 8-point Gauss–Legendre on [−1, 1].
 var gauss8 = [8][2]float64{
 	{-0.9602898564975363, 0.1012285362903763}, {-0.7966664774136267, 0.2223810344533745},
@@ -254,15 +264,16 @@ func (g gaussianDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
 		for _, nw := range gauss8 {
 			x := mid + half*nw[0]
 			m := g.pdfP(x) * half * nw[1]
-			wa := math.Expm1(l1-g.loss(x)) / em
-			wa = min(1, max(0, wa))
+			wa := splitWeight(l1-g.loss(x), l1-l0, em)
 			a += m * wa
 			b += m * (1 - wa)
 		}
 		return a, b
 	}
+	// (Q·e^{l1} − P)/(e^h − 1) = (Q·e^{l0} − P·e^{−h})/(1 − e^{−h}), whose
+	// exponentials stay finite on coarse grids of huge losses.
 	pI, qI := g.massP(xa, xb), g.massQ(xa, xb)
-	a = (qI*math.Exp(l1) - pI) / em
+	a = (math.Exp(math.Log(qI)+l0) - pI*math.Exp(l0-l1)) / -math.Expm1(l0-l1)
 	a = min(pI, max(0, a))
 	return a, pI - a
 }

@@ -142,7 +142,16 @@ func tilted(p *pmf, lambda float64) (*pmf, float64) {
 // the grid and ErrPLDUncertified when the rounding bound is too large.
 func certifiedComposition(terms []tiltTerm, target, tauHi float64) (*pmf, error) {
 	h := terms[0].p.h
+	// Any λ gives a valid bound; cap it where the rounding of λℓ alone
+	// (relative 8u·λ|ℓ| per step, rounded up in tilted) would loosen the
+	// masses by more than 1e-6 over the steps.
 	lambda := solveTilt(terms, target)
+	for _, t := range terms {
+		top := math.Max(math.Abs(float64(t.p.lo)), math.Abs(float64(t.p.hi()))) * h
+		if c := 1e-6 / (8 * unitRoundoff * top * float64(max(t.k, 1))); lambda > c {
+			lambda = c
+		}
+	}
 	tt := make([]tiltTerm, len(terms))
 	var g logMGF
 	sumK := 0.0  // Σ k·K_t: log of the untilt factor at loss 0
