@@ -10,17 +10,16 @@ import (
 // integral at the saddle point; its output is pld_laplace_reference.out,
 // accurate to about 1e-9 relative; at q = 1 it agrees with the exact
 // Gaussian formula, 741.03871585648158 by mpmath, to 1e-15). Ours must
-// never be below it (first), and within +0.5% of it (the target band).
-// At q = 1e-4, σ = 1, T = 1e6 the band is not met (the certified ε is
-// above it; see docs/accountants.md#pld): those points check never-below
-// and the measured excess, and are slow.
+// never be below it (first), and within +0.5% of it. The slow points take
+// up to a minute each on a loaded machine (q = 1e-4, T = 1e6: a grid of
+// 6.25e-6 over losses up to 5).
 func TestPLDCertifiedReference(t *testing.T) {
 	for _, tc := range []struct {
 		q, sigma float64
 		steps    int
 		delta    float64
 		ref      float64
-		band     float64 // allowed excess over ref
+		band     float64 // allowed excess over ref (relative)
 		slow     bool
 	}{
 		{0.01, 1, 1000, 1e-12, 3.9142981560374728, 5e-3, false},
@@ -32,8 +31,10 @@ func TestPLDCertifiedReference(t *testing.T) {
 		{0.1, 2, 10000, 1e-15, 56.28439657614697, 5e-3, true},
 		{0.1, 2, 10000, 1e-16, 57.846052084290264, 5e-3, false},
 		{1, 1, 1000, 1e-14, 741.0387158564819, 5e-3, true},
-		{1e-4, 1, 1000000, 1e-9, 0.7137001528909264, 1e-2, true},
-		{1e-4, 1, 1000000, 1e-12, 0.8611898401569824, 0.2, true},
+		{1e-4, 1, 1000000, 1e-9, 0.7137001528909264, 5e-3, true},
+		{1e-4, 1, 1000000, 1e-10, 0.7656950187376664, 5e-3, true},
+		{1e-4, 1, 1000000, 1e-11, 0.8147063137239294, 5e-3, true},
+		{1e-4, 1, 1000000, 1e-12, 0.8611898401569824, 5e-3, true},
 	} {
 		if tc.slow && testing.Short() {
 			continue

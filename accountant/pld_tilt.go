@@ -37,7 +37,7 @@ const pldTiltLowTail = 1e-14
 // pldTiltWrap is the tilted mass allowed to wrap around the cyclic grid
 // onto the losses at or above the target (counted there in full: looser,
 // never smaller).
-const pldTiltWrap = 1e-9
+const pldTiltWrap = 1e-8
 
 // ErrPLDUncertified is wrapped by the PLD's errors for queries it cannot
 // certify (its rounding bound too large, or δ below the mass at +∞): the
@@ -142,6 +142,11 @@ func tilted(p *pmf, lambda float64) (*pmf, float64) {
 // the grid and ErrPLDUncertified when the rounding bound is too large.
 func certifiedComposition(terms []tiltTerm, target, tauHi float64) (*pmf, error) {
 	h := terms[0].p.h
+	// Each step's rarest largest losses go to +∞ (pessimistic), as long
+	// as all steps together move at most tauHi: their tilted mass would
+	// otherwise form far modes (a step of loss 5 among 10⁶ of loss 10⁻⁸)
+	// that the cyclic grid must hold without wrapping onto the target.
+	terms = capTails(terms, tauHi)
 	// Any λ gives a valid bound; cap it where the rounding of λℓ alone
 	// (relative 8u·λ|ℓ| per step, rounded up in tilted) would loosen the
 	// masses by more than 1e-6 over the steps.
@@ -266,6 +271,32 @@ func certifiedComposition(terms []tiltTerm, target, tauHi float64) (*pmf, error)
 		out.inf += 2 * math.Exp(sumK+min(g0-lambda*float64(hi)*h, minChernoff(g, lambda, float64(hi)*h)))
 	}
 	return out, nil
+}
+
+// capTails returns the terms with each one's largest losses moved to +∞,
+// at most tau/(k·len(terms)) of its mass (summed upward-rounded), so that
+// the composition moves at most tau.
+func capTails(terms []tiltTerm, tau float64) []tiltTerm {
+	out := make([]tiltTerm, len(terms))
+	for i, t := range terms {
+		budget := tau / (float64(max(t.k, 1)) * float64(len(terms)))
+		p := t.p
+		cut, s := len(p.p), 0.0
+		for cut > 1 {
+			v := (s + p.p[cut-1]) * (1 + float64(len(p.p))*unitRoundoff)
+			if v > budget {
+				break
+			}
+			s = v
+			cut--
+		}
+		if cut == len(p.p) {
+			out[i] = t
+			continue
+		}
+		out[i] = tiltTerm{&pmf{h: p.h, lo: p.lo, p: p.p[:cut], inf: p.inf + s}, t.k}
+	}
+	return out
 }
 
 // minChernoff is min over θ of G_up(θ) − (λ+θ)t.
