@@ -28,19 +28,11 @@ const DefaultPLDInterval = 1e-4
 type PLDAccountant struct {
 	interval float64
 	segs     []pldSegment
-	// grid is the interval the cache runs on: interval·2^k for the
-	// smallest k ≥ the last one used that fits the account (saved, so a
-	// resumed account continues on the same grid).
+	// grid is read from and written to saved accounts of the untilted
+	// PLD (before issue 38), which ran on a coarser grid when needed; the
+	// certified composition chooses its grid from the account alone.
 	grid   float64
 	single map[pldKey]*pldStep // one step's PLD per mechanism and grid
-	// cache: at grid cacheH, the composition of segs[:nFolded] (prefix),
-	// and of the whole account when it had totalSegs segments, the last
-	// with totalCnt steps.
-	cacheH              float64
-	nFolded             int
-	prefix              [2]*pmf
-	total               [2]*pmf
-	totalSegs, totalCnt int
 	// memo: the last Epsilon answer, for the account it was computed on
 	// (a tracker asks several times per step).
 	memo struct {
@@ -71,9 +63,8 @@ type pldKey struct {
 // pldStep is one step's PLD in both directions (remove, add) on one grid,
 // with their log-MGFs.
 type pldStep struct {
-	p   [2]*pmf
-	g   [2]logMGF
-	fft [2][2]fftCache // its transforms on the last grids of each stage of its powers
+	p [2]*pmf
+	g [2]logMGF
 }
 
 // PLDOption configures a PLD accountant.
@@ -202,159 +193,6 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	}
 	a.single[k] = st
 	return st, nil
-}
-
-// overflow returns by what factor the widest distribution the account's
-// composition forms on grid h exceeds maxPLDPoints (≤ 1: it fits),
-// building the steps' PLDs on h only when their own grids fit.
-func (a *PLDAccountant) overflow(h float64) (float64, error) {
-	worst := 0.0
-	for _, s := range a.segs {
-		for _, remove := range []bool{true, false} {
-			span := (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h)
-			if math.IsNaN(span) || math.IsInf(span, 0) {
-				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
-			}
-			worst = max(worst, span/maxPLDPoints)
-		}
-	}
-	if worst > 1 {
-		return worst, nil
-	}
-	for dir := range 2 {
-		var sum logMGF
-		var sLo, sHi int
-		for i, s := range a.segs {
-			st, err := a.step(s.pldMech, h)
-			if err != nil {
-				return 0, err
-			}
-			p, c := st.p[dir], s.Count
-			lo, hi, _, _ := window(addScaledMGF(logMGF{}, st.g[dir], float64(c)), h, c*p.lo, c*p.hi())
-			worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
-			sum = addScaledMGF(sum, st.g[dir], float64(c))
-			sLo, sHi = sLo+c*p.lo, sHi+c*p.hi()
-			if i > 0 {
-				lo, hi, _, _ := window(sum, h, sLo, sHi)
-				worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
-			}
-		}
-	}
-	return worst, nil
-}
-
-// chooseGrid returns the grid the account runs on: the requested interval
-// doubled as often as needed for the composition to fit, never finer than
-// the grid used before. A distribution's width in losses hardly depends on
-// the grid, so the doubling jumps straight to the factor it overflows by.
-func (a *PLDAccountant) chooseGrid() (float64, error) {
-	h := max(a.grid, a.interval)
-	for range 200 {
-		f, err := a.overflow(h)
-		if err != nil {
-			return 0, err
-		}
-		if f <= 1 {
-			return h, nil
-		}
-		h *= math.Exp2(max(1, math.Ceil(math.Log2(f))))
-	}
-	return 0, fmt.Errorf("pld: no grid holds the account")
-}
-
-// power is segment s's composition (one direction) on grid h.
-func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
-	st, err := a.step(s.pldMech, h)
-	if err != nil {
-		return nil, err
-	}
-	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir][0], &st.fft[dir][1])
-}
-
-// fold composes prefix (segments segs[:i], nil when i = 0) with x, segment
-// i's power, and cuts the result to the Chernoff window of segs[:i+1].
-func (a *PLDAccountant) fold(prefix, x *pmf, i, dir int, h float64) (*pmf, error) {
-	if prefix == nil {
-		return x, nil
-	}
-	var sum logMGF
-	for _, s := range a.segs[:i+1] {
-		st, err := a.step(s.pldMech, h)
-		if err != nil {
-			return nil, err
-		}
-		sum = addScaledMGF(sum, st.g[dir], float64(s.Count))
-	}
-	lo, hi, _, _ := window(sum, h, prefix.lo+x.lo, prefix.hi()+x.hi())
-	return convolveCut(prefix, x, lo, hi)
-}
-
-// composed returns the composed PLDs of the account (nil when empty),
-// extending the cache: segments before the last are folded into the prefix
-// once; the last one's power is recomputed from its count.
-func (a *PLDAccountant) composed() ([2]*pmf, error) {
-	var none [2]*pmf
-	if len(a.segs) == 0 {
-		return none, nil
-	}
-	last := len(a.segs) - 1
-	if a.total[0] != nil && a.totalSegs == len(a.segs) && a.totalCnt == a.segs[last].Count {
-		return a.total, nil
-	}
-	for range 64 {
-		out, err := a.compose()
-		if !errors.Is(err, errPLDTooWide) {
-			return out, err
-		}
-		// A staged power's window came out wider than chooseGrid
-		// estimated from the steps: go on a coarser grid.
-		a.grid = 2 * max(a.grid, a.interval)
-	}
-	return none, fmt.Errorf("pld: no grid holds the account")
-}
-
-// compose is composed on the grid chooseGrid picks.
-func (a *PLDAccountant) compose() ([2]*pmf, error) {
-	var none [2]*pmf
-	last := len(a.segs) - 1
-	h, err := a.chooseGrid()
-	if err != nil {
-		return none, err
-	}
-	if h != a.cacheH {
-		a.cacheH, a.nFolded, a.prefix, a.total = h, 0, none, none
-		// Steps on other grids are no longer needed.
-		for k := range a.single {
-			if k.h != h {
-				delete(a.single, k)
-			}
-		}
-	}
-	a.grid = h
-	for a.nFolded < last {
-		for dir := range 2 {
-			x, err := a.power(a.segs[a.nFolded], h, dir)
-			if err != nil {
-				return none, err
-			}
-			if a.prefix[dir], err = a.fold(a.prefix[dir], x, a.nFolded, dir, h); err != nil {
-				return none, err
-			}
-		}
-		a.nFolded++
-	}
-	var out [2]*pmf
-	for dir := range 2 {
-		x, err := a.power(a.segs[last], h, dir)
-		if err != nil {
-			return none, err
-		}
-		if out[dir], err = a.fold(a.prefix[dir], x, last, dir, h); err != nil {
-			return none, err
-		}
-	}
-	a.total, a.totalSegs, a.totalCnt = out, len(a.segs), a.segs[last].Count
-	return out, nil
 }
 
 // Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions,
