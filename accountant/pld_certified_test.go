@@ -1,6 +1,7 @@
 package accountant
 
 import (
+	"math"
 	"testing"
 )
 
@@ -31,6 +32,9 @@ func TestPLDCertifiedReference(t *testing.T) {
 		{0.1, 2, 10000, 1e-15, 56.28439657614697, 5e-3, true},
 		{0.1, 2, 10000, 1e-16, 57.846052084290264, 5e-3, false},
 		{1, 1, 1000, 1e-14, 741.0387158564819, 5e-3, true},
+		{0.01, 1, 1000, 1e-3, 1.1625123198621579, 5e-3, false},
+		{0.1, 1, 100, 1e-6, 8.058608163269259, 5e-3, false},
+		{0.5, 1, 10, 1e-5, 10.459927347122449, 5e-3, false},
 		{1e-4, 1, 1000000, 1e-9, 0.7137001528909264, 5e-3, true},
 		{1e-4, 1, 1000000, 1e-10, 0.7656950187376664, 5e-3, true},
 		{1e-4, 1, 1000000, 1e-11, 0.8147063137239294, 5e-3, true},
@@ -50,6 +54,42 @@ func TestPLDCertifiedReference(t *testing.T) {
 			t.Errorf("q = %g, σ = %g, T = %d, δ = %g: ε = %.10g below the true %.10g", tc.q, tc.sigma, tc.steps, tc.delta, b.Epsilon, tc.ref)
 		} else if rel > tc.band {
 			t.Errorf("q = %g, σ = %g, T = %d, δ = %g: ε = %.10g, %+.3f%% above the true %.10g (band %+.1f%%)", tc.q, tc.sigma, tc.steps, tc.delta, b.Epsilon, 100*rel, tc.ref, 100*tc.band)
+		}
+	}
+}
+
+// TestPLDSingleStepExact: at T = 1 the truth is the hockey-stick curve of
+// one step in closed form (gaussianDirection.delta, normal tails only; the
+// discretisation integrates densities instead), solved for ε by bisection.
+func TestPLDSingleStepExact(t *testing.T) {
+	for _, tc := range []struct{ q, sigma, delta float64 }{
+		{0.01, 1, 1e-5}, {0.1, 0.8, 1e-3}, {0.5, 2, 1e-8}, {1, 1, 1e-12}, {0.02, 0.5, 1e-16},
+	} {
+		want := 0.0
+		for _, remove := range []bool{true, false} {
+			g := gaussianDirection{q: tc.q, sigma: tc.sigma, remove: remove}
+			lo, hi := 0.0, 100.0
+			if g.delta(0) <= tc.delta {
+				continue
+			}
+			for range 200 {
+				mid := (lo + hi) / 2
+				if g.delta(mid) > tc.delta {
+					lo = mid
+				} else {
+					hi = mid
+				}
+			}
+			want = math.Max(want, hi)
+		}
+		b, err := PLDPoissonEpsilon(tc.q, tc.sigma, 1, tc.delta)
+		if err != nil {
+			t.Fatalf("%+v: %v", tc, err)
+		}
+		rel := b.Epsilon/want - 1
+		t.Logf("%+v: ε = %.10g, exact %.10g (%+.5f%%)", tc, b.Epsilon, want, 100*rel)
+		if rel < -1e-9 || rel > 5e-3 {
+			t.Errorf("%+v: ε = %.10g against the exact %.10g (%+.4f%%): want within [0, +0.5%%]", tc, b.Epsilon, want, 100*rel)
 		}
 	}
 }
