@@ -128,3 +128,40 @@ func TestPLDUncertifiedQuery(t *testing.T) {
 		t.Fatalf("δ = 1e-60: got %+v, %v; want ErrPLDUncertified", b, err)
 	}
 }
+
+// TestTrackerUncertifiedPLDFallsBackToRDP: where the PLD cannot certify a
+// query, the tracker's best bound is RDP's and the PLD's entry carries the
+// reason; where it can, the PLD's (tighter) bound is the best.
+func TestTrackerUncertifiedPLDFallsBackToRDP(t *testing.T) {
+	rdp, err := NewRDP()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pld, err := NewPLD(WithPLDInterval(1e-2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := NewTracker(rdp, pld)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 10 {
+		if err := tr.Step(PoissonSampled{Q: 0.5, Event: Gaussian{Sigma: 0.5}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		delta float64
+		best  string
+	}{{1e-60, "rdp"}, {1e-5, "pld"}} {
+		b, err := tr.TightestFor(tc.delta, AddRemove)
+		if err != nil || b.Accountant != tc.best {
+			t.Errorf("δ = %g: best %+v (%v), want %s's", tc.delta, b, err, tc.best)
+		}
+		for _, tb := range tr.Bounds(tc.delta) {
+			if tb.Name == "pld" && (tc.best == "rdp") != errors.Is(tb.Err, ErrPLDUncertified) {
+				t.Errorf("δ = %g: pld entry %+v", tc.delta, tb)
+			}
+		}
+	}
+}
