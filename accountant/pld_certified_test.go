@@ -93,3 +93,38 @@ func TestPLDSingleStepExact(t *testing.T) {
 		}
 	}
 }
+
+// delta is the exact hockey-stick divergence (the test truth at T = 1) δ(ε) = P(L > ε) − e^ε Q(L > ε).
+// The privacy loss L(x) = log P(x)/Q(x) is decreasing in x in both
+// directions, so {L > ε} = {x < x_ε}. Products of e^ε and a Gaussian tail
+// are formed in logs: both under- and overflow at large ε.
+func (g gaussianDirection) delta(eps float64) float64 {
+	q, s := g.q, g.sigma
+	if g.remove {
+		// L(x) = log(1 − q + q·exp((−2x−1)/(2σ²))) > log(1−q).
+		if q < 1 && eps <= math.Log1p(-q) {
+			return -math.Expm1(eps)
+		}
+		le := logExpm1Plus(eps, q)
+		x := -s*s*(le-math.Log(q)) - 0.5
+		return math.Max(0, q*normCDF((x+1)/s)-math.Exp(le+logNormCDF(x/s)))
+	}
+	// add: L(x) = −log(1 − q + q·exp((2x−1)/(2σ²))) < −log(1−q).
+	if q < 1 && eps >= -math.Log1p(-q) {
+		return 0
+	}
+	x := s*s*(math.Log(math.Expm1(-eps)+q)-math.Log(q)) + 0.5
+	lq := math.Log(q) + logNormCDF((x-1)/s)
+	if q < 1 {
+		lq = logAdd(math.Log1p(-q)+logNormCDF(x/s), lq)
+	}
+	return math.Max(0, normCDF(x/s)-math.Exp(eps+lq))
+}
+
+// logNormCDF is log Φ(z), accurate where Φ(z) underflows.
+func logNormCDF(z float64) float64 {
+	if z > -30 {
+		return math.Log(normCDF(z))
+	}
+	return logErfc(-z/math.Sqrt2) - math.Ln2
+}

@@ -35,47 +35,12 @@ type gaussianDirection struct {
 
 func normCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
 
-// logNormCDF is log Φ(z), accurate where Φ(z) underflows.
-func logNormCDF(z float64) float64 {
-	if z > -30 {
-		return math.Log(normCDF(z))
-	}
-	return logErfc(-z/math.Sqrt2) - math.Ln2
-}
-
 // logExpm1Plus is log(e^x − 1 + q) for q ∈ (0, 1], without overflow.
 func logExpm1Plus(x, q float64) float64 {
 	if x < 1 {
 		return math.Log(math.Expm1(x) + q)
 	}
 	return x + math.Log1p((q-1)*math.Exp(-x))
-}
-
-// delta is the exact hockey-stick divergence δ(ε) = P(L > ε) − e^ε Q(L > ε).
-// The privacy loss L(x) = log P(x)/Q(x) is decreasing in x in both
-// directions, so {L > ε} = {x < x_ε}. Products of e^ε and a Gaussian tail
-// are formed in logs: both under- and overflow at large ε.
-func (g gaussianDirection) delta(eps float64) float64 {
-	q, s := g.q, g.sigma
-	if g.remove {
-		// L(x) = log(1 − q + q·exp((−2x−1)/(2σ²))) > log(1−q).
-		if q < 1 && eps <= math.Log1p(-q) {
-			return -math.Expm1(eps)
-		}
-		le := logExpm1Plus(eps, q)
-		x := -s*s*(le-math.Log(q)) - 0.5
-		return math.Max(0, q*normCDF((x+1)/s)-math.Exp(le+logNormCDF(x/s)))
-	}
-	// add: L(x) = −log(1 − q + q·exp((2x−1)/(2σ²))) < −log(1−q).
-	if q < 1 && eps >= -math.Log1p(-q) {
-		return 0
-	}
-	x := s*s*(math.Log(math.Expm1(-eps)+q)-math.Log(q)) + 0.5
-	lq := math.Log(q) + logNormCDF((x-1)/s)
-	if q < 1 {
-		lq = logAdd(math.Log1p(-q)+logNormCDF(x/s), lq)
-	}
-	return math.Max(0, normCDF(x/s)-math.Exp(eps+lq))
 }
 
 // loss is L(x), in logs so that a tiny σ does not overflow it.
