@@ -61,7 +61,7 @@ type pldKey struct {
 }
 
 // pldStep is one step's PLD in both directions (remove, add) on one grid,
-// with their log-MGFs.
+// with their log-MGFs once needed.
 type pldStep struct {
 	p [2]*pmf
 	g [2]logMGF
@@ -186,7 +186,7 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 		if err != nil {
 			return nil, err
 		}
-		st.p[i], st.g[i] = p, p.mgf()
+		st.p[i] = p
 	}
 	if a.single == nil {
 		a.single = map[pldKey]*pldStep{}
@@ -243,8 +243,15 @@ func (a *PLDAccountant) epsilonDirection(dir int, h, delta float64) (float64, er
 	}
 	e := math.Inf(1)
 	var g logMGF
-	for _, t := range terms {
-		g = addScaledMGF(g, t.p.mgf(), float64(t.k))
+	for i, t := range terms {
+		st, err := a.step(a.segs[i].pldMech, h)
+		if err != nil {
+			return 0, err
+		}
+		if st.g[dir].up == nil {
+			st.g[dir] = t.p.mgf()
+		}
+		g = addScaledMGF(g, st.g[dir], float64(t.k))
 	}
 	for i, l := range chernoffLambdas {
 		e = min(e, (g.up[i]-math.Log(delta))/l)

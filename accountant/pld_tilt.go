@@ -52,20 +52,22 @@ type tiltTerm struct {
 }
 
 // tiltedMean is Σ k·E_λ[L], the mean of the composition tilted by e^{λL}.
+// The weights e^{λ(ℓ−top)} are formed by a running product from the top
+// loss down, stopping where they underflow (the tilt needs no more: any λ
+// gives a valid bound).
 func tiltedMean(terms []tiltTerm, lambda float64) float64 {
 	m := 0.0
 	for _, t := range terms {
 		p := t.p
-		top := float64(p.hi()) * p.h
-		s, sl := 0.0, 0.0
-		for i, v := range p.p {
-			if v == 0 {
-				continue
+		r := math.Exp(-lambda * p.h)
+		s, sl, f := 0.0, 0.0, 1.0
+		for i := len(p.p) - 1; i >= 0 && f > 0; i-- {
+			if v := p.p[i]; v != 0 {
+				w := v * f
+				s += w
+				sl += w * float64(p.lo+i) * p.h
 			}
-			l := float64(p.lo+i) * p.h
-			w := v * math.Exp(lambda*(l-top))
-			s += w
-			sl += w * l
+			f *= r
 		}
 		if s > 0 {
 			m += float64(t.k) * sl / s
@@ -99,7 +101,7 @@ func solveTilt(terms []tiltTerm, target float64) float64 {
 		} else {
 			hi = mid
 		}
-		if hi-lo <= 1e-6*hi {
+		if hi-lo <= 1e-4*hi {
 			break
 		}
 	}
