@@ -52,3 +52,54 @@ func TestLinearAccumulateScaledSkipsDropped(t *testing.T) {
 		})
 	}
 }
+
+// The same for Conv2d: a dropped example with an infinite input and a NaN
+// output gradient leaves the sum equal to that of the kept examples alone.
+func TestConvAccumulateScaledSkipsDropped(t *testing.T) {
+	inf := float32(math.Inf(1))
+	in := Shape{C: 1, H: 4, W: 4}
+	build := func(n int) *Conv2d[float32] {
+		l := NewConv2d[float32](1, 2, 3, 1, 1, true)
+		if _, err := l.Build(in, n); err != nil {
+			t.Fatal(err)
+		}
+		p := make([]float32, l.NumParams())
+		for j := range p {
+			p[j] = 0.1 * float32(j%7-3)
+		}
+		l.Bind(p)
+		return l
+	}
+	kept := make([]float32, 2*16)
+	for j := range kept {
+		kept[j] = float32(j%5) - 1.5
+	}
+	x := append(make([]float32, 16), kept...)
+	for j := range 16 {
+		x[j] = inf
+	}
+	run := func(l *Conv2d[float32], x []float32, n int, scales []float32) []float32 {
+		l.Forward(x, n, true)
+		dy := make([]float32, n*2*16)
+		for j := range dy {
+			dy[j] = float32(j%3) - 0.5
+		}
+		if n == 3 {
+			dy = append(make([]float32, 2*16), dy[:2*2*16]...)
+			for j := range 2 * 16 {
+				dy[j] = float32(math.NaN())
+			}
+		}
+		l.Backward(dy, n, false)
+		sum := make([]float32, l.NumParams())
+		l.AccumulateScaled(n, scales, 1, sum)
+		return sum
+	}
+	got := run(build(3), x, 3, []float32{0, 0.5, 2})
+	want := run(build(2), kept, 2, []float32{0.5, 2})
+	for j := range want {
+		if math.IsNaN(float64(got[j])) || math.Abs(float64(got[j]-want[j])) > 1e-5 {
+			t.Fatalf("param %d: got %v, want %v", j, got[j], want[j])
+		}
+	}
+}
