@@ -139,7 +139,7 @@ type releasedRecord struct {
 	Note           string             `json:"note,omitempty" prov:"config"`
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
 	Deferred       []string           `json:"deferred,omitempty" prov:"account"` // accountants computed only at evaluation steps and the end
-	// The clipped count + N(0, σ_b²), composed into ε (clipcount.go).
+	// The clipped count + round(N(0, σ_b²)), an integer drawn exactly, composed into ε (clipcount.go).
 	ClippedCountNoised *float64 `json:"clipped_count_noised,omitempty" prov:"noised"`
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
 }
@@ -207,7 +207,10 @@ type releasedSummary struct {
 	LatticeK     int                `json:"lattice_k,omitempty" prov:"config"`
 	// D0Used is hybrid clipping's d0 as clipped and accounted: min(d0, D).
 	D0Used float64 `json:"d0_used,omitempty" prov:"config"`
-	Config Config  `json:"config" prov:"config"`
+	// Sweep, for a run of a sweep: the sweep's total ε, which covers a
+	// run picked from its table, and why (sweeptotal.go).
+	Sweep  *SweepShare `json:"sweep,omitempty" prov:"account"`
+	Config Config      `json:"config" prov:"config"`
 }
 
 // publishNote is written into release/summary.json; seededPublishNote
@@ -236,7 +239,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
 		Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
-		Noise: s.Noise, LatticeK: s.LatticeK,
+		Noise: s.Noise, LatticeK: s.LatticeK, Sweep: s.Sweep,
 	}
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -106,7 +107,12 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func() *quantileState {
-		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0, m: 6, c0: 4, c: ct, rng: rng.New(1)}
+		// Count noise of std 2⁻¹⁰ on 2·count rounds to 0 (|Z| > ½ is 512 std).
+		nz, err := lattice.NewCountNoise(0x1p-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0x1p-11, m: 6, c0: 4, c: ct, rng: rng.New(1), noise: nz}
 	}
 	q := mk()
 	sq := make([]float64, len(norms))
@@ -145,7 +151,8 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 // γ), a batch of 500 per step and the default count noise, from C_0 = 0.05.
 func TestQuantileConverges(t *testing.T) {
 	for _, gamma := range []float64{0.3, 0.5, 0.9} {
-		cfg := Config{ClipQuantile: gamma, ClipNorm: 0.05}
+		var cfg Config
+		cfg.ClipQuantile, cfg.ClipNorm = gamma, 0.05
 		sp := mechanism.Spec{Sampler: mechanism.Poisson, N: 1000, Batch: 500, Clip: mechanism.Flat, C: cfg.ClipNorm, ClipQuantile: gamma}
 		cl, err := sp.NewClipper(10, nil)
 		if err != nil {
@@ -208,8 +215,9 @@ func TestQuantileRun(t *testing.T) {
 	resumed := run(t, r, Options{Resume: true})
 	a := mustCheckpoint(t, c.OutDir)
 	b := mustCheckpoint(t, r.OutDir)
-	if !slices.Equal(a.Params, b.Params) || a.ClipNow != b.ClipNow || a.ClipNow == c.ClipNorm {
-		t.Fatalf("resumed run differs: C %v vs %v (C_0 %v)", b.ClipNow, a.ClipNow, c.ClipNorm)
+	qa, qb := mustFeature[quantileCheckpoint](t, a, featureQuantile), mustFeature[quantileCheckpoint](t, b, featureQuantile)
+	if !slices.Equal(a.Params, b.Params) || qa.ClipNow != qb.ClipNow || qa.ClipNow == c.ClipNorm {
+		t.Fatalf("resumed run differs: C %v vs %v (C_0 %v)", qb.ClipNow, qa.ClipNow, c.ClipNorm)
 	}
 	if resumed.Best.Epsilon != full.Best.Epsilon {
 		t.Fatalf("resumed ε %v, want %v", resumed.Best.Epsilon, full.Best.Epsilon)
@@ -228,6 +236,7 @@ func TestQuantileRefusals(t *testing.T) {
 		{"final-only", func(c *Config) { c.ClipQuantile, c.FinalOnly = 0.5, true }},
 		{"orphan lr", func(c *Config) { c.QuantileLR = 0.1 }},
 		{"clipped count", func(c *Config) { c.ClipQuantile, c.ClippedCountSigma = 0.5, 5 }},
+		{"count noise below the exact sampler's range", func(c *Config) { c.ClipQuantile, c.QuantileCountSigma = 0.5, 1e-4 }},
 	} {
 		c := small(t)
 		tc.mod(&c)
