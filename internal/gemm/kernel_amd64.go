@@ -110,3 +110,16 @@ func kernels() []*kernel {
 	}
 	return append(ks, goKernel)
 }
+
+//go:generate go run gen_bf16_amd64.go
+
+//go:noescape
+func kernelBF16(kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, mode int)
+
+// bf16Kernel is SgemmBF16's AVX-512 BF16 kernel, nil if the CPU lacks it.
+var bf16Kernel = func() bf16Func {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BF16 {
+		return kernelBF16
+	}
+	return nil
+}()
