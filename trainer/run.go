@@ -213,6 +213,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	restore, err := usePrecision(cfg.Precision)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
 	if err := s.syncSettings(); err != nil {
@@ -419,7 +424,7 @@ func (s *state) setup() error {
 	s.twice, _ = s.samp.(*sampler.Twice)
 	s.noiseRNG = root.Child("noise")
 	if nc, ok := s.clipper.(clip.NormClipper); ok && s.twice == nil && cfg.Augmult <= 1 && !cfg.Noise.Lattice() {
-		s.norm = nc
+		s.norm = precisionMargin(nc, cfg.Precision)
 	}
 	if s.mech, err = mechanism.New(spec, s.clipper); err != nil {
 		return err
