@@ -34,11 +34,11 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
-	kern := bf16Kernel
-	if kern == nil {
-		kern = kernelBF16Go
+	if bf16Kernel != nil {
+		bf16Product(bf16Kernel, bf16AsmPack, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
+		return
 	}
-	bf16Product(kern, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
+	bf16Product(kernelBF16Go, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
 }
 
 // HasBF16 reports whether SgemmBF16 runs on the AVX-512 BF16 kernel here:
@@ -109,18 +109,18 @@ func grow(s []uint32, n int) []uint32 {
 	return s[:n]
 }
 
-// bf16Product packs all of op(B) once and then computes blocks of bf16MC
-// rows of C, on workers goroutines (0: GOMAXPROCS for products of at least
+// bf16Product packs all of op(B) once (with the vector packers if vec) and
+// then computes blocks of bf16MC rows of C, on workers goroutines (0: GOMAXPROCS for products of at least
 // parallelWork multiply-adds, else 1). Every element's sum is the same
 // whatever the blocking and the number of workers.
-func bf16Product(kern bf16Func, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+func bf16Product(kern bf16Func, vec bool, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
 	kp := (k + 1) / 2
 	nStrips := ceilDiv(n, bf16NR)
 	ar0 := getBF16Arena()
 	defer putBF16Arena(ar0)
 	ar0.b = grow(ar0.b, nStrips*kp*bf16NR)
 	for s := range nStrips {
-		packBF16B(ar0.b[s*kp*bf16NR:(s+1)*kp*bf16NR], b, ldb, transB, k, s*bf16NR, min(bf16NR, n-s*bf16NR))
+		packBF16B(vec, ar0.b[s*kp*bf16NR:(s+1)*kp*bf16NR], b, ldb, transB, k, s*bf16NR, min(bf16NR, n-s*bf16NR))
 	}
 	blocks := ceilDiv(m, bf16MC)
 	if workers <= 0 {
@@ -135,7 +135,7 @@ func bf16Product(kern bf16Func, transA, transB bool, m, n, k int, alpha float32,
 		i1 := min(m, i0+bf16MC)
 		ar.a = grow(ar.a, bf16MC*kp)
 		for ir := i0; ir < i1; ir += bf16MR {
-			packBF16A(ar.a[(ir-i0)*kp:(ir-i0+bf16MR)*kp], a, lda, transA, k, ir, min(bf16MR, i1-ir))
+			packBF16A(vec, ar.a[(ir-i0)*kp:(ir-i0+bf16MR)*kp], a, lda, transA, k, ir, min(bf16MR, i1-ir))
 		}
 		for s := range nStrips {
 			jr := s * bf16NR
@@ -210,41 +210,63 @@ func bf16Product(kern bf16Func, transA, transB bool, m, n, k int, alpha float32,
 // packBF16A writes rows [i0, i0+mv) of op(A) (m×k) as bf16 pairs into dst:
 // for each pair q, bf16MR words, row i's element 2q in the low half and
 // 2q+1 in the high half; rows past mv and the element past an odd k are 0.
-func packBF16A(dst []uint32, a []float32, lda int, trans bool, k, i0, mv int) {
-	kp := (k + 1) / 2
-	dst = dst[:kp*bf16MR]
-	clear(dst)
-	for i := range mv {
-		for p := range k {
-			var v float32
-			if trans {
-				v = a[p*lda+i0+i]
-			} else {
-				v = a[(i0+i)*lda+p]
-			}
-			dst[(p/2)*bf16MR+i] |= toBF16(v) << (16 * (p & 1))
-		}
+// vec selects the vector packers (the same words, but subnormal inputs
+// become 0 as the hardware kernel reads them anyway).
+func packBF16A(vec bool, dst []uint32, a []float32, lda int, trans bool, k, i0, mv int) {
+	switch {
+	case !trans && vec:
+		packAdjVec(dst, a, lda, k, i0, mv, bf16MR)
+	case !trans:
+		packBF16Adj(dst, a, lda, k, i0, mv, bf16MR)
+	case vec:
+		packRowsVec(dst, a, lda, k, i0, mv, bf16MR)
+	default:
+		packBF16Rows(dst, a, lda, k, i0, mv, bf16MR)
 	}
 }
 
 // packBF16B writes columns [j0, j0+nv) of op(B) (k×n) as bf16 pairs into
 // dst: for each pair q, bf16NR words, column j's element 2q low and 2q+1
 // high; columns past nv and the element past an odd k are 0.
-func packBF16B(dst []uint32, b []float32, ldb int, trans bool, k, j0, nv int) {
+func packBF16B(vec bool, dst []uint32, b []float32, ldb int, trans bool, k, j0, nv int) {
+	switch {
+	case trans && vec:
+		packAdjVec(dst, b, ldb, k, j0, nv, bf16NR)
+	case trans:
+		packBF16Adj(dst, b, ldb, k, j0, nv, bf16NR)
+	case vec:
+		packRowsVec(dst, b, ldb, k, j0, nv, bf16NR)
+	default:
+		packBF16Rows(dst, b, ldb, k, j0, nv, bf16NR)
+	}
+}
+
+// packBF16Rows packs a strip whose pairs are consecutive rows of x (row
+// stride ld): pair q of strip column c is x[2q][c0+c] and x[2q+1][c0+c],
+// for c < nv; the strip is nr words wide, zero past nv.
+func packBF16Rows(dst []uint32, x []float32, ld, k, c0, nv, nr int) {
 	kp := (k + 1) / 2
-	dst = dst[:kp*bf16NR]
+	dst = dst[:kp*nr]
 	clear(dst)
 	for p := range k {
 		sh := 16 * (p & 1)
-		d := dst[(p/2)*bf16NR : (p/2)*bf16NR+nv]
-		if trans {
-			for j := range d {
-				d[j] |= toBF16(b[(j0+j)*ldb+p]) << sh
-			}
-			continue
+		d := dst[(p/2)*nr : (p/2)*nr+nv]
+		for c, v := range x[p*ld+c0 : p*ld+c0+nv] {
+			d[c] |= toBF16(v) << sh
 		}
-		for j, v := range b[p*ldb+j0 : p*ldb+j0+nv] {
-			d[j] |= toBF16(v) << sh
+	}
+}
+
+// packBF16Adj packs a strip whose pairs are adjacent elements of x's rows:
+// pair q of strip column c is x[r0+c][2q] and x[r0+c][2q+1], for c < nv;
+// the strip is nr words wide, zero past nv.
+func packBF16Adj(dst []uint32, x []float32, ld, k, r0, nv, nr int) {
+	kp := (k + 1) / 2
+	dst = dst[:kp*nr]
+	clear(dst)
+	for c := range nv {
+		for p, v := range x[(r0+c)*ld : (r0+c)*ld+k] {
+			dst[(p/2)*nr+c] |= toBF16(v) << (16 * (p & 1))
 		}
 	}
 }

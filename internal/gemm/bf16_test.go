@@ -10,18 +10,26 @@ import (
 
 // bf16Kernels are the bf16 kernels to test: the portable one always, the
 // AVX-512 BF16 one where the CPU runs it (skipped with the reason if not).
-func bf16Kernels(t *testing.T, f func(t *testing.T, kern bf16Func)) {
+func bf16Kernels(t *testing.T, f func(t *testing.T, kern bf16Impl)) {
 	for _, k := range []struct {
 		name string
-		fn   bf16Func
-	}{{"go", kernelBF16Go}, {"avx512bf16", bf16Kernel}} {
+		impl bf16Impl
+	}{{"go", bf16Impl{kernelBF16Go, false}}, {"avx512bf16", bf16Impl{bf16Kernel, bf16AsmPack}}} {
 		t.Run(k.name, func(t *testing.T) {
-			if k.fn == nil {
-				t.Skip("no AVX-512 BF16 kernel here: the CPU lacks avx512_bf16 (or AVX-512 register saving), or the build is not amd64 or has the purego tag")
+			if k.impl.kern == nil {
+				t.Skip(noBF16)
 			}
-			f(t, k.fn)
+			f(t, k.impl)
 		})
 	}
+}
+
+const noBF16 = "no AVX-512 BF16 kernel here: the CPU lacks avx512_bf16 (or AVX-512 register saving), or the build is not amd64 or has the purego tag"
+
+// bf16Impl is a kernel and whether its packing is the vector one.
+type bf16Impl struct {
+	kern bf16Func
+	vec  bool
 }
 
 // toBF16 against math/big's rounding to 8 significant bits, ties to even,
@@ -83,7 +91,7 @@ func bf16Cases() []bf16Case {
 
 // runBF16 runs the case through kern on the stored matrices, with C
 // starting as c0 (nil: NaN, which beta = 0 must overwrite).
-func runBF16(kern bf16Func, tc bf16Case, a, b matrix, c0 []float32) []float32 {
+func runBF16(kern bf16Impl, tc bf16Case, a, b matrix, c0 []float32) []float32 {
 	as, lda := a.store(tc.transA, 3)
 	bs, ldb := b.store(tc.transB, 1)
 	c := make([]float32, tc.m*tc.n)
@@ -93,7 +101,7 @@ func runBF16(kern bf16Func, tc bf16Case, a, b matrix, c0 []float32) []float32 {
 			c[i] = c0[i]
 		}
 	}
-	bf16Product(kern, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, c, tc.n, tc.workers)
+	bf16Product(kern.kern, kern.vec, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, c, tc.n, tc.workers)
 	return c
 }
 
@@ -114,7 +122,7 @@ func roundedBF16(m matrix) matrix {
 // 2⁻⁹ of each input) would exceed: so the inputs were rounded to bf16, no
 // more and no less.
 func TestSgemmBF16AgainstFloat64(t *testing.T) {
-	bf16Kernels(t, func(t *testing.T, kern bf16Func) {
+	bf16Kernels(t, func(t *testing.T, kern bf16Impl) {
 		rnd := rand.New(rand.NewPCG(3, 4))
 		const u = 1.0 / 256
 		for _, tc := range bf16Cases() {
@@ -155,7 +163,7 @@ func TestSgemmBF16AgainstFloat64(t *testing.T) {
 // the transposes, edges and workers: a check of the packing and indexing
 // that no rounding can hide.
 func TestSgemmBF16ExactOnIntegers(t *testing.T) {
-	bf16Kernels(t, func(t *testing.T, kern bf16Func) {
+	bf16Kernels(t, func(t *testing.T, kern bf16Impl) {
 		rnd := rand.New(rand.NewPCG(5, 6))
 		for _, tc := range bf16Cases() {
 			ints := func(r, c int) matrix {
@@ -198,7 +206,7 @@ func TestSgemmBF16ExactOnIntegers(t *testing.T) {
 // The bf16 clipping argument rests on this (docs/precision.md): a sample's
 // gradient computed for its norm and again for the sum is the same vector.
 func TestSgemmBF16RowsIndependent(t *testing.T) {
-	bf16Kernels(t, func(t *testing.T, kern bf16Func) {
+	bf16Kernels(t, func(t *testing.T, kern bf16Impl) {
 		rnd := rand.New(rand.NewPCG(7, 8))
 		m, n, k := 50, 70, 97
 		a, b := randMatrix(rnd, m, k), randMatrix(rnd, k, n)
@@ -223,7 +231,7 @@ func TestSgemmBF16RowsIndependent(t *testing.T) {
 // VDPBF16PS adds each pair's two exact products one after the other.
 func TestKernelBF16MatchesPortable(t *testing.T) {
 	if bf16Kernel == nil {
-		t.Skip("no AVX-512 BF16 kernel here: the CPU lacks avx512_bf16, or the build is not amd64 or has the purego tag")
+		t.Skip(noBF16)
 	}
 	rnd := rand.New(rand.NewPCG(9, 10))
 	for _, tc := range bf16Cases() {
@@ -235,11 +243,59 @@ func TestKernelBF16MatchesPortable(t *testing.T) {
 				c0[i] = float32(rnd.NormFloat64())
 			}
 		}
-		hw := runBF16(bf16Kernel, tc, a, b, c0)
-		sw := runBF16(kernelBF16Go, tc, a, b, c0)
+		hw := runBF16(bf16Impl{bf16Kernel, bf16AsmPack}, tc, a, b, c0)
+		sw := runBF16(bf16Impl{kernelBF16Go, false}, tc, a, b, c0)
 		for i := range hw {
 			if math.Float32bits(hw[i]) != math.Float32bits(sw[i]) {
 				t.Fatalf("%+v: C[%d]: AVX-512 BF16 %v (%#x), portable %v (%#x)", tc, i, hw[i], math.Float32bits(hw[i]), sw[i], math.Float32bits(sw[i]))
+			}
+		}
+	}
+}
+
+// The vector packers against the Go ones, word for word, in both layouts
+// (pairs along rows and pairs within a row), both strip widths, every
+// tail of columns and of k, odd and even k; subnormal inputs, which the
+// vector packers (VCVTNE2PS2BF16) read as zero, are left out.
+func TestPackBF16Vector(t *testing.T) {
+	if !bf16AsmPack {
+		t.Skip(noBF16)
+	}
+	rnd := rand.New(rand.NewPCG(11, 12))
+	for _, nr := range []int{bf16MR, bf16NR} {
+		for nv := 1; nv <= nr; nv++ {
+			for _, k := range []int{1, 2, 3, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100} {
+				ld := max(k, nv+3) + 2
+				rows := max(k, nv) + 1
+				x := make([]float32, rows*ld)
+				for i := range x {
+					x[i] = float32(rnd.NormFloat64() * math.Exp(4*rnd.NormFloat64()))
+					switch i % 97 {
+					case 0:
+						x[i] = float32(math.Inf(1))
+					case 1:
+						x[i] = math.Float32frombits(0x7fa00001) // a signalling NaN
+					}
+				}
+				kp := (k + 1) / 2
+				for _, layout := range []string{"rows", "adj"} {
+					got, want := make([]uint32, kp*nr), make([]uint32, kp*nr)
+					for i := range got {
+						got[i], want[i] = 0xdeadbeef, 0xdeadbeef
+					}
+					if layout == "rows" {
+						packRowsVec(got, x, ld, k, 1, nv, nr)
+						packBF16Rows(want, x, ld, k, 1, nv, nr)
+					} else {
+						packAdjVec(got, x, ld, k, 1, nv, nr)
+						packBF16Adj(want, x, ld, k, 1, nv, nr)
+					}
+					for i := range want {
+						if got[i] != want[i] {
+							t.Fatalf("%s nr=%d nv=%d k=%d: word %d = %#08x, Go packs %#08x", layout, nr, nv, k, i, got[i], want[i])
+						}
+					}
+				}
 			}
 		}
 	}

@@ -19,10 +19,10 @@ const (
 	vecs = 2  // NR/16: vectors of B per step
 )
 
-// vdpbf16ps is VDPBF16PS zmm(dst), zmm(src1), zmm(src2) (Intel operand
-// order): EVEX.512.F3.0F38.W0 52 /r, for each float32 lane
-// dst += src1.bf16[2i+1]·src2.bf16[2i+1] + src1.bf16[2i]·src2.bf16[2i].
-func vdpbf16ps(dst, src1, src2 int) []byte {
+// evex is the EVEX encoding of a 512-bit, W0, map-0F38 instruction with
+// register operands only, in Intel operand order (dst, src1 = EVEX.vvvv,
+// src2 = ModRM.rm); pp selects the implied prefix (2: F3, 3: F2).
+func evex(op, pp byte, dst, src1, src2 int) []byte {
 	p0 := byte(0x02) // map 0F38
 	if dst&8 == 0 {
 		p0 |= 0x80 // R̄
@@ -36,13 +36,32 @@ func vdpbf16ps(dst, src1, src2 int) []byte {
 	if dst&16 == 0 {
 		p0 |= 0x10 // R̄′
 	}
-	p1 := byte(^src1&15)<<3 | 0x04 | 0x02 // W0, v̄v̄v̄v̄, 1, pp = F3
-	p2 := byte(0x40)                      // z = 0, L′L = 512 bits, b = 0, aaa = 0
+	p1 := byte(^src1&15)<<3 | 0x04 | pp // W0, v̄v̄v̄v̄, 1, pp
+	p2 := byte(0x40)                    // z = 0, L′L = 512 bits, b = 0, aaa = 0
 	if src1&16 == 0 {
 		p2 |= 0x08 // V̄′
 	}
 	modrm := byte(0xc0 | (dst&7)<<3 | src2&7)
-	return []byte{0x62, p0, p1, p2, 0x52, modrm}
+	return []byte{0x62, p0, p1, p2, op, modrm}
+}
+
+// vdpbf16ps is VDPBF16PS zmm(dst), zmm(src1), zmm(src2): EVEX.512.F3.0F38.W0
+// 52 /r; for each float32 lane i, dst += src1.bf16[2i+1]·src2.bf16[2i+1],
+// then += src1.bf16[2i]·src2.bf16[2i].
+func vdpbf16ps(dst, src1, src2 int) []byte { return evex(0x52, 2, dst, src1, src2) }
+
+// vcvtne2ps2bf16 is VCVTNE2PS2BF16 zmm(dst), zmm(src1), zmm(src2):
+// EVEX.512.F2.0F38.W0 72 /r; dst's words 0…15 are src2's 16 floats rounded
+// to bfloat16 (to nearest even, subnormals as zero), words 16…31 src1's.
+func vcvtne2ps2bf16(dst, src1, src2 int) []byte { return evex(0x72, 3, dst, src1, src2) }
+
+// bytes writes an encoded instruction as BYTE directives.
+func bytesOf(b []byte) string {
+	var s []string
+	for _, x := range b {
+		s = append(s, fmt.Sprintf("BYTE $0x%02x", x))
+	}
+	return joinSemi(s)
 }
 
 func main() {
@@ -83,11 +102,7 @@ func main() {
 		bc := rows*vecs + vecs + i%2
 		p("\tVPBROADCASTD %d(SI), Z%d", 4*i, bc)
 		for v := 0; v < vecs; v++ {
-			var bs []string
-			for _, x := range vdpbf16ps(vecs*i+v, rows*vecs+v, bc) {
-				bs = append(bs, fmt.Sprintf("BYTE $0x%02x", x))
-			}
-			p("\t%s // VDPBF16PS Z%d, Z%d, Z%d (Intel order)", joinSemi(bs), vecs*i+v, rows*vecs+v, bc)
+			p("\t%s // VDPBF16PS Z%d, Z%d, Z%d (Intel order)", bytesOf(vdpbf16ps(vecs*i+v, rows*vecs+v, bc)), vecs*i+v, rows*vecs+v, bc)
 		}
 	}
 	p("\tADDQ $%d, SI", 4*rows)
@@ -129,6 +144,7 @@ func main() {
 	}
 	p("\tVZEROUPPER")
 	p("\tRET")
+	genPack(p)
 	if err := os.WriteFile("kernel_bf16_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -143,4 +159,146 @@ func joinSemi(s []string) string {
 		b.WriteString(x)
 	}
 	return b.String()
+}
+
+// genPack writes the packing kernels: float32 operands rounded to
+// bfloat16 pairs in the layout kernelBF16 reads, with VCVTNE2PS2BF16.
+func genPack(p func(string, ...any)) {
+	cvt := bytesOf(vcvtne2ps2bf16(2, 1, 0))
+	p("")
+	p("// func packRowsBF16(dst *uint32, src *float32, ld, kp, odd int, lm1, lm2, sm1, sm2 uint64, nrBytes int, idx *[32]uint16)")
+	p("//")
+	p("// For each pair q < kp, rows 2q and 2q+1 of src (row stride ld floats)")
+	p("// become one word per column, row 2q's bfloat16 in the low half: the")
+	p("// words of columns 0…15 stored under mask sm1 at dst, of columns 16…31")
+	p("// under sm2 at dst+64, then dst moves on by nrBytes. lm1 and lm2 mask the")
+	p("// columns read (the rest read as 0); with odd set the last pair's row")
+	p("// 2q+1 is 0. idx interleaves the two rows' words (VPERMW).")
+	p("TEXT ·packRowsBF16(SB), NOSPLIT, $0-88")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), R8")
+	p("\tSHLQ $2, R8")
+	p("\tLEAQ (SI)(R8*1), DX")
+	p("\tSHLQ $1, R8")
+	p("\tMOVQ kp+24(FP), CX")
+	p("\tMOVQ odd+32(FP), R9")
+	p("\tSUBQ R9, CX")
+	p("\tMOVQ lm1+40(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ lm2+48(FP), AX")
+	p("\tKMOVW AX, K2")
+	p("\tMOVQ sm1+56(FP), AX")
+	p("\tKMOVW AX, K3")
+	p("\tMOVQ sm2+64(FP), R11")
+	p("\tKMOVW R11, K4")
+	p("\tMOVQ nrBytes+72(FP), R10")
+	p("\tMOVQ idx+80(FP), BX")
+	p("\tVMOVDQU32 (BX), Z7")
+	p("")
+	p("rows_loop:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   rows_last")
+	p("\tVMOVUPS.Z (SI), K1, Z0")
+	p("\tVMOVUPS.Z (DX), K1, Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0 (Intel order)", cvt)
+	p("\tVPERMW Z2, Z7, Z3")
+	p("\tVMOVDQU32 Z3, K3, (DI)")
+	p("\tTESTQ R11, R11")
+	p("\tJEQ   rows_next")
+	p("\tVMOVUPS.Z 64(SI), K2, Z0")
+	p("\tVMOVUPS.Z 64(DX), K2, Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVPERMW Z2, Z7, Z3")
+	p("\tVMOVDQU32 Z3, K4, 64(DI)")
+	p("")
+	p("rows_next:")
+	p("\tADDQ R8, SI")
+	p("\tADDQ R8, DX")
+	p("\tADDQ R10, DI")
+	p("\tDECQ CX")
+	p("\tJMP  rows_loop")
+	p("")
+	p("rows_last:")
+	p("\tTESTQ R9, R9")
+	p("\tJEQ   rows_done")
+	p("\tVPXORD Z1, Z1, Z1")
+	p("\tVMOVUPS.Z (SI), K1, Z0")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVPERMW Z2, Z7, Z3")
+	p("\tVMOVDQU32 Z3, K3, (DI)")
+	p("\tTESTQ R11, R11")
+	p("\tJEQ   rows_done")
+	p("\tVMOVUPS.Z 64(SI), K2, Z0")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVPERMW Z2, Z7, Z3")
+	p("\tVMOVDQU32 Z3, K4, 64(DI)")
+	p("")
+	p("rows_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	p("")
+	p("// func packAdjBF16(dst *uint32, src *float32, ld, rows, chunks int, tm1, tm2, ts uint64, nrBytes int, off *[16]int32)")
+	p("//")
+	p("// For each of rows rows of src (row stride ld floats), whose elements")
+	p("// 2q and 2q+1 form pair q: 32 floats at a time (chunks of them, then a")
+	p("// tail read under masks tm1, tm2 and scattered under ts) become 16 words,")
+	p("// element 2q's bfloat16 in the low half, scattered to dst + q·nrBytes")
+	p("// (off holds 0, nrBytes, 2·nrBytes, …); row r's words sit at column r.")
+	p("TEXT ·packAdjBF16(SB), NOSPLIT, $0-80")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), R8")
+	p("\tSHLQ $2, R8")
+	p("\tMOVQ rows+24(FP), CX")
+	p("\tMOVQ chunks+32(FP), R9")
+	p("\tMOVQ tm1+40(FP), AX")
+	p("\tKMOVW AX, K5")
+	p("\tMOVQ tm2+48(FP), AX")
+	p("\tKMOVW AX, K6")
+	p("\tMOVQ ts+56(FP), R12")
+	p("\tMOVQ nrBytes+64(FP), R10")
+	p("\tSHLQ $4, R10 // 16 pairs")
+	p("\tMOVQ off+72(FP), BX")
+	p("\tVMOVDQU32 (BX), Z6")
+	p("\tMOVL $0xffff, R13")
+	p("")
+	p("adj_row:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   adj_done")
+	p("\tMOVQ SI, AX")
+	p("\tMOVQ DI, DX")
+	p("\tMOVQ R9, R11")
+	p("")
+	p("adj_chunk:")
+	p("\tTESTQ R11, R11")
+	p("\tJEQ   adj_tail")
+	p("\tVMOVUPS (AX), Z0")
+	p("\tVMOVUPS 64(AX), Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tKMOVW R13, K1")
+	p("\tVPSCATTERDD Z2, K1, (DX)(Z6*1)")
+	p("\tADDQ $128, AX")
+	p("\tADDQ R10, DX")
+	p("\tDECQ R11")
+	p("\tJMP  adj_chunk")
+	p("")
+	p("adj_tail:")
+	p("\tTESTQ R12, R12")
+	p("\tJEQ   adj_next")
+	p("\tVMOVUPS.Z (AX), K5, Z0")
+	p("\tVMOVUPS.Z 64(AX), K6, Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tKMOVW R12, K1")
+	p("\tVPSCATTERDD Z2, K1, (DX)(Z6*1)")
+	p("")
+	p("adj_next:")
+	p("\tADDQ R8, SI")
+	p("\tADDQ $4, DI")
+	p("\tDECQ CX")
+	p("\tJMP  adj_row")
+	p("")
+	p("adj_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
 }

@@ -244,3 +244,139 @@ storebeta:
 	VMOVUPS Z23, 64(DI)
 	VZEROUPPER
 	RET
+
+// func packRowsBF16(dst *uint32, src *float32, ld, kp, odd int, lm1, lm2, sm1, sm2 uint64, nrBytes int, idx *[32]uint16)
+//
+// For each pair q < kp, rows 2q and 2q+1 of src (row stride ld floats)
+// become one word per column, row 2q's bfloat16 in the low half: the
+// words of columns 0…15 stored under mask sm1 at dst, of columns 16…31
+// under sm2 at dst+64, then dst moves on by nrBytes. lm1 and lm2 mask the
+// columns read (the rest read as 0); with odd set the last pair's row
+// 2q+1 is 0. idx interleaves the two rows' words (VPERMW).
+TEXT ·packRowsBF16(SB), NOSPLIT, $0-88
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	LEAQ (SI)(R8*1), DX
+	SHLQ $1, R8
+	MOVQ kp+24(FP), CX
+	MOVQ odd+32(FP), R9
+	SUBQ R9, CX
+	MOVQ lm1+40(FP), AX
+	KMOVW AX, K1
+	MOVQ lm2+48(FP), AX
+	KMOVW AX, K2
+	MOVQ sm1+56(FP), AX
+	KMOVW AX, K3
+	MOVQ sm2+64(FP), R11
+	KMOVW R11, K4
+	MOVQ nrBytes+72(FP), R10
+	MOVQ idx+80(FP), BX
+	VMOVDQU32 (BX), Z7
+
+rows_loop:
+	TESTQ CX, CX
+	JEQ   rows_last
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (DX), K1, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0 (Intel order)
+	VPERMW Z2, Z7, Z3
+	VMOVDQU32 Z3, K3, (DI)
+	TESTQ R11, R11
+	JEQ   rows_next
+	VMOVUPS.Z 64(SI), K2, Z0
+	VMOVUPS.Z 64(DX), K2, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VPERMW Z2, Z7, Z3
+	VMOVDQU32 Z3, K4, 64(DI)
+
+rows_next:
+	ADDQ R8, SI
+	ADDQ R8, DX
+	ADDQ R10, DI
+	DECQ CX
+	JMP  rows_loop
+
+rows_last:
+	TESTQ R9, R9
+	JEQ   rows_done
+	VPXORD Z1, Z1, Z1
+	VMOVUPS.Z (SI), K1, Z0
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VPERMW Z2, Z7, Z3
+	VMOVDQU32 Z3, K3, (DI)
+	TESTQ R11, R11
+	JEQ   rows_done
+	VMOVUPS.Z 64(SI), K2, Z0
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VPERMW Z2, Z7, Z3
+	VMOVDQU32 Z3, K4, 64(DI)
+
+rows_done:
+	VZEROUPPER
+	RET
+
+// func packAdjBF16(dst *uint32, src *float32, ld, rows, chunks int, tm1, tm2, ts uint64, nrBytes int, off *[16]int32)
+//
+// For each of rows rows of src (row stride ld floats), whose elements
+// 2q and 2q+1 form pair q: 32 floats at a time (chunks of them, then a
+// tail read under masks tm1, tm2 and scattered under ts) become 16 words,
+// element 2q's bfloat16 in the low half, scattered to dst + q·nrBytes
+// (off holds 0, nrBytes, 2·nrBytes, …); row r's words sit at column r.
+TEXT ·packAdjBF16(SB), NOSPLIT, $0-80
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+24(FP), CX
+	MOVQ chunks+32(FP), R9
+	MOVQ tm1+40(FP), AX
+	KMOVW AX, K5
+	MOVQ tm2+48(FP), AX
+	KMOVW AX, K6
+	MOVQ ts+56(FP), R12
+	MOVQ nrBytes+64(FP), R10
+	SHLQ $4, R10 // 16 pairs
+	MOVQ off+72(FP), BX
+	VMOVDQU32 (BX), Z6
+	MOVL $0xffff, R13
+
+adj_row:
+	TESTQ CX, CX
+	JEQ   adj_done
+	MOVQ SI, AX
+	MOVQ DI, DX
+	MOVQ R9, R11
+
+adj_chunk:
+	TESTQ R11, R11
+	JEQ   adj_tail
+	VMOVUPS (AX), Z0
+	VMOVUPS 64(AX), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	KMOVW R13, K1
+	VPSCATTERDD Z2, K1, (DX)(Z6*1)
+	ADDQ $128, AX
+	ADDQ R10, DX
+	DECQ R11
+	JMP  adj_chunk
+
+adj_tail:
+	TESTQ R12, R12
+	JEQ   adj_next
+	VMOVUPS.Z (AX), K5, Z0
+	VMOVUPS.Z 64(AX), K6, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	KMOVW R12, K1
+	VPSCATTERDD Z2, K1, (DX)(Z6*1)
+
+adj_next:
+	ADDQ R8, SI
+	ADDQ $4, DI
+	DECQ CX
+	JMP  adj_row
+
+adj_done:
+	VZEROUPPER
+	RET
