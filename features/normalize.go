@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -99,7 +100,8 @@ type PrivateStatsConfig struct {
 	// Clip = 10 clipped 21% (biasing the means by 0.07 standard deviations);
 	// see results/cifar10_import.md.
 	Clip float64
-	// Sigma is the noise multiplier: each sum coordinate gets N(0, (Sigma·Clip)²).
+	// Sigma is the noise multiplier: each sum coordinate gets N(0, (Sigma·Clip)²),
+	// drawn exactly on a public lattice (lattice.Sum, docs/secure-noise.md).
 	Sigma float64
 	// ChannelScale, when set, weights channel c by w_c before clipping (and
 	// divides it out after), so that channels of very different magnitude
@@ -133,7 +135,8 @@ type PrivateStats struct {
 // PrivateChannelStats estimates the per-channel mean and standard deviation
 // of n examples of the given shape with the Gaussian mechanism: each
 // example's per-channel spatial means and mean squares are clipped jointly
-// to L2 norm cfg.Clip, summed, noised with N(0, (σ·Clip)²) per coordinate and
+// to L2 norm cfg.Clip, summed and noised with N(0, (σ·Clip)²) per coordinate
+// exactly on a public lattice (clippedSums), and
 // divided by n; var = E[x²] − E[x]², floored at MinVar. Randomness comes from
 // s (use rng.NewCrypto() outside tests).
 func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig, s *rng.Stream) (PrivateStats, error) {
@@ -171,12 +174,9 @@ func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig
 	if minVar == 0 {
 		minVar = 1e-8
 	}
-	sum, err := clippedSums(x, n, shape, w, cfg.Clip)
+	sum, err := clippedSums(x, n, shape, w, cfg.Clip, cfg.Sigma, s)
 	if err != nil {
 		return res, err
-	}
-	for k := range sum {
-		sum[k] += cfg.Sigma * cfg.Clip * s.NormFloat64()
 	}
 	st := ChannelStats{Mean: make([]float64, c), Std: make([]float64, c)}
 	for ch := range c {
@@ -203,12 +203,18 @@ func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig
 	return res, nil
 }
 
-// clippedSums returns Σ_i clip(z_i) with z_i the weighted per-channel means
-// then mean squares of example i (2C values). A non-finite feature is an
-// error naming the example.
-func clippedSums(x []float32, n int, shape []int, w []float64, clip float64) ([]float64, error) {
+// clippedSums returns the released Σ_i clip(z_i) + noise, with z_i the
+// weighted per-channel means then mean squares of example i (2C values):
+// each z_i is clipped to L2 norm clip and truncated onto a public lattice
+// (spacing clip·2⁻ᵏ), the sum is exact in integers, and the noise of std
+// sigma·clip is drawn exactly there (lattice.Sum, docs/secure-noise.md). A
+// non-finite feature is an error naming the example.
+func clippedSums(x []float32, n int, shape []int, w []float64, clip, sigma float64, s *rng.Stream) ([]float64, error) {
 	c, hw := splitShape(x, n, shape)
-	sum := make([]float64, 2*c)
+	acc, err := lattice.NewSum(clip, sigma, 2*c, lattice.SumExponent(n))
+	if err != nil {
+		return nil, fmt.Errorf("private channel stats: %w", err)
+	}
 	z := make([]float64, 2*c)
 	for i := range n {
 		var norm2 float64
@@ -225,13 +231,13 @@ func clippedSums(x []float32, n int, shape []int, w []float64, clip float64) ([]
 		if math.IsNaN(norm2) || math.IsInf(norm2, 0) {
 			return nil, fmt.Errorf("private channel stats: example %d has a non-finite feature", i)
 		}
-		f := 1.0
-		if norm := math.Sqrt(norm2); norm > clip {
-			f = clip / norm
+		if _, err := acc.Add(z); err != nil {
+			return nil, fmt.Errorf("private channel stats: %w", err)
 		}
-		for k := range z {
-			sum[k] += f * z[k]
-		}
+	}
+	sum, err := acc.Release(s)
+	if err != nil {
+		return nil, fmt.Errorf("private channel stats: %w", err)
 	}
 	return sum, nil
 }

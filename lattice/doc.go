@@ -20,5 +20,13 @@
 // docs/secure-noise.md gives the derivations (η, k, the sampler's
 // exactness, the accounting argument) and the measured cost.
 //
-// A Noise keeps scratch for its sampler and is not safe for concurrent use.
+// The package is also the one place where every other noisy value a run
+// releases is made (mechanism/boundary_test.go enforces it): CountNoise
+// adds exact rounded-Gaussian integer noise to an integer count, and Sum
+// clips real-valued records onto a lattice fixed by public parameters, sums
+// them exactly and noises the sum the same way (docs/secure-noise.md,
+// "Releases outside the gradient").
+//
+// A Noise, CountNoise or Sum keeps scratch for its sampler and is not safe
+// for concurrent use.
 package lattice

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -97,9 +98,12 @@ func (b FeatureBounds) MinMax() (centre, scale []float64) {
 // BoundedStandardizer releases each feature's mean and standard deviation
 // by one Gaussian mechanism (docs/tabular.md). Each record's features are
 // clipped to the bounds and mapped to v = (x−lo)/(hi−lo) − ½ ∈ [−½, ½]; the
-// released vector is (Σv_j, Σv_j², n) over the records, whose L2
-// sensitivity under add/remove-one is Δ = √(d/4 + d/16 + 1). Every
-// coordinate gets noise of std Sigma·Δ, and the event is Gaussian{Sigma}.
+// released vector is (Σv_j, Σv_j²) over the records, whose L2 sensitivity
+// under add/remove-one is Δ = √(d/4 + d/16). The record count n is public
+// (as everywhere in the project's claims) and is not noised. The sums are
+// made on a public lattice and noised exactly (lattice.Sum): every
+// coordinate gets rounded-Gaussian noise of std Sigma·Δ, a post-processing
+// of the Gaussian{Sigma} event charged.
 type BoundedStandardizer struct {
 	Bounds FeatureBounds
 	Sigma  float64 // noise multiplier of the event
@@ -108,20 +112,21 @@ type BoundedStandardizer struct {
 // BoundedStats are the released statistics, in the features' units.
 type BoundedStats struct {
 	Mean, Std []float64
-	Count     float64 // the noisy record count (before the floor of 1)
-	NoiseStd  float64 // std of the noise on each released coordinate: Sigma·Δ
+	Count     float64   // the record count n (public)
+	NoiseStd  float64   // std of the noise on each released coordinate: Sigma·Δ
+	Released  []float64 // the released (Σv_j, then Σv_j²): γ times a lattice point
 }
 
 // VarianceFloor is the smallest variance released, as a fraction of the
 // squared range (hi−lo)²: std ≥ 1% of the declared range. The floor used is
 // the larger of it and the noise's std on the variance estimate,
-// NoiseStd/max(Count, 1) (public: a function of released values), so that
-// noise cannot blow up a feature whose true variance it swamps.
+// NoiseStd/n (public), so that noise cannot blow up a feature whose true
+// variance it swamps.
 const VarianceFloor = 1e-4
 
 // StandardizeSensitivity is Δ above for d features.
 func StandardizeSensitivity(d int) float64 {
-	return math.Sqrt(float64(d)/4 + float64(d)/16 + 1)
+	return math.Sqrt(float64(d)/4 + float64(d)/16)
 }
 
 // Fit clips the n records x (d features, read only) to the bounds and
@@ -136,31 +141,37 @@ func (bs BoundedStandardizer) Fit(x []float32, n, d int, s *rng.Stream) (*Bounde
 	if len(x) != n*d {
 		return nil, nil, fmt.Errorf("bounded standardize: %d values for %d records of %d features", len(x), n, d)
 	}
-	s1, s2 := make([]float64, d), make([]float64, d)
+	if n < 1 {
+		return nil, nil, fmt.Errorf("bounded standardize: no records")
+	}
+	delta := StandardizeSensitivity(d)
+	sum, err := lattice.NewSum(delta, bs.Sigma, 2*d, lattice.SumExponent(n))
+	if err != nil {
+		return nil, nil, fmt.Errorf("bounded standardize: %w", err)
+	}
+	rec := make([]float64, 2*d)
 	for i := range n {
 		for j := range d {
 			lo, hi := bs.Bounds.Lo[j], bs.Bounds.Hi[j]
 			v := (min(max(float64(x[i*d+j]), lo), hi)-lo)/(hi-lo) - 0.5
-			s1[j] += v
-			s2[j] += v * v
+			rec[j], rec[d+j] = v, v*v
+		}
+		if _, err := sum.Add(rec); err != nil {
+			return nil, nil, fmt.Errorf("bounded standardize: %w", err)
 		}
 	}
-	std := bs.Sigma * StandardizeSensitivity(d)
-	// The noise is drawn in a fixed order whatever the data: sums, then
-	// squares, then the count.
-	for j := range d {
-		s1[j] += std * s.NormFloat64()
+	// The noise is drawn in a fixed order whatever the data: sums, then squares.
+	out, err := sum.Release(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("bounded standardize: %w", err)
 	}
-	for j := range d {
-		s2[j] += std * s.NormFloat64()
-	}
-	count := float64(n) + std*s.NormFloat64()
-	st := &BoundedStats{Mean: make([]float64, d), Std: make([]float64, d), Count: count, NoiseStd: std}
-	c := max(count, 1)
+	std := bs.Sigma * delta
+	c := float64(n)
+	st := &BoundedStats{Mean: make([]float64, d), Std: make([]float64, d), Count: c, NoiseStd: std, Released: out}
 	floor := max(VarianceFloor, std/c)
 	for j := range d {
-		m1 := min(max(s1[j]/c, -0.5), 0.5)
-		v := min(max(s2[j]/c-m1*m1, floor), 0.25)
+		m1 := min(max(out[j]/c, -0.5), 0.5)
+		v := min(max(out[d+j]/c-m1*m1, floor), 0.25)
 		r := bs.Bounds.Hi[j] - bs.Bounds.Lo[j]
 		st.Mean[j] = bs.Bounds.Lo[j] + r*(m1+0.5)
 		st.Std[j] = r * math.Sqrt(v)

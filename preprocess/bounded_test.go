@@ -94,17 +94,18 @@ func TestBoundedStandardizerClippedStatistics(t *testing.T) {
 }
 
 // The noise on every released coordinate has std Sigma·Δ with
-// Δ = √(d/4 + d/16 + 1), for the Gaussian{Sigma} event charged: measured
-// on the released count over many draws (its noise is unclamped).
+// Δ = √(d/4 + d/16) (n public, not released), for the Gaussian{Sigma}
+// event charged: measured on the released sums of all-zero records
+// (Σv = −n/2, Σv² = n/4 exactly) over many draws.
 func TestBoundedStandardizerNoiseMatchesEvent(t *testing.T) {
 	for _, tc := range []struct {
 		d     int
 		sigma float64
 		delta float64 // Δ
 	}{
-		{1, 2, math.Sqrt(1.0/4 + 1.0/16 + 1)},
-		{30, 8.63, math.Sqrt(30.0*5/16 + 1)},
-		{64, 0.5, math.Sqrt(64.0*5/16 + 1)},
+		{1, 2, math.Sqrt(1.0/4 + 1.0/16)},
+		{30, 8.63, math.Sqrt(30.0 * 5 / 16)},
+		{64, 0.5, math.Sqrt(64.0 * 5 / 16)},
 	} {
 		if got := StandardizeSensitivity(tc.d); math.Abs(got-tc.delta) > 1e-12 {
 			t.Errorf("d=%d: Δ %v, want %v", tc.d, got, tc.delta)
@@ -114,6 +115,7 @@ func TestBoundedStandardizerNoiseMatchesEvent(t *testing.T) {
 		bs := BoundedStandardizer{Bounds: FeatureBounds{Lo: make([]float64, tc.d), Hi: slices.Repeat([]float64{1}, tc.d)}, Sigma: tc.sigma}
 		const draws = 4000
 		var ss float64
+		var m int
 		for i := range draws {
 			st, ev, err := bs.Fit(x, n, tc.d, rng.New(uint64(i)))
 			if err != nil {
@@ -122,11 +124,21 @@ func TestBoundedStandardizerNoiseMatchesEvent(t *testing.T) {
 			if g, ok := ev.(accountant.Gaussian); !ok || g.Sigma != tc.sigma || st.NoiseStd != g.Sigma*tc.delta {
 				t.Fatalf("d=%d: event %#v, noise std %v; want Gaussian{%v} and %v", tc.d, ev, st.NoiseStd, tc.sigma, tc.sigma*tc.delta)
 			}
-			ss += (st.Count - float64(n)) * (st.Count - float64(n))
+			if st.Count != float64(n) || len(st.Released) != 2*tc.d {
+				t.Fatalf("d=%d: count %v, %d released values", tc.d, st.Count, len(st.Released))
+			}
+			for j, v := range st.Released {
+				want := -float64(n) / 2
+				if j >= tc.d {
+					want = float64(n) / 4
+				}
+				ss += (v - want) * (v - want)
+				m++
+			}
 		}
-		// The sample std of 4000 normals is within 5% of the truth with
-		// probability > 0.999.
-		if got, want := math.Sqrt(ss/draws), tc.sigma*tc.delta; math.Abs(got/want-1) > 0.05 {
+		// The sample std of at least 4000 normals is within 5% of the
+		// truth with probability > 0.999.
+		if got, want := math.Sqrt(ss/float64(m)), tc.sigma*tc.delta; math.Abs(got/want-1) > 0.05 {
 			t.Errorf("d=%d: measured noise std %v, want %v", tc.d, got, want)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 	"gonum.org/v1/gonum/mat"
 )
@@ -91,7 +92,10 @@ func (c DPSGDF) Fit(X *mat.Dense, s *rng.Stream) (*FeatureResult, error) {
 		}
 		norm := &Normalize{C: c.CF}
 		Xn := norm.Transform(X)
-		mu := gm.estimate(Xn, sigma, s.Child("dpsgdf/mean"))
+		mu, err := gm.estimate(Xn, sigma, s.Child("dpsgdf/mean"))
+		if err != nil {
+			return nil, err
+		}
 		cen := &Centering{NormC: c.CF, Mu: mu}
 		return &FeatureResult{X: cen.centre(Xn), Centering: cen, Events: []accountant.Event{accountant.Gaussian{Sigma: sigma}}}, nil
 	case Theory:
@@ -155,8 +159,9 @@ func Alg1Noise(n, T int, C, eps, delta float64) (sigma float64, batch int) {
 
 // GaussianMean is Algorithm 3 step 1: μ̂ = (Σ_i x_i + N(0, σ_F²·C_F²·I))/n on
 // features of norm ≤ C_F, with σ_F the analytic-Gaussian multiplier for
-// (ε_F, δ) (sensitivity C_F of the sum under add/remove;
-// docs/dpsgdf.md#gaussian-mean).
+// (ε_F, δ) (sensitivity C_F of the sum under add/remove, n public;
+// docs/dpsgdf.md#gaussian-mean). The sum is made and noised exactly on a
+// public lattice (lattice.Sum, docs/secure-noise.md).
 type GaussianMean struct {
 	EpsF, Delta, CF float64
 }
@@ -180,21 +185,67 @@ func (g GaussianMean) Estimate(X *mat.Dense, s *rng.Stream) ([]float64, accounta
 		return nil, nil, err
 	}
 	Xc := (&ProjectBall{Radius: g.CF}).Transform(X)
-	return g.estimate(Xc, sigma, s), accountant.Gaussian{Sigma: sigma}, nil
+	mu, err := g.estimate(Xc, sigma, s)
+	if err != nil {
+		return nil, nil, err
+	}
+	return mu, accountant.Gaussian{Sigma: sigma}, nil
 }
 
-func (g GaussianMean) estimate(X *mat.Dense, sigma float64, s *rng.Stream) []float64 {
+// estimate releases the lattice sum of the rows (each clipped to C_F by
+// the lattice) with noise std σ·C_F, divided by the public n.
+func (g GaussianMean) estimate(X *mat.Dense, sigma float64, s *rng.Stream) ([]float64, error) {
 	n, d := X.Dims()
-	mu := make([]float64, d)
-	for i := 0; i < n; i++ {
-		for j, v := range X.RawRowView(i) {
-			mu[j] += v
+	return latticeMean(n, d, g.CF, sigma, func(i int) []float64 { return X.RawRowView(i) }, s)
+}
+
+// latticeMean is the mean of n rows of d values (row(i) returns row i),
+// each clipped to L2 norm bound, summed on the lattice and released with
+// noise std sigma·bound, divided by the public n.
+func latticeMean(n, d int, bound, sigma float64, row func(int) []float64, s *rng.Stream) ([]float64, error) {
+	sum, err := lattice.NewSum(bound, sigma, d, lattice.SumExponent(n))
+	if err != nil {
+		return nil, fmt.Errorf("dpsgdf: private mean: %w", err)
+	}
+	for i := range n {
+		if _, err := sum.Add(row(i)); err != nil {
+			return nil, fmt.Errorf("dpsgdf: private mean: %w", err)
 		}
 	}
-	for j := range mu {
-		mu[j] = (mu[j] + sigma*g.CF*s.NormFloat64()) / float64(n)
+	mu, err := sum.Release(s)
+	if err != nil {
+		return nil, fmt.Errorf("dpsgdf: private mean: %w", err)
 	}
-	return mu
+	for j := range mu {
+		mu[j] /= float64(n)
+	}
+	return mu, nil
+}
+
+// noisyCounts releases integer counts with exact noise of std sigma and
+// keeps the first error (an int64 overflow, which needs a noise draw
+// beyond 2⁶² standard deviations).
+type noisyCounts struct {
+	noise *lattice.CountNoise
+	s     *rng.Stream
+	err   error
+}
+
+func newNoisyCounts(sigma float64, s *rng.Stream) (*noisyCounts, error) {
+	nz, err := lattice.NewCountNoise(sigma)
+	if err != nil {
+		return nil, fmt.Errorf("dpsgdf: search counts: %w", err)
+	}
+	return &noisyCounts{noise: nz, s: s}, nil
+}
+
+// release returns count + round(Z) as a float64 (an exact integer).
+func (c *noisyCounts) release(count int) float64 {
+	v, err := c.noise.Release(int64(count), c.s)
+	if err != nil && c.err == nil {
+		c.err = fmt.Errorf("dpsgdf: search counts: %w", err)
+	}
+	return float64(v)
 }
 
 // AnalyticGaussianSigma returns the smallest noise multiplier σ (sensitivity
@@ -256,6 +307,10 @@ func (a AdaptiveMean) Estimate(X *mat.Dense, s *rng.Stream) ([]float64, accounta
 	steps := searchSteps(n)
 	rhoBS := a.Rho / (2 * float64((d+1)*steps))
 	sigmaBS := 1 / math.Sqrt(2*rhoBS)
+	counts, err := newNoisyCounts(sigmaBS, s)
+	if err != nil {
+		return nil, nil, err
+	}
 
 	c := make([]float64, d)
 	for j := 0; j < d; j++ {
@@ -270,7 +325,7 @@ func (a AdaptiveMean) Estimate(X *mat.Dense, s *rng.Stream) ([]float64, accounta
 					cnt++
 				}
 			}
-			return float64(cnt)+sigmaBS*s.NormFloat64() >= float64(n)/2
+			return counts.release(cnt) >= float64(n)/2
 		})
 	}
 	dists := make([]float64, n)
@@ -285,24 +340,28 @@ func (a AdaptiveMean) Estimate(X *mat.Dense, s *rng.Stream) ([]float64, accounta
 				cnt++
 			}
 		}
-		return float64(cnt)+sigmaBS*s.NormFloat64() <= m
+		return counts.release(cnt) <= m
 	}) + alpha
+	if counts.err != nil {
+		return nil, nil, counts.err
+	}
 
-	sum := make([]float64, d)
+	// The sum of the points clipped to B(c, r), r released by the search:
+	// on the lattice of spacing r·2⁻ᵏ, noise std r/√ρ (a Gaussian at ρ/2).
 	diff := make([]float64, d)
-	for i := 0; i < n; i++ {
+	sigmaSum := 1 / math.Sqrt(a.Rho)
+	mu, err := latticeMean(n, d, r, sigmaSum, func(i int) []float64 {
 		for j, v := range X.RawRowView(i) {
 			diff[j] = v - c[j]
 		}
 		clipTo(diff, r)
-		for j := range sum {
-			sum[j] += diff[j]
-		}
+		return diff
+	}, s)
+	if err != nil {
+		return nil, nil, err
 	}
-	sigmaSum := 1 / math.Sqrt(a.Rho) // std r/√ρ: a Gaussian at ρ/2
-	mu := make([]float64, d)
 	for j := range mu {
-		mu[j] = c[j] + (sum[j]+r*sigmaSum*s.NormFloat64())/float64(n)
+		mu[j] += c[j]
 	}
 	clipTo(mu, a.R)
 	ev := accountant.Composed{Events: []accountant.Event{
@@ -352,6 +411,10 @@ func (q PrivQuantile) Estimate(X *mat.Dense, mu []float64, s *rng.Stream) (float
 	}
 	steps := searchSteps(n)
 	sigma := 1 / math.Sqrt(2*q.Rho/float64(steps))
+	counts, err := newNoisyCounts(sigma, s)
+	if err != nil {
+		return 0, nil, err
+	}
 	dists := make([]float64, n)
 	for i := range dists {
 		dists[i] = dist(X.RawRowView(i), mu)
@@ -363,8 +426,11 @@ func (q PrivQuantile) Estimate(X *mat.Dense, mu []float64, s *rng.Stream) (float
 				cnt++
 			}
 		}
-		return float64(cnt)+sigma*s.NormFloat64() <= q.K
+		return counts.release(cnt) <= q.K
 	})
+	if counts.err != nil {
+		return 0, nil, counts.err
+	}
 	return hi + q.R/float64(n*n), accountant.SelfComposed{Event: accountant.Gaussian{Sigma: sigma}, Count: steps}, nil
 }
 

@@ -32,15 +32,15 @@ func (c DPSGDF) FitInPlace32(x []float32, n, d int, s *rng.Stream) (*Centering, 
 		return nil, nil, err
 	}
 	normalize32(x, n, d, c.CF)
-	mu := make([]float64, d)
-	for i := 0; i < n; i++ {
+	row := make([]float64, d)
+	mu, err := latticeMean(n, d, c.CF, sigma, func(i int) []float64 {
 		for j, v := range x[i*d : (i+1)*d] {
-			mu[j] += float64(v)
+			row[j] = float64(v)
 		}
-	}
-	noise := s.Child("dpsgdf/mean")
-	for j := range mu {
-		mu[j] = (mu[j] + sigma*c.CF*noise.NormFloat64()) / float64(n)
+		return row
+	}, s.Child("dpsgdf/mean"))
+	if err != nil {
+		return nil, nil, err
 	}
 	cen := &Centering{NormC: c.CF, Mu: mu}
 	centre32(x, n, d, mu)

@@ -3,7 +3,7 @@
 // step. The privacy event of a step is built by package mechanism, from
 // the sampler kind, never here.
 //
-// Four schemes:
+// Six schemes:
 //
 //   - Poisson: every example independently with probability q each step
 //     (variable and possibly empty batches); accounted as
@@ -18,6 +18,12 @@
 //   - Shuffle: epochs of fixed-size batches over a random permutation. It
 //     claims no amplification: each epoch is accounted as one Gaussian of
 //     the replace-one sensitivity 2·C, charged at its first step.
+//   - CyclicPoisson: the examples in b parts by index (i mod b), part
+//     t mod b Poisson-sampled at step t; an example's steps are b apart,
+//     the participation banded matrix factorization amplifies (package
+//     bandmf, docs/matrix-mechanism.md). One part is Poisson, draw for draw.
+//   - Cyclic: b-min-separation without sampling: step t takes all of part
+//     t mod b, so every example takes part exactly once every b steps.
 //
 // Each sampler draws from an rng stream (crypto-seeded in
 // production, fixed seed for reproducible runs) and checkpoints its full

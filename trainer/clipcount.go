@@ -6,6 +6,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -15,7 +16,7 @@ import (
 //
 // With Config.ClippedCountSigma = σ_b > 0 every step releases
 //
-//	b̃ = #{examples of the batch whose gradient was clipped} + N(0, σ_b²)
+//	b̃ = #{examples of the batch whose gradient was clipped} + round(N(0, σ_b²))
 //
 // to release/metrics.jsonl, with b̃/(qn) as the clipped fraction (qn, the
 // expected batch size, is public). Adding or removing one record moves the
@@ -32,6 +33,11 @@ import (
 // clip flat or linf (per-layer clipping counts example-groups; twice sampling
 // and subspace clipping are accounted per coordinate or block; SRDP and the
 // per-instance diagnostic rest on the sum alone).
+//
+// The noise is drawn exactly by lattice.CountNoise: the count is an
+// integer, so count + round(Z) = round(count + Z) is a post-processing of
+// the Gaussian the account charges, and the released integer carries no
+// float bits from which the count could be read (docs/secure-noise.md).
 
 // mechanismErrors names every combination of the step's mechanism that no
 // accountant supports (mechanism.Spec.Unsupported; errors.Is finds
@@ -41,6 +47,8 @@ func (c *Config) mechanismErrors() []error {
 	var errs []error
 	if sb := c.ClippedCountSigma; math.IsNaN(sb) || math.IsInf(sb, 0) || sb < 0 {
 		errs = append(errs, fmt.Errorf("clipped_count_sigma must be > 0 (0 = no released clipped count), got %v", sb))
+	} else if sb > 0 && !(sb >= 0x1p-10 && sb <= 0x1p52) {
+		errs = append(errs, fmt.Errorf("clipped_count_sigma must be in [2^-10, 2^52] (the exact sampler's range), got %v", sb))
 	}
 	sp := mechanismSpec(c, 0, nil)
 	for _, err := range unwrapJoined(sp.Unsupported()) {
@@ -78,17 +86,30 @@ type clipCount struct {
 	sigmaB   float64
 	expected float64     // public divisor of the fraction: q·n
 	rng      *rng.Stream // a child of the run's root stream ("clipped-count")
+	noise    *lattice.CountNoise
 }
 
-// release returns the step's noised count and fraction.
+// newClipCount returns the clipped-count release with noise std sigmaB.
+func newClipCount(sigmaB, expected float64, s *rng.Stream) (*clipCount, error) {
+	nz, err := lattice.NewCountNoise(sigmaB)
+	if err != nil {
+		return nil, fmt.Errorf("clipped_count_sigma: %w", err)
+	}
+	return &clipCount{sigmaB: sigmaB, expected: expected, rng: s, noise: nz}, nil
+}
+
+// release returns the step's noised count (an integer) and fraction. The
+// sum cannot leave int64 (a batch count plus noise beyond 2⁶² steps has
+// probability below exp(−2¹⁹)); Release then saturates.
 func (c *clipCount) release(clipped int) (count, frac float64) {
-	count = float64(clipped) + c.sigmaB*c.rng.NormFloat64()
+	v, _ := c.noise.Release(int64(clipped), c.rng)
+	count = float64(v)
 	return count, count / c.expected
 }
 
 // clippedCountNote states the released statistic and what the account charges.
 func clippedCountNote(sigma, sigmaB float64) string {
-	return fmt.Sprintf("clipped count released every step (clipped_count_noised, clipped_frac_noised in release/metrics.jsonl): the count of clipped examples + N(0, σ_b²), σ_b = %g; the account charges each step as one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) = %.4f (σ = %.4f)", sigmaB, mechanism.JointSigma(sigma, sigmaB), sigma)
+	return fmt.Sprintf("clipped count released every step (clipped_count_noised, clipped_frac_noised in release/metrics.jsonl): the count of clipped examples + round(N(0, σ_b²)), an integer drawn exactly (docs/secure-noise.md), σ_b = %g; the account charges each step as one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) = %.4f (σ = %.4f)", sigmaB, mechanism.JointSigma(sigma, sigmaB), sigma)
 }
 
 // hiddenCountReason marks the hidden-state bound not applicable: the count is

@@ -3,6 +3,7 @@ package trainer
 import (
 	"context"
 	"errors"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"os"
@@ -37,7 +38,8 @@ func countRun(t *testing.T) Config {
 }
 
 // The released count is the private count plus the noise drawn from the run's
-// "clipped-count" stream (recomputed here from the seed, draw for draw), in
+// "clipped-count" stream (recomputed here from the seed, draw for draw, an
+// integer from the exact sampler), in
 // release/metrics.jsonl on every step; the run's ε is the RDP account of the
 // joint Gaussian at σ_eff, more than the same run without the count.
 func TestClippedCountReleasedAndAccounted(t *testing.T) {
@@ -45,6 +47,10 @@ func TestClippedCountReleasedAndAccounted(t *testing.T) {
 	s := run(t, c, Options{})
 	diag := mustMetrics(t, c.OutDir)
 	noise := rng.New(c.Seed).Child("clipped-count")
+	exact, err := lattice.NewCountNoise(c.ClippedCountSigma)
+	if err != nil {
+		t.Fatal(err)
+	}
 	expected := float64(c.BatchSize)
 	clippedSome := false
 	for _, r := range diag {
@@ -53,9 +59,13 @@ func TestClippedCountReleasedAndAccounted(t *testing.T) {
 		}
 		clipped := math.Round(r.ClippedFrac * float64(r.BatchSize))
 		clippedSome = clippedSome || clipped > 0
-		want := clipped + c.ClippedCountSigma*noise.NormFloat64()
-		if math.Abs(*r.ClippedCountNoised-want) > 1e-9 || math.Abs(*r.ClippedFracNoised-want/expected) > 1e-12 {
-			t.Errorf("step %d: released count %v (fraction %v), want %v + σ_b·z = %v", r.Step, *r.ClippedCountNoised, *r.ClippedFracNoised, clipped, want)
+		w, err := exact.Release(int64(clipped), noise)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := float64(w)
+		if *r.ClippedCountNoised != want || math.Abs(*r.ClippedFracNoised-want/expected) > 1e-12 {
+			t.Errorf("step %d: released count %v (fraction %v), want %v + round(σ_b·z) = %v", r.Step, *r.ClippedCountNoised, *r.ClippedFracNoised, clipped, want)
 		}
 	}
 	if !clippedSome {
@@ -140,6 +150,7 @@ func TestClippedCountRefusals(t *testing.T) {
 		{func(c *Config) { c.PerInstance = 3 }, "cannot be combined with per_instance"},
 		{func(c *Config) { c.ClippedCountSigma = -1 }, "clipped_count_sigma must be > 0"},
 		{func(c *Config) { c.ClippedCountSigma = math.NaN() }, "clipped_count_sigma must be > 0"},
+		{func(c *Config) { c.ClippedCountSigma = 1e-4 }, "clipped_count_sigma must be in [2^-10, 2^52]"},
 	} {
 		c := countRun(t)
 		tc.edit(&c)

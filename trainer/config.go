@@ -729,4 +729,7 @@ func (c *Config) validateNoise(f *faults) {
 	if c.AuditCanaries > 0 {
 		bad("noise lattice does not support audit runs (the canary block is noised with the float sum)")
 	}
+	if c.Radius > 0 {
+		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
+	}
 }

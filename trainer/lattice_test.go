@@ -142,6 +142,7 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 		{"augmult", func(c *Config) { c.Augmult = 2 }},
 		{"clip quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
 		{"audit", func(c *Config) { c.AuditCanaries = 10 }},
+		{"radius", func(c *Config) { c.Radius = 5 }}, // issue 37 LOW 10: the outer clip acted on a sum the lattice overwrote
 	}
 	base := latticeConfig(t)
 	if err := base.Validate(); err != nil {

@@ -30,7 +30,7 @@ type Record struct {
 	GradNormMax  float64 `json:"grad_norm_max"`
 	ClippedFrac  float64 `json:"clipped_frac"` // fraction of examples whose gradient was clipped
 
-	// With ClippedCountSigma: the clipped count + N(0, σ_b²) and its ratio
+	// With ClippedCountSigma: the clipped count + round(N(0, σ_b²)) and its ratio
 	// to the expected batch size, noised and accounted (released).
 	ClippedCountNoised *float64 `json:"clipped_count_noised,omitempty"`
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty"`

@@ -139,7 +139,7 @@ type releasedRecord struct {
 	Note           string             `json:"note,omitempty" prov:"config"`
 	NotApplicable  map[string]string  `json:"not_applicable,omitempty" prov:"account"`
 	Deferred       []string           `json:"deferred,omitempty" prov:"account"` // accountants computed only at evaluation steps and the end
-	// The clipped count + N(0, σ_b²), composed into ε (clipcount.go).
+	// The clipped count + round(N(0, σ_b²)), an integer drawn exactly, composed into ε (clipcount.go).
 	ClippedCountNoised *float64 `json:"clipped_count_noised,omitempty" prov:"noised"`
 	ClippedFracNoised  *float64 `json:"clipped_frac_noised,omitempty" prov:"noised"`
 }

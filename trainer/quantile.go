@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -14,7 +15,7 @@ import (
 // the γ-quantile of the per-example gradient norms. Each step releases,
 // besides the noisy gradient sum, the noisy centred count
 //
-//	b_t = Σ_{i∈B_t} (1[‖g_i‖ ≤ C_t] − ½) + N(0, σ_b²),
+//	b_t = Σ_{i∈B_t} (1[‖g_i‖ ≤ C_t] − ½) + N(0, σ_b²) (rounded to a half-integer, below),
 //
 // and updates C_{t+1} = C_t·exp(−η_C·(b_t/m + ½ − γ)), m the expected batch
 // size. One record changes the centred count by ½, so the pair (sum/C_t,
@@ -30,6 +31,11 @@ import (
 // by r = C_0/C_t (clip_C(g) = clip_{C_0}(r·g)/r): the clipper, the noise
 // (std z_Δ·C_0 on the scaled sum) and the sensitivity stay those of C_0, and
 // the released sum is divided by r after the noise, giving std z_Δ·C_t.
+//
+// The count's noise is exact (lattice.CountNoise): 2·count is an integer of
+// sensitivity 1, released as 2·count + round(Z'), Z' ~ N(0, (2σ_b)²), and
+// halved: the same Gaussian the account charges, rounded to half-integers
+// (a post-processing), with no float bits that give the count away.
 
 // Defaults of Andrew et al.'s experiments.
 const defaultQuantileLR = 0.2 // the count noise σ_b = m/20 is the mechanism's default
@@ -41,8 +47,9 @@ type quantileState struct {
 	m          float64 // expected batch size
 	c0, c      float64 // clip_norm, current C_t
 	zDelta     float64 // the gradient's noise multiplier
-	count      float64 // Σ (1[‖g_i‖ ≤ C_t] − ½) this step
+	count      float64 // Σ (1[‖g_i‖ ≤ C_t] − ½) this step: a half-integer, exact in float64
 	rng        *rng.Stream
+	noise      *lattice.CountNoise // std 2σ_b on 2·count
 	scratch    []float64
 }
 
@@ -59,10 +66,22 @@ func newQuantile(cfg *Config, mech *mechanism.Mechanism, z float64, s *rng.Strea
 		q.eta = defaultQuantileLR
 	}
 	var err error
+	if q.noise, err = newQuantileNoise(q.sigmaB); err != nil {
+		return nil, err
+	}
 	if q.zDelta, err = mech.GradientMultiplier(z); err != nil {
 		return nil, err
 	}
 	return q, nil
+}
+
+// newQuantileNoise is the exact noise of std 2σ_b on 2·count.
+func newQuantileNoise(sigmaB float64) (*lattice.CountNoise, error) {
+	nz, err := lattice.NewCountNoise(2 * sigmaB)
+	if err != nil {
+		return nil, fmt.Errorf("quantile count noise: %w", err)
+	}
+	return nz, nil
 }
 
 // ratio is r = C_0/C_t, the factor applied to gradients before clipping at C_0.
@@ -120,9 +139,15 @@ func (q *quantileState) finish(sum []float32) float64 {
 	for j := range sum {
 		sum[j] *= inv
 	}
-	frac := q.update(q.count + q.sigmaB*q.rng.NormFloat64())
+	return q.update(q.release())
+}
+
+// release returns the step's noisy centred count, a half-integer, and
+// resets the count.
+func (q *quantileState) release() float64 {
+	twice, _ := q.noise.Release(int64(2*q.count), q.rng) // saturates past 2⁶³ (probability below exp(−2¹⁹))
 	q.count = 0
-	return frac
+	return float64(twice) / 2
 }
 
 // update takes the geometric step for a released centred count.
@@ -145,6 +170,8 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	}
 	if !(c.QuantileLR >= 0) || math.IsInf(c.QuantileLR, 0) || !(c.QuantileCountSigma >= 0) || math.IsInf(c.QuantileCountSigma, 0) {
 		bad("quantile_lr and quantile_count_sigma must be finite and >= 0 (0 = default), got %v and %v", c.QuantileLR, c.QuantileCountSigma)
+	} else if sb := c.QuantileCountSigma; sb > 0 && !(sb >= 0x1p-11 && sb <= 0x1p51) {
+		bad("quantile_count_sigma must be in [2^-11, 2^51] (the exact sampler draws std 2·quantile_count_sigma), got %v", sb)
 	}
 	// Clip kind, sampler, release mode and the clipped count: mechanismErrors.
 	if c.AuditCanaries > 0 {

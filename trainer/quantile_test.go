@@ -11,6 +11,7 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/clip"
+	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -106,7 +107,12 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 		t.Fatal(err)
 	}
 	mk := func() *quantileState {
-		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0, m: 6, c0: 4, c: ct, rng: rng.New(1)}
+		// Count noise of std 2⁻¹⁰ on 2·count rounds to 0 (|Z| > ½ is 512 std).
+		nz, err := lattice.NewCountNoise(0x1p-10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &quantileState{gamma: 0.5, eta: 0, sigmaB: 0x1p-11, m: 6, c0: 4, c: ct, rng: rng.New(1), noise: nz}
 	}
 	q := mk()
 	sq := make([]float64, len(norms))
@@ -228,6 +234,7 @@ func TestQuantileRefusals(t *testing.T) {
 		{"final-only", func(c *Config) { c.ClipQuantile, c.FinalOnly = 0.5, true }},
 		{"orphan lr", func(c *Config) { c.QuantileLR = 0.1 }},
 		{"clipped count", func(c *Config) { c.ClipQuantile, c.ClippedCountSigma = 0.5, 5 }},
+		{"count noise below the exact sampler's range", func(c *Config) { c.ClipQuantile, c.QuantileCountSigma = 0.5, 1e-4 }},
 	} {
 		c := small(t)
 		tc.mod(&c)

@@ -305,14 +305,19 @@ func (s *state) checkNoRecords() error {
 	return nil
 }
 
+// NPublic is the part of every privacy claim that says what the unit of
+// privacy leaves out: the number of training records is released (train_n,
+// q, each record's epoch) and is not protected (docs/accountants.md).
+const NPublic = "with the dataset size n treated as public"
+
 // claim states the run's privacy guarantee in words.
 func (s *state) claim(sum *Summary) string {
 	var b strings.Builder
 	if sum.Best.Accountant == "" {
 		b.WriteString("no valid privacy bound for this run")
 	} else {
-		fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring (%s) for the model and everything in release/; unit of privacy: one training record",
-			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, sum.Best.Accountant)
+		fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
+			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
 		}

@@ -19,7 +19,7 @@ var reportPage = template.Must(template.New("report").Parse(`<!doctype html>
 <h1>{{.S.Model}} on {{.S.Dataset}}</h1>
 <h2>Privacy</h2>
 <p><b>{{.S.Claim}}</b></p>
-<p>The unit of privacy is one training example ({{.Relation}}): the guarantee bounds how much any single
+<p>The unit of privacy is one training example ({{.Relation}}, with the dataset size n treated as public): the guarantee bounds how much any single
 example of the {{.S.TrainN}} training examples can change the probability of anything in this release.
 {{if .S.Noise.Lattice}}The noise is the lattice mechanism (γ = C·2<sup>−{{.S.LatticeK}}</sup>, exact integer noise: docs/secure-noise.md).{{end}}
 {{if .S.NoiseSeeded}}<b>This run's noise was drawn from a fixed seed: it is reproducible, not private.</b>{{end}}</p>

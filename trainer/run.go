@@ -471,7 +471,9 @@ func (s *state) setup() error {
 		return fmt.Errorf("noise: %w", err)
 	}
 	if cfg.ClippedCountSigma > 0 {
-		s.count = &clipCount{sigmaB: cfg.ClippedCountSigma, expected: s.mech.Q() * float64(n), rng: root.Child("clipped-count")}
+		if s.count, err = newClipCount(cfg.ClippedCountSigma, s.mech.Q()*float64(n), root.Child("clipped-count")); err != nil {
+			return err
+		}
 		s.notes = append(s.notes, clippedCountNote(s.sigma, cfg.ClippedCountSigma))
 	}
 	var proj optim.Projector

@@ -47,7 +47,7 @@ func TestReportHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := string(b)
-	for _, want := range []string{"-DP under", "unit of privacy is one training example", "Not covered", "data:image/png;base64,", `&#34;model&#34;: &#34;logreg&#34;`, "reproducible, not private"} {
+	for _, want := range []string{"-DP under", NPublic, "unit of privacy is one training example", "Not covered", "data:image/png;base64,", `&#34;model&#34;: &#34;logreg&#34;`, "reproducible, not private"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("report.html lacks %q", want)
 		}

@@ -86,7 +86,7 @@ the accounted ε (exit 3 when the lower bound exceeds it).
 		fmt.Fprintf(stdout, "%s\n", b)
 	} else {
 		fmt.Fprintf(stdout, "run       %s, %d steps, σ = %.4f, test accuracy %.2f%%\n", sum.Model, sum.Steps, sum.Sigma, 100*sum.TestAcc)
-		fmt.Fprintf(stdout, "privacy   (ε = %.4f, δ = %g)-DP under %s (%s): the accounted upper bound\n", res.Accounted.Epsilon, res.Accounted.Delta, res.Accounted.Relation, res.Accounted.Accountant)
+		fmt.Fprintf(stdout, "privacy   (ε = %.4f, δ = %g)-DP under %s %s (%s): the accounted upper bound\n", res.Accounted.Epsilon, res.Accounted.Delta, res.Accounted.Relation, trainer.NPublic, res.Accounted.Accountant)
 		fmt.Fprintf(stdout, "audit     ε_lower = %.4f (%g%%, %d canaries, %d guesses, %d correct; %s)\n",
 			res.EpsilonLower, 100*res.Confidence, res.Canaries, res.Guesses, res.Correct, res.Correction)
 		verdict := "consistent: the lower bound does not exceed the accounted ε (a one-run, final-model audit sits well below a correct ε)"

@@ -48,7 +48,7 @@ func TestAuditRun(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"privacy   (ε = 1.99", "audit     ε_lower = ", "200 canaries", "verdict   consistent"} {
+	for _, want := range []string{"privacy   (ε = 1.99", "with the dataset size n treated as public", "audit     ε_lower = ", "200 canaries", "verdict   consistent"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -75,9 +75,9 @@ func TestSweepTotal(t *testing.T) {
 		totals         []string
 		apart, private bool
 	}{
-		{[]string{"--seed", "3", "--grid", "lr=0.5,1"}, []string{"under add-remove neighbouring (pld), composing every step of all 2 runs"}, false, false},
-		{[]string{"--grid", "sampler=poisson,shuffle"}, []string{"under add-remove neighbouring (pld), composing every step of runs 1 (in table order)",
-			"under replace-one neighbouring (rdp), composing every step of runs 2 (in table order)"}, true, true},
+		{[]string{"--seed", "3", "--grid", "lr=0.5,1"}, []string{"under add-remove neighbouring with the dataset size n treated as public (pld), composing every step of all 2 runs"}, false, false},
+		{[]string{"--grid", "sampler=poisson,shuffle"}, []string{"under add-remove neighbouring with the dataset size n treated as public (pld), composing every step of runs 1 (in table order)",
+			"under replace-one neighbouring with the dataset size n treated as public (rdp), composing every step of runs 2 (in table order)"}, true, true},
 	} {
 		code, out, stderr := runCLI(t, append(args, tc.extra...)...)
 		if code != 0 {

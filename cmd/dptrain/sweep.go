@@ -230,8 +230,8 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 			}
 			which = "runs " + strings.Join(nums, ", ") + " (in table order)"
 		}
-		fmt.Fprintf(w, "total: ε = %.4f%s (δ = %g) under %s neighbouring (%s), composing every step of %s: the cost of this table on the training data\n",
-			t.Bound.Epsilon, seeded, delta, t.Bound.Relation, t.Bound.Accountant, which)
+		fmt.Fprintf(w, "total: ε = %.4f%s (δ = %g) under %s neighbouring %s (%s), composing every step of %s: the cost of this table on the training data\n",
+			t.Bound.Epsilon, seeded, delta, t.Bound.Relation, trainer.NPublic, t.Bound.Accountant, which)
 	}
 	if len(totals) > 1 {
 		fmt.Fprintln(w, "note: the totals do not add: ε under add-remove and under replace-one neighbours are different guarantees, each covering only its own runs (by group privacy an add-remove bound gives a replace-one bound of twice the ε, with a larger δ)")

@@ -17,7 +17,7 @@ func TestSweepTable(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	// header, 4 rows, the seeded mark's footnote, the total, the caveat
 	if len(lines) != 8 || !strings.HasPrefix(lines[0], "lr") || !strings.HasPrefix(lines[5], "† seeded") ||
-		!strings.HasPrefix(lines[6], "total: ε = ") || !strings.Contains(lines[6], "† (δ = 1e-05) under add-remove neighbouring (pld), composing every step of all 4 runs") ||
+		!strings.HasPrefix(lines[6], "total: ε = ") || !strings.Contains(lines[6], "† (δ = 1e-05) under add-remove neighbouring with the dataset size n treated as public (pld), composing every step of all 4 runs") ||
 		!strings.HasPrefix(lines[7], "note:") || !strings.Contains(lines[7], "test set") {
 		t.Fatalf("table:\n%s", out)
 	}

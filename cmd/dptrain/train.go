@@ -305,7 +305,7 @@ func printSummary(w io.Writer, s *trainer.Summary) {
 		if s.TestWithheld {
 			acc = ""
 		}
-		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s (%s)%s%s\n", s.Best.Epsilon, s.Delta, s.Best.Relation, s.Best.Accountant, caveat, acc)
+		fmt.Fprintf(w, "result    (ε = %.4f, δ = %g)-DP under %s %s (%s)%s%s\n", s.Best.Epsilon, s.Delta, s.Best.Relation, trainer.NPublic, s.Best.Accountant, caveat, acc)
 	}
 	if s.OutDir != "" {
 		rel, priv := filepath.Join(s.OutDir, "release"), filepath.Join(s.OutDir, "private")

@@ -17,7 +17,7 @@ func TestTrainEmbeddedLogreg(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"embedded Fashion-MNIST subset", "privacy   pld     ε = 1.99", "result    (ε = 1.99"} {
+	for _, want := range []string{"embedded Fashion-MNIST subset", "privacy   pld     ε = 1.99", "result    (ε = 1.99", "with the dataset size n treated as public"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}
