@@ -110,9 +110,10 @@ func grow(s []uint32, n int) []uint32 {
 }
 
 // bf16Product packs all of op(B) once (with the vector packers if vec) and
-// then computes blocks of bf16MC rows of C, on workers goroutines (0: GOMAXPROCS for products of at least
-// parallelWork multiply-adds, else 1). Every element's sum is the same
-// whatever the blocking and the number of workers.
+// then computes blocks of bf16MC rows of C on workers goroutines (0:
+// GOMAXPROCS for products of at least parallelWork multiply-adds, else 1).
+// Every element's sum is the same whatever the blocking and the number of
+// workers.
 func bf16Product(kern bf16Func, vec bool, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
 	kp := (k + 1) / 2
 	nStrips := ceilDiv(n, bf16NR)
