@@ -87,19 +87,20 @@ func TestPrecisionBF16AgainstFloat32(t *testing.T) {
 		if err := s.setup(); err != nil {
 			t.Fatal(err)
 		}
-		if _, ok := s.grad.(normOnlyGradients); !ok {
+		g, ok := s.grad.(*normOnlyGradients)
+		if !ok {
 			t.Fatalf("%s: the MLP took the %T path, not the norm-only one", tc.p, s.grad)
 		}
 		k := len(s.model.Groups())
 		sq := make([]float64, k)
 		sq[0] = c.ClipNorm * c.ClipNorm
 		sc := make([]float32, k)
-		s.norm.Scales(sq, 1, sc)
+		g.norm.Scales(sq, 1, sc)
 		if got := float64(sc[0]); got > tc.want || got < tc.want*(1-1e-6) {
 			t.Errorf("%s: a norm of exactly C gets scale %v, want %v", tc.p, got, tc.want)
 		}
-		if a, b := s.norm.Sensitivity().L2, s.mech.Clipper().Sensitivity().L2; a != c.ClipNorm || b != c.ClipNorm {
-			t.Errorf("%s: sensitivity %v (norm-only clipper) and %v (mechanism), want C = %v", tc.p, a, b, c.ClipNorm)
+		if a, b := g.norm.Sensitivity().L2, s.clipper.Sensitivity().L2; a != c.ClipNorm || b != c.ClipNorm {
+			t.Errorf("%s: sensitivity %v (norm-only clipper) and %v (the run's clipper, which the mechanism noises), want C = %v", tc.p, a, b, c.ClipNorm)
 		}
 		restore()
 	}

@@ -182,25 +182,23 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	}
 }
 
-// setupRecipes builds the augmenter and the adaptive clip state once σ is
-// fixed.
+// setupRecipes notes augmentation multiplicity and builds the adaptive
+// clip state once σ is fixed.
 func (s *state) setupRecipes(root *rng.Stream) error {
 	cfg := &s.cfg
 	if cfg.Augmult > 1 {
-		a, err := newAugmenter(cfg.Augmult, s.data.train.Shape, cfg.Seed)
-		if err != nil {
-			return err
-		}
-		s.aug = a
-		s.notes = append(s.notes, fmt.Sprintf("augmult K = %d: each example's gradient is the mean over %d random crops (reflect pad %d) and flips, clipped once: sensitivity C as without it", cfg.Augmult, cfg.Augmult, AugPad))
+		// The augmenter itself belongs to the gradient strategy
+		// (newGradients).
+		s.notes.public = append(s.notes.public, fmt.Sprintf("augmult K = %d: each example's gradient is the mean over %d random crops (reflect pad %d) and flips, clipped once: sensitivity C as without it", cfg.Augmult, cfg.Augmult, AugPad))
 	}
 	if cfg.ClipQuantile > 0 {
-		q, err := newQuantile(cfg, s.mech, s.sigma, root.Child("clip-quantile"))
+		q, err := newQuantile(cfg, s.acct.mech, s.sigma, root.Child("clip-quantile"))
 		if err != nil {
 			return err
 		}
 		s.quant = q
-		s.notes = append(s.notes, fmt.Sprintf("adaptive clipping to the %g-quantile (η_C = %g, count noise σ_b = %.4g): σ = %.4f accounts gradient and count together; the gradient is noised at z_Δ = %.4f·C_t (Andrew et al. 2021)", q.gamma, q.eta, q.sigmaB, s.sigma, q.zDelta))
+		s.features = append(s.features, &quantileFeature{q: q})
+		s.notes.public = append(s.notes.public, fmt.Sprintf("adaptive clipping to the %g-quantile (η_C = %g, count noise σ_b = %.4g): σ = %.4f accounts gradient and count together; the gradient is noised at z_Δ = %.4f·C_t (Andrew et al. 2021)", q.gamma, q.eta, q.sigmaB, s.sigma, q.zDelta))
 	}
 	return nil
 }

@@ -74,25 +74,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// when it is asked for so q2 is checked) rather than failing every row.
 	probe := trainer.WithoutQuantile(*c)
 	probe.Clip, probe.Sampler = mechanism.Hybrid, mechanism.Sampler(g.Samplers[0])
-	if slices.Contains(g.Samplers, "twice") {
-		probe.Sampler = "twice"
+	if slices.Contains(g.Samplers, mechanism.Twice.String()) {
+		probe.Sampler = mechanism.Twice
 	}
 	if err := probe.Validate(); err != nil {
 		return asInput(err)
 	}
 	if c.ClipQuantile > 0 {
 		qp := *c
-		qp.Clip, qp.Sampler = "flat", "poisson"
+		qp.Clip, qp.Sampler = mechanism.Flat, mechanism.Poisson
 		if err := qp.Validate(); err != nil {
 			return asInput(err)
 		}
 	}
-	if slices.Contains(g.Clips, "subspace") {
+	if slices.Contains(g.Clips, mechanism.Subspace.String()) {
 		// The subspace settings too, with a sampler it accepts (the
 		// subspace × shuffle cell is left to carry the trainer's refusal).
-		probe.Clip = "subspace"
-		if probe.Sampler == "shuffle" {
-			probe.Sampler = "poisson"
+		probe.Clip = mechanism.Subspace
+		if probe.Sampler == mechanism.Shuffle {
+			probe.Sampler = mechanism.Poisson
 		}
 		if err := probe.Validate(); err != nil {
 			return asInput(err)
