@@ -9,7 +9,7 @@ import (
 
 // usePrecision switches the engine's matrix products to the run's
 // precision and returns the function that switches them back. With bf16
-// the norm-only path also clips to C/nn.BF16NormFactor (setup; see
+// the norm-only path also clips to C/nn.BF16NormFactor (newGradients; see
 // docs/precision.md): the noise and the account keep C.
 func usePrecision(p Precision) (restore func(), err error) {
 	if !p.BF16() {
