@@ -715,10 +715,13 @@ func LoadConfig(path string, base Config) (Config, error) {
 }
 
 // ParseConfig reads a JSON config over base, as LoadConfig does; one JSON
-// object, unknown keys and trailing data are errors. A "seed" fixes the
+// object, unknown, duplicate or mis-cased keys and trailing data are errors. A "seed" fixes the
 // initialisation only; the noise and sampling stay crypto-seeded unless the
 // file also says "seeded": true (a reproducible, not private, run).
 func ParseConfig(data []byte, base Config) (Config, error) {
+	if err := checkConfigKeys(data); err != nil {
+		return base, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	cfg := base
