@@ -203,7 +203,6 @@ var samplerAllowList = map[string]string{
 	"models/nn/layer.go:initWeights":        "parameter initialisation: data-independent",
 	"datasets/synthetic.go:":                "synthetic data generators",
 	"benchmarks/kernel.go:":                 "synthetic gradients for benchmarks",
-	"objpert/objpert.go:FitObjPert":         "objective perturbation's b: continuous by the design of its (ex-post) analysis, which needs a density; b is never released (docs/secure-noise.md, objective perturbation)",
 	"objpert/report.go:DrawNoise":           "objective perturbation's per-instance report noise: continuous like b (docs/secure-noise.md, objective perturbation)",
 	"objpert/goe.go:GOEQuantileMC":          "Monte Carlo of a data-independent eigenvalue law",
 	"objpert/analysis.go:SyntheticLogistic": "synthetic data",
