@@ -30,12 +30,12 @@ func NoiseStep(sigma float64) float64 {
 }
 
 // RadiusCap is the public cap on the certified distance ‖θ̂ − θ*‖₂ for n
-// records of d features: 2⁻⁴⁴(n + σ√d + 1)/λ. It covers the float error
-// of the gradient (about 2⁻⁴⁸ per record, docs/secure-noise.md), the solver's
-// residual and ‖b − b*‖ ≤ √d·γ_b/2 with room to spare; a solve whose
-// certificate exceeds it is refused.
+// records of d features: 2⁻⁴⁶(n + σ√d + 1)/λ. It covers the certified
+// float error of the gradient (about 2⁻⁴⁸ per record of |f'|‖x‖ ≤ 1,
+// docs/secure-noise.md), the solver's residual and ‖b − b*‖ ≤ √d·γ_b/2
+// with room to spare; a solve whose certificate exceeds it is refused.
 func RadiusCap(n, d int, sigma, lambda float64) float64 {
-	return math.Ldexp(float64(n)+sigma*math.Sqrt(float64(d))+1, -44) / lambda
+	return math.Ldexp(float64(n)+sigma*math.Sqrt(float64(d))+1, -46) / lambda
 }
 
 // GridFor is the public grid spacing w for a rounding budget tau: the
