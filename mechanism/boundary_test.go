@@ -203,7 +203,7 @@ var samplerAllowList = map[string]string{
 	"models/nn/layer.go:initWeights":        "parameter initialisation: data-independent",
 	"datasets/synthetic.go:":                "synthetic data generators",
 	"benchmarks/kernel.go:":                 "synthetic gradients for benchmarks",
-	"objpert/report.go:DrawNoise":           "objective perturbation's per-instance report noise: continuous like b (docs/secure-noise.md, objective perturbation)",
+	"objpert/report.go:DrawNoise":           "objective perturbation's per-instance report noise: still continuous, curator-only output; the grid construction that closed b is not yet applied (docs/secure-noise.md, objective perturbation)",
 	"objpert/goe.go:GOEQuantileMC":          "Monte Carlo of a data-independent eigenvalue law",
 	"objpert/analysis.go:SyntheticLogistic": "synthetic data",
 	"scripts/internal/srdpfig3/dppca.go:":   "figure-reproduction script: its outputs are plots of simulations, not releases under a claim",
