@@ -202,36 +202,9 @@ func HiddenStateEpsilonClosedForm(delta, p, r float64) float64 {
 	return math.Max(v, 0)
 }
 
-// ProjectedSGD is one step of projected DP-SGD as paper 002 analyses it:
-// sample a batch with rate P (Poisson, or b/n without replacement), take
-// w − (LR/|B|)·Σ Clip_C(∇ℓ), add N(0, Sigma²·I) in parameter space, then
-// project the FULL parameter vector onto a fixed, data-independent set of
-// Euclidean diameter Diameter. Sigma is the noise standard deviation on the
-// parameters (σ = η·z·C/b for an Abadi-style multiplier z). The event says
-// nothing about what was released; whether the hidden-state bound applies
-// to a run is decided by [HiddenStateRun.Qualifies].
-type ProjectedSGD struct {
-	P        float64
-	Sigma    float64
-	Clip     float64
-	LR       float64
-	Diameter float64
-	// Poisson: the batch was a fresh Poisson sample of rate P (each record
-	// independently). Otherwise a fresh uniform subset of fixed size b = P·n.
-	// With Poisson sampling the bound also holds for add/remove-one
-	// neighbours (see [HiddenAccountant.Epsilon]).
-	Poisson bool
-}
-
-func (ProjectedSGD) eventKind() string { return "projected_sgd" }
-
 func (e ProjectedSGD) segment(steps int) HiddenSegment {
 	return HiddenSegment{Steps: steps, P: e.P, Diameter: e.Diameter, LR: e.LR, Clip: e.Clip, Sigma: e.Sigma, Poisson: e.Poisson}
 }
-
-// Validate checks 0 ≤ P ≤ 1, Sigma > 0, and finite non-negative Clip, LR and
-// Diameter.
-func (e ProjectedSGD) Validate() error { return e.segment(1).Validate() }
 
 // HiddenStateRun describes the facts about a training run that decide
 // whether the hidden-state bound is valid for it

@@ -7,6 +7,15 @@ import (
 	"slices"
 )
 
+// PerInstanceCaveat is printed with every per-instance RDP number: the
+// per-instance account of DP-SGD (each example's own sensitivity
+// min(‖g‖, C) at each step, composed with PoissonGaussianRDP at the
+// effective multiplier) is a diagnostic, not a bound.
+const PerInstanceCaveat = "per-instance RDP of DP-SGD is a DIAGNOSTIC (an odometer): " +
+	"summing per-step costs that depend on adaptively chosen iterates is a guarantee only " +
+	"under an individual Renyi filter (Feldman & Zrnic 2021) that stops using a record once " +
+	"its budget is spent; the values also depend on the data, so aggregates are curator-only"
+
 // Series selects how the RDP of the Poisson-subsampled Gaussian is computed
 // at fractional orders, where the binomial expansion becomes an infinite
 // series with terms of both signs (Mironov, Talwar & Zhang 2019, §3.3).

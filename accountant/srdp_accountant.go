@@ -8,43 +8,6 @@ import (
 	"sort"
 )
 
-// Preprocessed is Event run on data that went through one NON-private,
-// data-dependent preprocessing step π with L2 sensitivity Delta2 (largest
-// move of any other record when one record is replaced) and L∞ sensitivity
-// DeltaInf (number of other records that can move), declared a priori for
-// the dataset collection (docs/srdp.md#sensitivities; preprocess.Sensitivity
-// gives them). Chains of preprocessing steps must be declared as one π.
-//
-// Mu is the Lipschitz constant of one record's clipped contribution with
-// respect to its input, in units of the clip norm (a record moved by r moves
-// its contribution by ≤ Mu·r·C); 0 means unknown, and the clipping cap 2C per
-// moved record is used (docs/srdp.md#training-steps).
-type Preprocessed struct {
-	Delta2, DeltaInf float64
-	Mu               float64
-	Event            Event
-}
-
-func (Preprocessed) eventKind() string { return "preprocessed" }
-
-// Validate checks the sensitivities (finite, ≥ 0), Mu ≥ 0 and the inner event.
-func (e Preprocessed) Validate() error {
-	switch {
-	case !(e.Delta2 >= 0) || math.IsInf(e.Delta2, 0):
-		return invalidf("preprocessed: delta2 must be finite and >= 0, got %v", e.Delta2)
-	case !(e.DeltaInf >= 0) || math.IsInf(e.DeltaInf, 0):
-		return invalidf("preprocessed: deltainf must be finite and >= 0, got %v", e.DeltaInf)
-	case !(e.Mu >= 0) || math.IsInf(e.Mu, 0):
-		return invalidf("preprocessed: mu must be finite and >= 0, got %v", e.Mu)
-	case e.Event == nil:
-		return invalidf("preprocessed: missing inner event")
-	}
-	return e.Event.Validate()
-}
-
-// Tau is τ = Δ2·Δ∞.
-func (e Preprocessed) Tau() float64 { return e.Delta2 * e.DeltaInf }
-
 // shift is the largest L2 move of the clipped sum, in units of C, when the
 // preprocessing moves DeltaInf other records by at most Delta2 each.
 func (e Preprocessed) shift() float64 {

@@ -13,43 +13,6 @@ import (
 // integer-order RDP of (q1, q2)-twice sampling (eqs. 7–8, Theorem 5.6, Remark
 // 5.1).
 
-// Block is one subspace of hybrid clipping as the accountant sees it: Dim
-// coordinates (r_j; the residual block of
-// docs/twice-sampling.md#subspace-clipping has Dim = d), an
-// L2 clip C2 on the block's coordinates, an L∞ clip c∞ = C2/√D0 on each
-// coordinate, and independent N(0, Sigma²) noise on every coordinate of the
-// block's noisy sum. Sigma is absolute (the noise std on the SUM of clipped
-// contributions); only Sigma/C2 and D0 matter for privacy, so with C2 = 1
-// Sigma is the noise multiplier.
-type Block struct {
-	// Dim is r_j, the number of coordinates. 0 means unknown: the worst case
-	// over any dimension is used (as many coordinates as D0 allows), which
-	// is an upper bound for every Dim.
-	Dim int
-	// C2 is the block's L2 clip norm (> 0).
-	C2 float64
-	// D0 is (C2/c∞)², possibly non-integer. D0 ≤ 1 (or 0) means no extra L∞
-	// bound: c∞ = C2 and the block behaves like input-wise sampling.
-	D0 float64
-	// Sigma is the noise standard deviation per coordinate (> 0).
-	Sigma float64
-}
-
-// Validate checks Dim ≥ 0, C2 > 0, D0 ≥ 0 and Sigma > 0, all finite.
-func (b Block) Validate() error {
-	switch {
-	case b.Dim < 0:
-		return invalidf("block dimension must be >= 0, got %d", b.Dim)
-	case !(b.C2 > 0) || math.IsInf(b.C2, 0):
-		return invalidf("block L2 clip c2 must be positive and finite, got %v", b.C2)
-	case !(b.D0 >= 0 && b.D0 <= 1e12):
-		return invalidf("block d0 = (c2/cinf)^2 must be in [0, 1e12], got %v", b.D0)
-	case !(b.Sigma > 0) || math.IsInf(b.Sigma, 0):
-		return invalidf("block noise sigma must be positive and finite, got %v", b.Sigma)
-	}
-	return nil
-}
-
 func (b Block) d0() float64 { return math.Max(b.D0, 1) }
 
 // CInf is the block's L∞ clip c∞ = C2/√D0 (C2 when D0 ≤ 1).
@@ -154,43 +117,10 @@ func twLogA(a int, q, x float64) float64 {
 	return twLogSum(a, q, func(v int) float64 { return float64(v) * float64(v-1) * x / 2 })
 }
 
-// TwiceSampled is one step of (Q1, Q2)-twice Poisson sampling (Algorithm 2,
-// with hybrid clipping Algorithm 3): each record joins the batch with
-// probability Q1, then each coordinate of each selected record's clipped
-// contribution is kept independently with probability Q2, and each block's
-// noisy sum gets N(0, σ_j²) per coordinate, drawn once. Relation:
-// add/remove-one. Q2 = 1 with one block of D0 ≤ 1 is the ordinary sampled
-// Gaussian; Q1 = 1 is coordinate-wise sampling alone.
-type TwiceSampled struct {
-	Q1, Q2 float64
-	Blocks []Block
-}
-
-func (TwiceSampled) eventKind() string { return "twice_sampled" }
-
 // NewTwiceSampled is the single-block event of the CLI: C2 = 1, so sigma is
 // the noise multiplier, and d0 = (c2/c∞)² with an unknown dimension.
 func NewTwiceSampled(q1, q2, sigma, d0 float64) TwiceSampled {
 	return TwiceSampled{Q1: q1, Q2: q2, Blocks: []Block{{C2: 1, D0: d0, Sigma: sigma}}}
-}
-
-// Validate checks Q1, Q2 in (0,1] and every block.
-func (e TwiceSampled) Validate() error {
-	if !(e.Q1 > 0 && e.Q1 <= 1) {
-		return invalidf("twice sampling: q1 must be in (0,1], got %v", e.Q1)
-	}
-	if !(e.Q2 > 0 && e.Q2 <= 1) {
-		return invalidf("twice sampling: q2 must be in (0,1], got %v", e.Q2)
-	}
-	if len(e.Blocks) == 0 {
-		return invalidf("twice sampling: no blocks")
-	}
-	for i, b := range e.Blocks {
-		if err := b.Validate(); err != nil {
-			return fmt.Errorf("twice sampling block %d: %w", i, err)
-		}
-	}
-	return nil
 }
 
 // logMoment is Λ(v) = Σ_j Λ_j(v) (Theorem 5.6).

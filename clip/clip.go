@@ -5,8 +5,8 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/internal/vec"
-	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // Block is one block of a clipped vector's sensitivity, in released
@@ -62,7 +62,7 @@ type Clipper interface {
 	// twice sampling), row i adds only the coordinates in masks[i], after
 	// clipping. grads is left unchanged only by Subspace; the flat
 	// variants clip masked rows in place.
-	ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats
+	ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats
 	// Sensitivity is the per-example bound of the clipped contribution.
 	Sensitivity() Sensitivity
 }
@@ -101,12 +101,12 @@ func SumSquares(g []float32) float64 { return vec.SumSquares(g) }
 
 // groupsOrWhole returns groups, or one group covering [0, d) when nil, after
 // checking that they tile [0, d) in order.
-func groupsOrWhole(groups []models.Group, d int) ([]models.Group, error) {
+func groupsOrWhole(groups []nn.Group, d int) ([]nn.Group, error) {
 	if d < 1 {
 		return nil, fmt.Errorf("clip: dimension must be >= 1, got %d", d)
 	}
 	if len(groups) == 0 {
-		return []models.Group{{Name: "all", Offset: 0, Len: d}}, nil
+		return []nn.Group{{Name: "all", Offset: 0, Len: d}}, nil
 	}
 	off := 0
 	for _, g := range groups {
@@ -118,12 +118,12 @@ func groupsOrWhole(groups []models.Group, d int) ([]models.Group, error) {
 	if off != d {
 		return nil, fmt.Errorf("clip: groups cover %d parameters, dimension is %d", off, d)
 	}
-	return append([]models.Group(nil), groups...), nil
+	return append([]nn.Group(nil), groups...), nil
 }
 
 // groupedSumSquares is Σ_k SumSquares(g[group k]): the same order as a sum
 // of PerSampleNormsSq entries over the groups.
-func groupedSumSquares(g []float32, groups []models.Group) float64 {
+func groupedSumSquares(g []float32, groups []nn.Group) float64 {
 	var s float64
 	for _, gr := range groups {
 		s += SumSquares(g[gr.Offset : gr.Offset+gr.Len])
@@ -131,7 +131,7 @@ func groupedSumSquares(g []float32, groups []models.Group) float64 {
 	return s
 }
 
-func checkRows(grads []float32, b, d int, masks []*sampler.Mask, sum []float32, out int) {
+func checkRows(grads []float32, b, d int, masks []*mask.Mask, sum []float32, out int) {
 	if b < 0 || len(grads) < b*d {
 		panic(fmt.Sprintf("clip: grads has %d values, need %d×%d", len(grads), b, d))
 	}

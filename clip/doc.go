@@ -19,15 +19,15 @@
 // Noise: Gaussian adds isotropic noise (std = multiplier × L2 sensitivity)
 // or per-block anisotropic noise with given per-block variances (paper 003
 // Theorem 4.6: variances from accountant.OptimalNoise or its problem-(9)
-// solver); Sensitivity.AccountantBlocks describes the blocks to the
-// twice-sampling accountant.
+// solver); package mechanism describes Sensitivity.Blocks to the
+// twice-sampling accountant, so clip does not import the accountants.
 //
 // Norm-only fast path: L2 and PerLayer map per-sample per-group squared
 // norms (models.PerSampleModel.PerSampleNormsSq) to the scales that
 // AccumulateScaled takes; with the same norms this gives bit for bit the
 // clipped sum of the materialised path.
 //
-// Twice sampling: masks (sampler.Mask) are applied to the CLIPPED released
+// Twice sampling: masks (mask.Mask) are applied to the CLIPPED released
 // vector, per docs/twice-sampling.md#twice-poisson-sampling (clip, then sample
 // coordinates); clipping after masking would make each coordinate's
 // contribution depend on the other coordinates' masks, which the Theorem 5.2

@@ -5,7 +5,7 @@ import (
 
 	"github.com/dptrain/dptrain/internal/gemm"
 	"github.com/dptrain/dptrain/models/nn"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // FactoredClipper clips and sums per-sample gradients given in factored
@@ -15,7 +15,7 @@ import (
 // ‖DZ_i‖²(‖A_i‖² + 1 with bias) summed over layers, as the norm-only path
 // computes it; each coordinate is rounded as a materialised one is.
 type FactoredClipper interface {
-	ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32) Stats
+	ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, sum []float32) Stats
 }
 
 var (
@@ -24,12 +24,12 @@ var (
 )
 
 // ClipSumFactored is ClipSum over factored gradients; see FactoredClipper.
-func (l *L2) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32) Stats {
+func (l *L2) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, sum []float32) Stats {
 	return clipSumFactored(fs, b, masks, sum, l.c, 0, &l.factScratch)
 }
 
 // ClipSumFactored is ClipSum over factored gradients; see FactoredClipper.
-func (h *L2LInf) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32) Stats {
+func (h *L2LInf) ClipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, sum []float32) Stats {
 	return clipSumFactored(fs, b, masks, sum, h.c2, clampBound(h.cinf), &h.factScratch)
 }
 
@@ -47,7 +47,7 @@ var one = []float32{1}
 // GEMM (the sum differs from the coordinate-wise one by float32 rounding
 // of the order of summation).
 // scratch holds the GEMM's left factors between calls.
-func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*sampler.Mask, sum []float32, c2 float64, cinf float32, scratch *[]float32) Stats {
+func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, sum []float32, c2 float64, cinf float32, scratch *[]float32) Stats {
 	var st Stats
 	var scaled [][]float32 // per layer, b×Out: s_i·DZ_i with the rows that may clamp zeroed
 	if masks == nil {
@@ -139,7 +139,7 @@ func gemmRows(dst, sum []float32, f nn.LinearFactors[float32], a, dz []float32, 
 
 // addOuter adds row d·a (scaled, clamped when cinf > 0, masked when m is
 // not nil) at off.
-func addOuter(sum []float32, m *sampler.Mask, off int, d float32, a []float32, s, cinf float32) {
+func addOuter(sum []float32, m *mask.Mask, off int, d float32, a []float32, s, cinf float32) {
 	if m != nil {
 		m.AddOuterMasked(sum, off, d, a, s, cinf)
 		return

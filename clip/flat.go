@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/models/nn"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // L2 is flat L2 clipping: g·min(1, C/‖g‖₂). The norm is accumulated group by
@@ -14,14 +14,14 @@ import (
 type L2 struct {
 	c      float64
 	d      int
-	groups []models.Group
+	groups []nn.Group
 
 	factScratch []float32 // ClipSumFactored's GEMM factors, reused across calls
 }
 
 // NewL2 clips D-dimensional gradients to L2 norm c. groups may be nil (one
 // group) or the model's Groups().
-func NewL2(c float64, d int, groups []models.Group) (*L2, error) {
+func NewL2(c float64, d int, groups []nn.Group) (*L2, error) {
 	if err := checkPositive("L2 clip norm", c); err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func scaleInto(out, g []float32, s float32) {
 }
 
 // ClipSum clips and sums b rows; see Clipper.
-func (l *L2) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (l *L2) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, l.d, masks, sum, l.d)
 	var st Stats
 	for i := 0; i < b; i++ {
@@ -77,7 +77,7 @@ func (l *L2) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float3
 	return st
 }
 
-func maskAt(masks []*sampler.Mask, i int) *sampler.Mask {
+func maskAt(masks []*mask.Mask, i int) *mask.Mask {
 	if masks == nil {
 		return nil
 	}
@@ -87,7 +87,7 @@ func maskAt(masks []*sampler.Mask, i int) *sampler.Mask {
 // addScaled adds s·row to sum, or (with a mask) its masked coordinates, in
 // one pass; row is not written. float32(s*v) forbids a fused multiply-add,
 // so the result matches AccumulateScaled-style sum += float32(s*g) exactly.
-func addScaled(sum, row []float32, s float32, m *sampler.Mask) {
+func addScaled(sum, row []float32, s float32, m *mask.Mask) {
 	switch {
 	case m == nil:
 		for j, v := range row {
@@ -136,13 +136,13 @@ func checkScales(normsSq []float64, b, k int, scales []float32) {
 type PerLayer struct {
 	c      []float64
 	d      int
-	groups []models.Group
+	groups []nn.Group
 }
 
 // NewPerLayer splits the total budget c over the groups in proportion to
 // weights: C_k = c·√(w_k/Σw), so Σ C_k² = c². weights nil means equal
 // weights (C_k = c/√K); GroupSizeWeights weighs groups by their size.
-func NewPerLayer(c float64, d int, groups []models.Group, weights []float64) (*PerLayer, error) {
+func NewPerLayer(c float64, d int, groups []nn.Group, weights []float64) (*PerLayer, error) {
 	if err := checkPositive("per-layer clip budget", c); err != nil {
 		return nil, err
 	}
@@ -175,7 +175,7 @@ func NewPerLayer(c float64, d int, groups []models.Group, weights []float64) (*P
 
 // NewPerLayerNorms uses explicit per-group clip norms C_k (total C =
 // √ΣC_k²).
-func NewPerLayerNorms(norms []float64, d int, groups []models.Group) (*PerLayer, error) {
+func NewPerLayerNorms(norms []float64, d int, groups []nn.Group) (*PerLayer, error) {
 	gs, err := groupsOrWhole(groups, d)
 	if err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func NewPerLayerNorms(norms []float64, d int, groups []models.Group) (*PerLayer,
 }
 
 // GroupSizeWeights returns w_k = Len_k, so C_k² ∝ the group's size.
-func GroupSizeWeights(groups []models.Group) []float64 {
+func GroupSizeWeights(groups []nn.Group) []float64 {
 	w := make([]float64, len(groups))
 	for i, g := range groups {
 		w[i] = float64(g.Len)
@@ -235,7 +235,7 @@ func (p *PerLayer) Clip(out, g []float32) {
 }
 
 // ClipSum clips and sums b rows; see Clipper.
-func (p *PerLayer) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (p *PerLayer) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, p.d, masks, sum, p.d)
 	var st Stats
 	for i := 0; i < b; i++ {

@@ -4,7 +4,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/models/nn"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // LayerClipper clips and sums per-sample gradients held per layer where the
@@ -15,7 +15,7 @@ import (
 // SumSquares' order over the row in the parameter layout, and each
 // coordinate's terms are added in example order.
 type LayerClipper interface {
-	ClipSumLayers(ls []nn.LayerGrads[float32], b int, masks []*sampler.Mask, sum []float32) Stats
+	ClipSumLayers(ls []nn.LayerGrads[float32], b int, masks []*mask.Mask, sum []float32) Stats
 }
 
 var _ LayerClipper = (*L2LInf)(nil)
@@ -50,7 +50,7 @@ func (sc *layerScratch) prepare(ls []nn.LayerGrads[float32], b int) {
 }
 
 // ClipSumLayers is ClipSum over per-layer gradients; see LayerClipper.
-func (h *L2LInf) ClipSumLayers(ls []nn.LayerGrads[float32], b int, masks []*sampler.Mask, sum []float32) Stats {
+func (h *L2LInf) ClipSumLayers(ls []nn.LayerGrads[float32], b int, masks []*mask.Mask, sum []float32) Stats {
 	d := 0
 	for _, l := range ls {
 		d += l.Len

@@ -3,7 +3,7 @@ package clip
 import (
 	"math"
 
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // LInf clamps every coordinate to [−c∞, c∞]. Its L2 sensitivity is √D·c∞.
@@ -72,7 +72,7 @@ func (l *LInf) Clip(out, g []float32) {
 }
 
 // ClipSum clamps and sums b rows; see Clipper. Rows are not written.
-func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (l *LInf) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, l.d, masks, sum, l.d)
 	var st Stats
 	c := clampBound(l.cinf)
@@ -93,7 +93,7 @@ func (l *LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []floa
 // pass (with a mask, only the masked coordinates; row is not written). It
 // reports whether any coordinate, masked or not, was clamped: rounding is
 // monotone, so that is float32(s·max|row|) > c, found by a read-only pass.
-func clampAdd(sum, row []float32, s, c float32, m *sampler.Mask) bool {
+func clampAdd(sum, row []float32, s, c float32, m *mask.Mask) bool {
 	hit := false
 	if m != nil {
 		m.AddClampedMaskedTo(sum, row, s, c)
@@ -112,7 +112,7 @@ func clampAdd(sum, row []float32, s, c float32, m *sampler.Mask) bool {
 	return hit
 }
 
-func addRow(sum, row []float32, m *sampler.Mask) {
+func addRow(sum, row []float32, m *mask.Mask) {
 	if m != nil {
 		m.AddMaskedTo(sum, row)
 		return
@@ -171,7 +171,7 @@ func (h *L2LInf) Clip(out, g []float32) {
 // ClipSum clips and sums b rows; see Clipper. Rows are not written. With
 // masks (twice sampling) each row is read once for its norm and largest
 // coordinate and once, at its masked coordinates, to scale, clamp and add.
-func (h *L2LInf) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (h *L2LInf) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	checkRows(grads, b, h.d, masks, sum, h.d)
 	var st Stats
 	c := clampBound(h.cinf)

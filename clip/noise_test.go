@@ -84,9 +84,9 @@ func TestBlockNoiseForSubspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks, err := sub.Sensitivity().AccountantBlocks([]float64{1})
-	if err != nil {
-		t.Fatal(err)
+	var blocks []accountant.Block
+	for _, b := range sub.Sensitivity().Blocks {
+		blocks = append(blocks, accountant.Block{Dim: b.Dim, C2: b.C2, D0: b.D0, Sigma: 1})
 	}
 	want := []accountant.Block{{Dim: 100, C2: 2.5, D0: 1, Sigma: 1}, {Dim: 50, C2: 1.5, D0: 4, Sigma: 1}, {Dim: d, C2: 1, D0: 100, Sigma: 1}}
 	for j := range want {

@@ -9,7 +9,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 
 	"github.com/dptrain/dptrain/internal/gemm"
-	"github.com/dptrain/dptrain/sampler"
+	"github.com/dptrain/dptrain/sampler/mask"
 )
 
 // Basis is a set of mutually orthogonal principal blocks U_1..U_{m−1} of
@@ -285,7 +285,7 @@ func (s *Subspace) Clip(out, g []float32) {
 // ClipSum clips each of the b rows of grads (left unchanged) and adds the
 // released vectors, masked when masks is non-nil, to sum (length K + d).
 // The basis change runs as float32 GEMMs over chunks of examples.
-func (s *Subspace) ClipSum(grads []float32, b int, masks []*sampler.Mask, sum []float32) Stats {
+func (s *Subspace) ClipSum(grads []float32, b int, masks []*mask.Mask, sum []float32) Stats {
 	d := s.basis.d
 	checkRows(grads, b, d, masks, sum, s.OutDim())
 	var st Stats

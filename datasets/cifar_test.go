@@ -38,7 +38,7 @@ func TestCIFAR10Errors(t *testing.T) {
 	}{
 		{"empty", nil, "no records"},
 		{"truncated", cifarBytes(1, 2)[:cifarRecord+100], "not a multiple"},
-		{"bad label", cifarBytes(1, 10), "label 10"},
+		{"bad label", cifarBytes(1, 10), "label is outside [0,10)"},
 	}
 	dir := t.TempDir()
 	for _, tc := range tests {

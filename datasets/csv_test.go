@@ -30,7 +30,7 @@ func TestReadCSV(t *testing.T) {
 	if vals != 4 || recs != 4 {
 		t.Errorf("missing %d values in %d records, want 4 in 4", vals, recs)
 	}
-	if err := d.CheckFinite(); err == nil || !strings.Contains(err.Error(), "example 0 feature 1") || !errors.Is(err, ErrBadData) {
+	if err := d.CheckFinite(); err == nil || !strings.Contains(err.Error(), "feature 1") || !errors.Is(err, ErrBadData) {
 		t.Errorf("CheckFinite: %v", err)
 	}
 }
@@ -56,17 +56,17 @@ func TestReadCSVErrors(t *testing.T) {
 		opts     CSVOptions
 		want     string
 	}{
-		{"missing not allowed", "1,NA,0\n", CSVOptions{LabelIndex: -1}, "line 1 column 2: missing value"},
+		{"missing not allowed", "1,NA,0\n", CSVOptions{LabelIndex: -1}, "column 2: a missing value"},
 		{"missing label", "1,2,\n", CSVOptions{LabelIndex: -1, AllowMissing: true}, "missing label"},
-		{"not a number", "h1,h2\n1,0\nx,1\n", CSVOptions{Header: true, LabelIndex: 1}, "line 3 column 1: \"x\" is not a number"},
+		{"not a number", "h1,h2\n1,0\nx,1\n", CSVOptions{Header: true, LabelIndex: 1}, "column \"h1\": a value that is not a number"},
 		{"infinite", "inf,0\n", CSVOptions{LabelIndex: 1}, "infinite"},
-		{"float32 overflow", "1e39,0\n", CSVOptions{LabelIndex: 1}, "overflows"},
+		{"float32 overflow", "1e39,0\n", CSVOptions{LabelIndex: 1}, "too large for 32-bit"},
 		{"ragged", "1,2,0\n1,0\n", CSVOptions{LabelIndex: -1}, "wrong number of fields"},
 		{"no label column", "a,b\n1,0\n", CSVOptions{Header: true, Label: "y"}, "no column named"},
 		{"label without header", "1,0\n", CSVOptions{Label: "y"}, "no header"},
 		{"index out of range", "1,0\n", CSVOptions{LabelIndex: 5}, "outside"},
 		{"one column", "1\n", CSVOptions{}, "at least one feature"},
-		{"empty", "", CSVOptions{}, "no data rows"},
+		{"empty", "", CSVOptions{}, "empty file"},
 		{"header only", "a,b\n", CSVOptions{Header: true}, "no data rows"},
 		{"bare quote", "1,\"2\n", CSVOptions{}, "quote"},
 	}

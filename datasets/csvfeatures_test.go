@@ -23,8 +23,12 @@ func TestSniffCSVHeader(t *testing.T) {
 	}{
 		{"1,2,3\n4,5,6\n", NoColumn, false},
 		{"a,b,y\n1,2,3\n", NoColumn, true},
-		{"1,2,cat\n3,4,dog\n", -1, false}, // string labels are not a header
-		{"1,2,cat\n3,4,dog\n", NoColumn, true},
+		{"1,2,cat\n3,4,dog\n", -1, false},       // string labels are not a header
+		{"1,2,cat\n3,4,dog\n", NoColumn, false}, // text in both rows: data
+		{"a,b,y\n1,2,cat\n", NoColumn, true},
+		{"cat,1,2\ndog,3,4\n", -1, false},     // labels in the first column
+		{"\ufeff1,2\n3,4\n", NoColumn, false}, // a byte-order mark is no header
+		{"\ufeffa,b\n3,4\n", NoColumn, true},
 		{"\"x\",2\n1,2\n", 1, true},
 	} {
 		got, err := SniffCSVHeader(writeTemp(t, tc.text), tc.ignore)

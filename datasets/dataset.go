@@ -21,6 +21,13 @@ type Dataset struct {
 	NumClasses int
 	// ClassNames, when known, names each class index.
 	ClassNames []string
+	// Columns, for a table read with a header line, names each feature in
+	// the order of X; LabelColumn is the label column's name (its 0-based
+	// index, as text, without a header) and LabelIndex its position in the
+	// file. They are the table's public schema, never its values.
+	Columns     []string
+	LabelColumn string
+	LabelIndex  int
 
 	mapped []byte // the file mapping X views ([LoadNPY]), nil if X is on the heap
 }
@@ -81,9 +88,11 @@ func (d *Dataset) validate() error {
 	if d.NumClasses <= 0 {
 		return fmt.Errorf("dataset %s: NumClasses %d must be positive", d.Name, d.NumClasses)
 	}
-	for i, y := range d.Y {
+	for _, y := range d.Y {
 		if y < 0 || y >= d.NumClasses {
-			return fmt.Errorf("dataset %s: example %d has label %d outside [0,%d)", d.Name, i, y, d.NumClasses)
+			// Neither the label nor the example: they may be a training
+			// record's.
+			return fmt.Errorf("dataset %s: a label is outside [0,%d)", d.Name, d.NumClasses)
 		}
 	}
 	return nil
@@ -126,6 +135,10 @@ func (d *Dataset) emptyLike(n int) *Dataset {
 		Shape:      append([]int(nil), d.Shape...),
 		NumClasses: d.NumClasses,
 		ClassNames: append([]string(nil), d.ClassNames...),
+		Columns:    append([]string(nil), d.Columns...),
+
+		LabelColumn: d.LabelColumn,
+		LabelIndex:  d.LabelIndex,
 	}
 }
 
@@ -208,8 +221,10 @@ func (d *Dataset) CountMissing() (values, examples int) {
 	return values, examples
 }
 
-// CheckFinite returns an error naming the first example and feature that is
-// NaN or infinite; trainers call it on data that must not have missing values.
+// CheckFinite returns an error naming the first feature (column) that holds
+// a NaN or infinite value, never the value or its example (they may be a
+// training record's); trainers call it on data that must not have missing
+// values.
 func (d *Dataset) CheckFinite() error {
 	if d.mapped != nil { // one sequential pass over a mapped file
 		adviseMapping(d.mapped, true)
@@ -218,7 +233,7 @@ func (d *Dataset) CheckFinite() error {
 	dim := d.Dim()
 	for k, v := range d.X {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return badData(fmt.Errorf("dataset %s: example %d feature %d is %v (missing or non-finite values are not allowed here)", d.Name, k/dim, k%dim, v))
+			return badData(fmt.Errorf("dataset %s: feature %d has a missing or non-finite value (not allowed here)", d.Name, k%dim))
 		}
 	}
 	return nil

@@ -179,7 +179,7 @@ func newIDXDataset(name string, images, labels *IDX, imagesName, labelsName stri
 	scaleBytes(d.X, images.Data)
 	for i, b := range labels.Data {
 		if int(b) >= numClasses {
-			return nil, fmt.Errorf("idx %s: label %d of example %d outside [0,%d)", labelsName, b, i, numClasses)
+			return nil, fmt.Errorf("idx %s: a label is outside [0,%d)", labelsName, numClasses)
 		}
 		d.Y[i] = int(b)
 	}

@@ -79,7 +79,7 @@ func TestLoadIDXValuesAndErrors(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad-labels")
 	writeFile(t, bad, idxBytes([]int{4}, []byte{0, 1, 12, 3}))
-	if _, err := LoadIDX("tiny", im, bad, 10); err == nil || !strings.Contains(err.Error(), "label 12") || !strings.Contains(err.Error(), bad) || !errors.Is(err, ErrBadData) {
+	if _, err := LoadIDX("tiny", im, bad, 10); err == nil || !strings.Contains(err.Error(), "a label is outside [0,10)") || strings.Contains(err.Error(), "label 12") || !strings.Contains(err.Error(), bad) || !errors.Is(err, ErrBadData) {
 		t.Errorf("bad label: %v", err)
 	}
 	corrupt := filepath.Join(dir, "corrupt-images")

@@ -232,7 +232,7 @@ func decodeImageBytes(b []byte, w, h int) (image.Image, error) {
 	}
 	switch {
 	case w > 0 && h > 0 && (cfg.Width != w || cfg.Height != h):
-		return nil, fmt.Errorf("size %d×%d, want %d×%d", cfg.Width, cfg.Height, w, h)
+		return nil, fmt.Errorf("size %d×%d, want %d×%d (pass --resize %dx%d to resize every image)", cfg.Width, cfg.Height, w, h, h, w)
 	case cfg.Width <= 0 || cfg.Height <= 0 || int64(cfg.Width)*int64(cfg.Height) > maxImagePixels:
 		return nil, fmt.Errorf("size %d×%d is empty or above %d pixels", cfg.Width, cfg.Height, maxImagePixels)
 	}

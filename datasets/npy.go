@@ -331,3 +331,38 @@ func readNPYLabels(path string, n, k int) ([]int, int, error) {
 	}
 	return y, k, nil
 }
+
+// NPYFeatures is a .npy array of examples without labels (what predict
+// reads): N examples of the per-example Shape, row-major in X.
+type NPYFeatures struct {
+	X     []float32
+	N     int
+	Shape []int
+
+	mapped []byte
+}
+
+// LoadNPYFeatures reads an array of examples as LoadNPY reads its features
+// (dtypes, shapes, memory-mapping and uint8 scaling alike). Close it once
+// X is no longer used. Errors name the file and wrap ErrBadData.
+func LoadNPYFeatures(path string) (*NPYFeatures, error) {
+	x, shape, mapping, err := readNPYFeatures(path)
+	if err != nil {
+		return nil, badData(fmt.Errorf("npy %s: %w", path, err))
+	}
+	f := &NPYFeatures{X: x, N: shape[0], Shape: append([]int(nil), shape[1:]...), mapped: mapping}
+	if len(shape) == 3 {
+		f.Shape = []int{1, shape[1], shape[2]}
+	}
+	return f, nil
+}
+
+// Close unmaps a memory-mapped X (X is nil afterwards).
+func (f *NPYFeatures) Close() error {
+	if f.mapped == nil {
+		return nil
+	}
+	m := f.mapped
+	f.mapped, f.X = nil, nil
+	return unmapFile(m)
+}

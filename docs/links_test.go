@@ -1,6 +1,10 @@
 package docs
 
 import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -200,5 +204,297 @@ func TestGoReferences(t *testing.T) {
 	}
 	if files < 100 {
 		t.Errorf("walked %d Go files; expected the whole module", files)
+	}
+}
+
+// goDecls is what the module's Go source declares: per package name (the
+// union over directories of that name), its top-level names, and per type
+// name (over all packages), its methods and struct fields.
+type goDecls struct {
+	pkgs    map[string]map[string]bool
+	members map[string]map[string]bool
+	files   map[string]bool // the Go files' base names
+}
+
+// declsOf parses every Go file of the module under root (test files too:
+// docs name test functions) and collects its declarations.
+func declsOf(t *testing.T, root string) goDecls {
+	t.Helper()
+	d := goDecls{pkgs: map[string]map[string]bool{}, members: map[string]map[string]bool{}, files: map[string]bool{}}
+	member := func(typ, name string) {
+		if d.members[typ] == nil {
+			d.members[typ] = map[string]bool{}
+		}
+		d.members[typ][name] = true
+	}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if e.IsDir() {
+			if name := e.Name(); path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "results") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		pkg := strings.TrimSuffix(f.Name.Name, "_test") // examples live in pkg_test
+		top := d.pkgs[pkg]
+		if top == nil {
+			top = map[string]bool{}
+			d.pkgs[pkg] = top
+		}
+		d.files[filepath.Base(path)] = true
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				if decl.Recv == nil || len(decl.Recv.List) == 0 {
+					top[decl.Name.Name] = true
+					continue
+				}
+				typ := decl.Recv.List[0].Type
+				for {
+					switch x := typ.(type) {
+					case *ast.StarExpr:
+						typ = x.X
+						continue
+					case *ast.IndexExpr:
+						typ = x.X
+						continue
+					case *ast.IndexListExpr:
+						typ = x.X
+						continue
+					}
+					break
+				}
+				if id, ok := typ.(*ast.Ident); ok {
+					member(id.Name, decl.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						top[spec.Name.Name] = true
+						if d.members[spec.Name.Name] == nil {
+							d.members[spec.Name.Name] = map[string]bool{}
+						}
+						switch st := spec.Type.(type) {
+						case *ast.StructType:
+							for _, fl := range st.Fields.List {
+								for _, n := range fl.Names {
+									member(spec.Name.Name, n.Name)
+								}
+								if len(fl.Names) == 0 { // embedded: its name is its type's
+									ty := fl.Type
+									if s, ok := ty.(*ast.StarExpr); ok {
+										ty = s.X
+									}
+									switch x := ty.(type) {
+									case *ast.Ident:
+										member(spec.Name.Name, x.Name)
+									case *ast.SelectorExpr:
+										member(spec.Name.Name, x.Sel.Name)
+									}
+								}
+							}
+						case *ast.InterfaceType:
+							for _, m := range st.Methods.List {
+								for _, n := range m.Names {
+									member(spec.Name.Name, n.Name)
+								}
+							}
+						}
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							top[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An embedded struct's fields and methods are its embedder's too.
+	for changed := true; changed; {
+		changed = false
+		for typ, ms := range d.members {
+			for m := range ms {
+				for inner := range d.members[m] {
+					if !ms[inner] {
+						ms[inner] = true
+						changed = true
+					}
+				}
+			}
+			_ = typ
+		}
+	}
+	return d
+}
+
+var (
+	codeSpanRE = regexp.MustCompile("`([^`\n]+)`")
+	// A Go reference: pkg.Name, Type.Member, pkg.Type.Member, each
+	// optionally called ("()" or "(args)").
+	dottedRE = regexp.MustCompile(`^([A-Za-z_]\w*)\.([A-Za-z_]\w*)(?:\.([A-Za-z_]\w*))?(?:\(.*\))?$`)
+	// A bare call of an unexported function or method: name() or
+	// name(args). (Exported bare names are as often another library's.)
+	callRE = regexp.MustCompile(`^([a-z_]\w*)\(.*\)$`)
+	// A bare unexported Go name in lower camel case (useFactored): plain
+	// words and flags have no inner capital.
+	camelRE = regexp.MustCompile(`^[a-z][a-z0-9]*[A-Z]\w*$`)
+	// A Go file named alone: base.go.
+	goFileRE = regexp.MustCompile(`^[\w-]+\.go$`)
+	// A repository path: a top-level directory, then more of the path.
+	pathRE = regexp.MustCompile(`^([a-z][a-z0-9_-]*)/([\w./-]*)$`)
+)
+
+// fileExts are extensions: `summary.json` names a file, not a member.
+var fileExts = map[string]bool{"go": true, "json": true, "jsonl": true, "md": true, "bin": true, "csv": true, "png": true, "svg": true, "html": true, "sh": true, "py": true, "txt": true, "npy": true}
+
+// staleNames returns one message per code span of text that names, as a Go
+// identifier or a repository path, something the module does not have.
+// dirs are the repository's top-level directories; only paths under them
+// are checked (run-directory paths such as release/model.bin are not the
+// repository's). A call or dotted name is checked when its first part is
+// one of the module's packages or types; other spans (flags, formulas,
+// other languages' names) are not Go references of this module.
+func staleNames(d goDecls, dirs map[string]bool, root, text string) []string {
+	var bad []string
+	for _, m := range codeSpanRE.FindAllStringSubmatch(stripFences(text), -1) {
+		span := strings.TrimSpace(m[1])
+		if p := pathRE.FindStringSubmatch(span); p != nil && dirs[p[1]] {
+			rel, _, _ := strings.Cut(span, "#")
+			rel = strings.TrimSuffix(rel, "/")
+			if strings.ContainsAny(rel, "*{}<>") || strings.Contains(rel, "...") {
+				continue // a pattern, not one path
+			}
+			if _, err := os.Stat(filepath.Join(root, rel)); err != nil {
+				bad = append(bad, fmt.Sprintf("path `%s` does not exist", span))
+			}
+			continue
+		}
+		if goFileRE.MatchString(span) {
+			if !d.files[span] {
+				bad = append(bad, fmt.Sprintf("file `%s` is in no directory of the module", span))
+			}
+			continue
+		}
+		if camelRE.MatchString(span) {
+			if !d.anyTop(span) && !d.anyMember(span) {
+				bad = append(bad, fmt.Sprintf("`%s`: no Go name %s in the module", span, span))
+			}
+			continue
+		}
+		if c := callRE.FindStringSubmatch(span); c != nil {
+			if !d.anyTop(c[1]) && !d.anyMember(c[1]) {
+				bad = append(bad, fmt.Sprintf("`%s`: no function or method %s", span, c[1]))
+			}
+			continue
+		}
+		g := dottedRE.FindStringSubmatch(span)
+		if g == nil {
+			continue
+		}
+		first, second, third := g[1], g[2], g[3]
+		if top, ok := d.pkgs[first]; ok && first != "main" {
+			switch {
+			case !top[second]:
+				bad = append(bad, fmt.Sprintf("`%s`: package %s has no %s", span, first, second))
+			case third != "" && !d.members[second][third]:
+				bad = append(bad, fmt.Sprintf("`%s`: %s.%s has no field or method %s", span, first, second, third))
+			}
+			continue
+		}
+		if ms, ok := d.members[first]; ok && third == "" && !fileExts[second] {
+			if !ms[second] {
+				bad = append(bad, fmt.Sprintf("`%s`: type %s has no field or method %s", span, first, second))
+			}
+		}
+	}
+	return bad
+}
+
+func (d goDecls) anyTop(name string) bool {
+	for _, top := range d.pkgs {
+		if top[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func (d goDecls) anyMember(name string) bool {
+	for _, ms := range d.members {
+		if ms[name] {
+			return true
+		}
+	}
+	return false
+}
+
+func TestStaleNames(t *testing.T) {
+	d := declsOf(t, "..")
+	dirs := map[string]bool{"trainer": true, "docs": true, "clip": true}
+	for _, c := range []struct {
+		text string
+		bad  int
+	}{
+		{"`trainer/run.go` (`state.step`) and `mechanism.Mechanism.OuterClip`", 0},
+		{"`trainer/no_such_file.go`", 1},
+		{"`clip.NoSuchClipper` and `state.noSuchMethod`", 2},
+		{"`Config.Validate()` and `parseCheckpoint()`", 0},
+		{"`noSuchFunction()`", 1},
+		{"`SelfComposedDpEvent(x)`, `summary.json` and `run.go`", 0},
+		{"`no_such_file.go`", 1},
+		{"`parseCheckpoint` and `noSuchHelper`, `clip_norm`, `ε`", 1},
+		{"`release/model.bin`, `--clip-norm`, `q·n`, `np.load(x)`", 0},
+		{"```\n`clip.NoSuchClipper`\n```", 0},
+		{"`accountant.PoissonGaussianRDP` and `trainer.Config.ClipNorm`", 0},
+		{"`trainer.Config.NoSuchField`", 1},
+	} {
+		if got := staleNames(d, dirs, "..", c.text); len(got) != c.bad {
+			t.Errorf("staleNames(%q) = %q, want %d problems", c.text, got, c.bad)
+		}
+	}
+}
+
+// TestDocsNames checks every code span of docs/ and the README that names a
+// Go identifier of the module or a path of the repository: each must
+// exist, so a rename or a move cannot leave the pages behind silently.
+func TestDocsNames(t *testing.T) {
+	d := declsOf(t, "..")
+	entries, err := os.ReadDir("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := map[string]bool{}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			dirs[e.Name()] = true
+		}
+	}
+	pages, err := filepath.Glob("*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append(pages, filepath.Join("..", "README.md")) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, msg := range staleNames(d, dirs, "..", string(b)) {
+			t.Errorf("%s: %s", p, msg)
+		}
 	}
 }

@@ -208,7 +208,8 @@ func PrivateChannelStats(x []float32, n int, shape []int, cfg PrivateStatsConfig
 // each z_i is clipped to L2 norm clip and truncated onto a public lattice
 // (spacing clip·2⁻ᵏ), the sum is exact in integers, and the noise of std
 // sigma·clip is drawn exactly there (lattice.Sum, docs/secure-noise.md). A
-// non-finite feature is an error naming the example.
+// non-finite feature is an error that names neither the example nor the
+// value (they may be a training record's).
 func clippedSums(x []float32, n int, shape []int, w []float64, clip, sigma float64, s *rng.Stream) ([]float64, error) {
 	c, hw := splitShape(x, n, shape)
 	acc, err := lattice.NewSum(clip, sigma, 2*c, lattice.SumExponent(n))
@@ -229,7 +230,7 @@ func clippedSums(x []float32, n int, shape []int, w []float64, clip, sigma float
 			norm2 += z[ch]*z[ch] + z[c+ch]*z[c+ch]
 		}
 		if math.IsNaN(norm2) || math.IsInf(norm2, 0) {
-			return nil, fmt.Errorf("private channel stats: example %d has a non-finite feature", i)
+			return nil, fmt.Errorf("private channel stats: a non-finite feature value")
 		}
 		if _, err := acc.Add(z); err != nil {
 			return nil, fmt.Errorf("private channel stats: %w", err)

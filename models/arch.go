@@ -20,7 +20,7 @@ var ErrUnknownArch = errors.New("architecture not in the zoo")
 
 // FromArch rebuilds the zoo model an architecture name describes (the name
 // a parameter file stores: "logreg(784,10)", "mlp(784,256,10,relu)",
-// "mnistcnn", "scatcnn(243,8,8,10)", "resnet20gn(10)", "resnet22gn(10)").
+// "mnistcnn", "mnistcnn(3)", "scatcnn(243,8,8,10)", "resnet20gn(10)", "resnet22gn(10)").
 func FromArch(arch string, o Options) (*Net, error) {
 	name, args, _ := strings.Cut(strings.TrimSuffix(arch, ")"), "(")
 	var parts []string
@@ -67,7 +67,14 @@ func FromArch(arch string, o Options) (*Net, error) {
 		}
 		return NewMLP(v[0], v[1:len(v)-1], v[len(v)-1], parts[len(parts)-1], o)
 	case "mnistcnn":
-		return NewMNISTCNN(o)
+		if len(parts) == 0 {
+			return NewMNISTCNN(o)
+		}
+		v, err := want(1)
+		if err != nil {
+			return nil, err
+		}
+		return NewMNISTCNNClasses(v[0], o)
 	case "scatcnn":
 		v, err := want(4)
 		if err != nil {

@@ -120,3 +120,26 @@ func TestPredictBinary(t *testing.T) {
 		t.Errorf("Predict's argmax gets %d right, Evaluate %d", correct, evalCorrect)
 	}
 }
+
+// The MNIST CNN of any class count is rebuilt from its architecture name,
+// with the same weights a fresh build from the same seed has.
+func TestMNISTCNNClassesFromArch(t *testing.T) {
+	for _, k := range []int{2, 3, 10, 26} {
+		m, err := NewMNISTCNNClasses(k, Options{Seed: 7})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := FromArch(m.Arch(), Options{Seed: 7})
+		if err != nil {
+			t.Fatalf("%d classes (%s): %v", k, m.Arch(), err)
+		}
+		if r.Arch() != m.Arch() || !slices.Equal(r.Params(), m.Params()) || r.NumParams() != 26010-330+33*k {
+			t.Errorf("%d classes: rebuilt %s with %d parameters", k, r.Arch(), r.NumParams())
+		}
+	}
+	old, _ := NewMNISTCNN(Options{Seed: 7})
+	ten, _ := NewMNISTCNNClasses(10, Options{Seed: 7})
+	if old.Arch() != "mnistcnn" || !slices.Equal(old.Params(), ten.Params()) {
+		t.Errorf("10 classes: %s, weights differ from NewMNISTCNN's", ten.Arch())
+	}
+}

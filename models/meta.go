@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 
 	"github.com/dptrain/dptrain/models/nn"
@@ -445,6 +446,18 @@ func (m *Net) ExportTensors() ([]nn.ParamTensor, error) {
 		ts[i].Name = names[i]
 	}
 	return ts, nil
+}
+
+// PredictRecords is Predict on num raw records x (row-major, as the data
+// the model was trained from held them before any preprocessing): it
+// applies the model's recorded preprocessing to a copy first, as the
+// command line's predict does. x is not modified.
+func (m *Net) PredictRecords(x []float32, num int) ([]float32, error) {
+	c := slices.Clone(x)
+	if err := m.ApplyPreprocess(c, num); err != nil {
+		return nil, err
+	}
+	return m.Predict(c, num)
 }
 
 // ApplyPreprocess applies the model's preprocessing to n records x in place

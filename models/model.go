@@ -1,5 +1,7 @@
 package models
 
+import "github.com/dptrain/dptrain/models/nn"
+
 // Batch is a chunk of examples. X is N × InputSize float32, row-major and
 // sample-major (an image is C×H×W). Classification models read Y (class
 // indices); regression models read T (one target per example).
@@ -12,12 +14,10 @@ type Batch struct {
 
 // Group is a named, contiguous slice of the flat parameter vector: one
 // layer's parameters (weight and bias together) or one parameter tensor.
-// Per-layer clipping clips each group separately.
-type Group struct {
-	Name   string
-	Offset int
-	Len    int
-}
+// Per-layer clipping clips each group separately. It is the engine's
+// nn.Group, so that package clip, below models, takes groups as plain
+// values without importing models.
+type Group = nn.Group
 
 // PerSampleModel is what the DP training loop needs of a model: a flat
 // float32 parameter vector and exact per-sample gradients of the loss, in

@@ -17,7 +17,8 @@ type Spec struct {
 	// InputSize is the number of features of logreg, linreg and mlp (the
 	// image models fix their input: 1×28×28 and 3×32×32).
 	InputSize int `json:"input_size,omitempty"`
-	// Classes is the number of classes (not linreg; mnistcnn has 10).
+	// Classes is the number of classes (not linreg; 0: 10 for the image
+	// models).
 	Classes int `json:"classes,omitempty"`
 	// Widths are the MLP's hidden layer widths.
 	Widths []int `json:"widths,omitempty"`
@@ -60,10 +61,7 @@ func New(s Spec, o Options) (*Net, error) {
 		}
 		return NewMLP(s.InputSize, s.Widths, s.Classes, act, o)
 	case "mnistcnn", "cnn":
-		if s.Classes != 0 && s.Classes != 10 {
-			return nil, fmt.Errorf("model mnistcnn: has 10 classes, asked for %d", s.Classes)
-		}
-		return NewMNISTCNN(o)
+		return NewMNISTCNNClasses(defaultClasses(s.Classes), o)
 	case "scatcnn":
 		if len(s.Shape) != 3 {
 			return nil, fmt.Errorf("model scatcnn: needs the feature shape [C,H,W], got %v", s.Shape)

@@ -16,6 +16,12 @@ func TestNewFromSpec(t *testing.T) {
 		{Spec{Arch: "linreg", InputSize: 3}, "linreg(3)", 4, ""},
 		{Spec{Arch: "mlp", InputSize: 784, Classes: 10, Widths: []int{256}}, "mlp(784,256,10,relu)", 203530, ""},
 		{Spec{Arch: "mnistcnn"}, "mnistcnn", 26010, ""},
+		{Spec{Arch: "mnistcnn", Classes: 10}, "mnistcnn", 26010, ""},
+		// The last layer 32→k: 26,010 − 33·10 + 33·k.
+		{Spec{Arch: "mnistcnn", Classes: 2}, "mnistcnn(2)", 26010 - 330 + 66, ""},
+		{Spec{Arch: "mnistcnn", Classes: 3}, "mnistcnn(3)", 26010 - 330 + 99, ""},
+		{Spec{Arch: "mnistcnn", Classes: 1}, "", 0, "at least 2 classes"},
+		{Spec{Arch: "resnet20gn", Classes: 2}, "resnet20gn(2)", 464 + 14016 + 51648 + 205696 + 64*2 + 2, ""},
 		{Spec{Arch: "resnet22", Norm: "groupnorm"}, "resnet22gn(10)", 291034, ""},
 		{Spec{Arch: "resnet20gn", Norm: "batchnorm"}, "", 0, "GroupNorm"},
 		{Spec{Arch: "resnet20gn", Norm: "weird"}, "", 0, "unknown normalisation"},

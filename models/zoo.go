@@ -76,10 +76,19 @@ func MLPNet[T nn.Float](in int, widths []int, out int, activation string, maxBat
 // conv 32 4×4 stride 2, tanh, maxpool 2 stride 1, fc 512→32, tanh, fc 32→10;
 // 26,010 parameters, PyTorch's default initialisation.
 func MNISTCNNNet[T nn.Float](maxBatch int) (*nn.Network[T], error) {
+	return MNISTCNNNetClasses[T](10, maxBatch)
+}
+
+// MNISTCNNNetClasses is MNISTCNNNet with its last layer 32→classes: the
+// same network for any public class set (10: MNISTCNNNet itself).
+func MNISTCNNNetClasses[T nn.Float](classes, maxBatch int) (*nn.Network[T], error) {
+	if classes < 2 {
+		return nil, fmt.Errorf("mnistcnn: need at least 2 classes, got %d", classes)
+	}
 	return nn.NewNetwork(nn.Shape{C: 1, H: 28, W: 28}, maxBatch, &nn.SoftmaxCrossEntropy[T]{},
 		nn.NewConv2d[T](1, 16, 8, 2, 3, true), nn.NewTanh[T](), nn.NewMaxPool2d[T](2, 1),
 		nn.NewConv2d[T](16, 32, 4, 2, 0, true), nn.NewTanh[T](), nn.NewMaxPool2d[T](2, 1),
-		nn.NewFlatten[T](), nn.NewLinear[T](32*4*4, 32, true), nn.NewTanh[T](), nn.NewLinear[T](32, 10, true))
+		nn.NewFlatten[T](), nn.NewLinear[T](32*4*4, 32, true), nn.NewTanh[T](), nn.NewLinear[T](32, classes, true))
 }
 
 // resnetGroups is the GroupNorm group count of the ResNets (GEP's GN(4)).
@@ -195,13 +204,23 @@ func NewMLP(in int, widths []int, out int, activation string, o Options) (*Net, 
 
 // NewMNISTCNN returns MNISTCNNNet as a PerSampleModel, initialised from
 // o.Seed.
-func NewMNISTCNN(o Options) (*Net, error) {
-	net, err := MNISTCNNNet[float32](o.maxBatch(64))
+func NewMNISTCNN(o Options) (*Net, error) { return NewMNISTCNNClasses(10, o) }
+
+// NewMNISTCNNClasses returns the MNIST CNN with classes outputs, initialised
+// from o.Seed. Its architecture name is "mnistcnn" for 10 classes (as
+// before class counts were a choice, so older files still load) and
+// "mnistcnn(k)" otherwise.
+func NewMNISTCNNClasses(classes int, o Options) (*Net, error) {
+	net, err := MNISTCNNNetClasses[float32](classes, o.maxBatch(64))
 	if err != nil {
 		return nil, err
 	}
 	initNet(net, o.Seed)
-	return newNet("mnistcnn", net, true), nil
+	arch := "mnistcnn"
+	if classes != 10 {
+		arch = fmt.Sprintf("mnistcnn(%d)", classes)
+	}
+	return newNet(arch, net, true), nil
 }
 
 // NewResNet20GN returns ResNet-20 with GroupNorm for 3×32×32 inputs

@@ -1,4 +1,4 @@
-// Package pdp computes per-instance (ex-post) privacy for objective
+// Package objpert computes per-instance (ex-post) privacy for objective
 // perturbation and the Gaussian mechanism, and the privately publishable
 // privacy reports of Redberg & Wang, "Privately Publishable Per-instance
 // Privacy" (NeurIPS 2021; docs/per-instance.md).

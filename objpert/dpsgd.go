@@ -3,13 +3,13 @@ package objpert
 import (
 	"fmt"
 	"math"
+
+	"github.com/dptrain/dptrain/accountant"
 )
 
-// RenyiFilterCaveat is printed with every per-instance RDP number.
-const RenyiFilterCaveat = "per-instance RDP of DP-SGD is a DIAGNOSTIC (an odometer): " +
-	"summing per-step costs that depend on adaptively chosen iterates is a guarantee only " +
-	"under an individual Renyi filter (Feldman & Zrnic 2021) that stops using a record once " +
-	"its budget is spent; the values also depend on the data, so aggregates are curator-only"
+// RenyiFilterCaveat is printed with every per-instance RDP number
+// (accountant.PerInstanceCaveat).
+const RenyiFilterCaveat = accountant.PerInstanceCaveat
 
 // InstanceRDP is the per-example per-instance RDP of a DP-SGD run: at each
 // step t, example i's per-instance sensitivity is its clipped gradient norm
@@ -53,6 +53,7 @@ func PerInstanceRDP(norms [][]float64, q, sigma, clip float64) (*InstanceRDP, er
 		n = len(norms[0])
 	}
 	r.Rho = make([]float64, n)
+	var curve []float64
 	if q < 1 {
 		r.Orders = DefaultOrders()
 		r.RDP = make([][]float64, n)
@@ -71,9 +72,15 @@ func PerInstanceRDP(norms [][]float64, q, sigma, clip float64) (*InstanceRDP, er
 			c := math.Min(g, clip)
 			r.Rho[i] += c * c / (2 * sigma * sigma * clip * clip)
 			if q < 1 && c > 0 {
-				eff := sigma * clip / c
-				for k, a := range r.Orders {
-					r.RDP[i][k] += SampledGaussianRDP(q, eff, int(a))
+				// The accountant's Poisson-subsampled Gaussian RDP at the
+				// effective multiplier: one implementation for the run's
+				// account and the per-instance one.
+				var err error
+				if curve, err = accountant.PoissonGaussianRDP(curve, r.Orders, q, sigma*clip/c, accountant.AbsSeries); err != nil {
+					return nil, fmt.Errorf("per-instance RDP: %w", err)
+				}
+				for k, v := range curve {
+					r.RDP[i][k] += v
 				}
 			}
 		}
@@ -103,33 +110,4 @@ func (r *InstanceRDP) Epsilons(delta float64) []float64 {
 		out[i] = r.Epsilon(i, delta)
 	}
 	return out
-}
-
-// SampledGaussianRDP is the RDP at integer order α ≥ 2 of the Poisson
-// subsampled Gaussian with rate q and noise multiplier sigma (add/remove):
-// (1/(α−1)) log Σ_k C(α,k)(1−q)^{α−k} q^k exp((k²−k)/(2σ²)).
-func SampledGaussianRDP(q, sigma float64, alpha int) float64 {
-	if alpha < 2 {
-		panic(fmt.Sprintf("pdp: SampledGaussianRDP needs integer alpha >= 2, got %d", alpha))
-	}
-	if q == 1 {
-		return float64(alpha) / (2 * sigma * sigma)
-	}
-	a := float64(alpha)
-	terms := make([]float64, alpha+1)
-	m := math.Inf(-1)
-	for k := 0; k <= alpha; k++ {
-		kf := float64(k)
-		lc, _ := math.Lgamma(a + 1)
-		l1, _ := math.Lgamma(kf + 1)
-		l2, _ := math.Lgamma(a - kf + 1)
-		t := lc - l1 - l2 + (a-kf)*math.Log1p(-q) + kf*math.Log(q) + (kf*kf-kf)/(2*sigma*sigma)
-		terms[k] = t
-		m = math.Max(m, t)
-	}
-	s := 0.0
-	for _, t := range terms {
-		s += math.Exp(t - m)
-	}
-	return (m + math.Log(s)) / (a - 1)
 }

@@ -5,11 +5,24 @@ import (
 	"testing"
 
 	"gonum.org/v1/gonum/integrate/quad"
+
+	"github.com/dptrain/dptrain/accountant"
 )
 
-// SampledGaussianRDP against a quadrature of the Rényi divergence between
+// The accountant's subsampled-Gaussian RDP, which the per-instance RDP
+// uses, against a quadrature of the Rényi divergence between
 // the subsampled mixture (1−q)N(0,σ²) + qN(1,σ²) and N(0,σ²):
 // D_α = log E_{x~N(0,σ²)}[((1−q) + q e^{(2x−1)/(2σ²)})^α]/(α−1).
+// sgRDP is accountant.PoissonGaussianRDP at one integer order.
+func sgRDP(t *testing.T, q, sigma float64, alpha int) float64 {
+	t.Helper()
+	v, err := accountant.PoissonGaussianRDP(nil, []float64{float64(alpha)}, q, sigma, accountant.AbsSeries)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v[0]
+}
+
 func TestSampledGaussianRDPQuadrature(t *testing.T) {
 	for _, c := range []struct {
 		q, sigma float64
@@ -22,12 +35,12 @@ func TestSampledGaussianRDPQuadrature(t *testing.T) {
 		}
 		lo, hi := -40*s, 40*s+float64(c.alpha)
 		want := math.Log(quad.Fixed(f, lo, hi, 20000, nil, 0)) / float64(c.alpha-1)
-		got := SampledGaussianRDP(c.q, c.sigma, c.alpha)
+		got := sgRDP(t, c.q, c.sigma, c.alpha)
 		if math.Abs(got-want) > 1e-9*math.Max(1, want) {
 			t.Errorf("q=%v sigma=%v alpha=%d: %.12g, quadrature %.12g", c.q, c.sigma, c.alpha, got, want)
 		}
 	}
-	near(t, "q=1", SampledGaussianRDP(1, 2, 5), 5.0/8, 1e-15)
+	near(t, "q=1", sgRDP(t, 1, 2, 5), 5.0/8, 1e-15)
 }
 
 func TestPerInstanceRDPSubsampled(t *testing.T) {
@@ -38,7 +51,7 @@ func TestPerInstanceRDPSubsampled(t *testing.T) {
 	}
 	// A record always at the clip norm costs the usual sampled-Gaussian RDP.
 	for k, a := range r.Orders {
-		near(t, "clipped record", r.RDP[1][k], 3*SampledGaussianRDP(0.02, 1, int(a)), 1e-12)
+		near(t, "clipped record", r.RDP[1][k], 3*sgRDP(t, 0.02, 1, int(a)), 1e-12)
 	}
 	if r.Epsilon(2, 1e-5) != math.Log(1e5)/(r.Orders[len(r.Orders)-1]-1) {
 		t.Errorf("a record with zero gradients has eps %g", r.Epsilon(2, 1e-5))

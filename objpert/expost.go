@@ -33,7 +33,7 @@ func (m *Model) ExPost(X *mat.Dense, y []float64, Z *mat.Dense, zy []float64, me
 	n, d := X.Dims()
 	k, dz := Z.Dims()
 	if dz != d || len(zy) != k || len(member) != k || len(y) != n || len(m.Theta) != d {
-		panic(fmt.Sprintf("pdp: ExPost shapes: X %dx%d, y %d, Z %dx%d, zy %d, member %d, theta %d", n, d, len(y), k, dz, len(zy), len(member), len(m.Theta)))
+		panic(fmt.Sprintf("objpert: ExPost shapes: X %dx%d, y %d, Z %dx%d, zy %d, member %d, theta %d", n, d, len(y), k, dz, len(zy), len(member), len(m.Theta)))
 	}
 	if err := checkData(Z, zy, m.Loss); err != nil {
 		return nil, err

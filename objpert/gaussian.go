@@ -11,7 +11,7 @@ import (
 // Δ = Q(D±z) − Q(D). CURATOR-ONLY: it needs the realised noise o − Q(D).
 func GaussianExPost(delta, noise []float64, sigma float64) float64 {
 	if len(delta) != len(noise) {
-		panic("pdp: GaussianExPost: length mismatch")
+		panic("objpert: GaussianExPost: length mismatch")
 	}
 	s2 := sigma * sigma
 	return math.Abs(dot(delta, delta)/(2*s2) - dot(delta, noise)/s2)

@@ -19,7 +19,7 @@ type Normal interface {
 }
 
 // ErrInput is wrapped by errors caused by the caller's data or parameters.
-var ErrInput = errors.New("pdp: invalid input")
+var ErrInput = errors.New("objpert: invalid input")
 
 func inputf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrInput}, args...)...)
@@ -108,10 +108,10 @@ func FitObjPert(X *mat.Dense, y []float64, loss GLM, lambda, sigma, tau float64,
 func Fit(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, b []float64) (*Model, error) {
 	n, d := X.Dims()
 	if len(y) != n {
-		panic(fmt.Sprintf("pdp: %d labels for %d rows", len(y), n))
+		panic(fmt.Sprintf("objpert: %d labels for %d rows", len(y), n))
 	}
 	if len(b) != d {
-		panic(fmt.Sprintf("pdp: noise has dimension %d, data %d", len(b), d))
+		panic(fmt.Sprintf("objpert: noise has dimension %d, data %d", len(b), d))
 	}
 	if !(lambda > 0) || math.IsInf(lambda, 0) {
 		return nil, inputf("objective perturbation: lambda must be positive and finite, got %v", lambda)
@@ -186,17 +186,18 @@ func Fit(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, b []float64
 
 func checkData(X *mat.Dense, y []float64, loss GLM) error {
 	n, d := X.Dims()
+	// Messages name the feature, never a value or its row (training data).
 	for i := 0; i < n; i++ {
 		for j := 0; j < d; j++ {
 			if v := X.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return inputf("row %d feature %d is %v", i, j, v)
+				return inputf("feature %d has a non-finite value", j)
 			}
 		}
 		if math.IsNaN(y[i]) || math.IsInf(y[i], 0) {
-			return inputf("row %d label is %v", i, y[i])
+			return inputf("a label is not finite")
 		}
 		if _, ok := loss.(Logistic); ok && y[i] != 1 && y[i] != -1 {
-			return inputf("row %d: logistic labels must be -1 or +1, got %v", i, y[i])
+			return inputf("logistic labels must be -1 or +1, and a label is neither")
 		}
 	}
 	return nil
@@ -332,7 +333,7 @@ const objPertMechanism = "objective-perturbation"
 // solve θ̂ are curator-only and never written.
 func (m *Model) MarshalJSON() ([]byte, error) {
 	if m.Loss == nil {
-		return nil, errors.New("pdp: model without a loss")
+		return nil, errors.New("objpert: model without a loss")
 	}
 	if m.Released == nil {
 		return nil, errors.New("pdp: only a grid release (FitObjPert) is publishable; the raw solve is not")

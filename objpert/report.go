@@ -131,7 +131,7 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 		return nil, inputf("report: %v needs positive sigma2, sigma3 (and sigma4 for adaptive), got %v, %v, %v", o.Mode, o.Sigma2, o.Sigma3, o.Sigma4)
 	}
 	if len(dr.E) != d || dr.Z == nil {
-		panic(fmt.Sprintf("pdp: report draws for dimension %d missing or mis-shaped", d))
+		panic(fmt.Sprintf("objpert: report draws for dimension %d missing or mis-shaped", d))
 	}
 	r.Sigma2, r.Sigma3, r.Sigma4 = o.Sigma2, o.Sigma3, o.Sigma4
 	tau, err := GOEQuantile(d, 1-o.Rho/2, o.GOE)
@@ -219,7 +219,7 @@ func (r *Report) Epsilon(x []float64, y float64) float64 { return r.Bound(x, y).
 // Bound returns ε̄1(z) with its terms.
 func (r *Report) Bound(x []float64, y float64) Bound {
 	if len(x) != len(r.Theta) {
-		panic(fmt.Sprintf("pdp: report of dimension %d asked about x of dimension %d", len(r.Theta), len(x)))
+		panic(fmt.Sprintf("objpert: report of dimension %d asked about x of dimension %d", len(r.Theta), len(x)))
 	}
 	s := dot(x, r.Theta)
 	f1, f2 := r.Loss.D1(s, y), r.Loss.D2(s, y)

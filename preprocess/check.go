@@ -40,7 +40,9 @@ func Check(step Step, X *mat.Dense, b Bounds) error {
 			}
 		}
 		if s > 1+1e-12 {
-			return fail("record %d has norm %.6g > 1 (scale features into the unit ball first)", i, math.Sqrt(s))
+			// Neither the record nor its norm: the message may be read,
+			// logged and pasted (docs/srdp.md#declared-collection).
+			return fail("a record lies outside the unit ball (scale features into it first)")
 		}
 	}
 	switch st := step.(type) {
@@ -54,19 +56,19 @@ func Check(step Step, X *mat.Dense, b Bounds) error {
 		if paper {
 			for _, c := range GoodClusters(X, nil, eta) {
 				if len(c.Members) > b.MaxGoodCluster {
-					return fail("good cluster of size %d > MaxGoodCluster %d", len(c.Members), b.MaxGoodCluster)
+					return fail("a good cluster is larger than MaxGoodCluster %d", b.MaxGoodCluster)
 				}
 			}
 		} else if m := maxBall(X, 4*eta); m > b.MaxBall4Eta {
-			return fail("%d records within 4η of one record > MaxBall4Eta %d", m, b.MaxBall4Eta)
+			return fail("more records than MaxBall4Eta %d lie within 4η of one record", b.MaxBall4Eta)
 		}
 	case Impute, RegressionImpute:
 		p, k := countMissingRows(X)
 		if p > b.MaxMissingRecords {
-			return fail("%d records with missing entries > MaxMissingRecords %d", p, b.MaxMissingRecords)
+			return fail("more records than MaxMissingRecords %d have missing entries", b.MaxMissingRecords)
 		}
 		if b.MaxMissingFeatures > 0 && k > b.MaxMissingFeatures {
-			return fail("a record misses %d entries > MaxMissingFeatures %d", k, b.MaxMissingFeatures)
+			return fail("a record misses more entries than MaxMissingFeatures %d", b.MaxMissingFeatures)
 		}
 	case StandardScaler:
 		f, _, err := st.FitTransform(X, nil)
@@ -75,7 +77,7 @@ func Check(step Step, X *mat.Dense, b Bounds) error {
 		}
 		for j, sd := range f.(*scalerFitted).Scale {
 			if sd < b.SigmaMin {
-				return fail("feature %d has std %.6g < SigmaMin %.6g", j, sd, b.SigmaMin)
+				return fail("feature %d has a std below SigmaMin %.6g", j, b.SigmaMin)
 			}
 		}
 	case MinMaxScaler:
@@ -85,7 +87,7 @@ func Check(step Step, X *mat.Dense, b Bounds) error {
 		}
 		for j, r := range f.(*scalerFitted).Scale {
 			if r < b.RangeMin {
-				return fail("feature %d has range %.6g < RangeMin %.6g", j, r, b.RangeMin)
+				return fail("feature %d has a range below RangeMin %.6g", j, b.RangeMin)
 			}
 		}
 	case PCA:
@@ -97,10 +99,10 @@ func Check(step Step, X *mat.Dense, b Bounds) error {
 			return err
 		}
 		if gk < b.EigenGapMin {
-			return fail("eigengap λ_%d − λ_%d = %.6g < EigenGapMin %.6g", st.K, st.K+1, gk, b.EigenGapMin)
+			return fail("eigengap λ_%d − λ_%d is below EigenGapMin %.6g", st.K, st.K+1, b.EigenGapMin)
 		}
 		if st.K > 1 && g1 < b.TopGapMin {
-			return fail("eigengap λ_1 − λ_2 = %.6g < TopGapMin %.6g", g1, b.TopGapMin)
+			return fail("eigengap λ_1 − λ_2 is below TopGapMin %.6g", b.TopGapMin)
 		}
 	}
 	return nil

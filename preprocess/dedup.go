@@ -193,7 +193,7 @@ func checkFinite(step string, X *mat.Dense, removed []bool) error {
 	for _, i := range keptRows(n, removed) {
 		for j, v := range X.RawRowView(i) {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%s: feature %d of row %d is %v (impute missing values first)", step, j, i, v)
+				return fmt.Errorf("%s: feature %d has a missing or infinite value (impute missing values first)", step, j)
 			}
 		}
 	}

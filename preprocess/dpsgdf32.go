@@ -23,7 +23,7 @@ func (c DPSGDF) FitInPlace32(x []float32, n, d int, s *rng.Stream) (*Centering, 
 	}
 	for i, v := range x {
 		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			return nil, nil, fmt.Errorf("dpsgdf: non-finite feature at record %d, column %d", i/d, i%d)
+			return nil, nil, fmt.Errorf("dpsgdf: feature %d has a non-finite value", i%d)
 		}
 	}
 	gm := GaussianMean{EpsF: c.EpsF, Delta: c.Delta, CF: c.CF}

@@ -73,7 +73,7 @@ func (s Impute) FitTransform(X *mat.Dense, removed []bool) (Fitted, Result, erro
 		for _, i := range kept {
 			v := X.At(i, j)
 			if math.IsInf(v, 0) {
-				return nil, Result{}, fmt.Errorf("%s: feature %d of row %d is %v", name, j, i, v)
+				return nil, Result{}, fmt.Errorf("%s: feature %d has an infinite value", name, j)
 			}
 			if !math.IsNaN(v) {
 				vals = append(vals, v)

@@ -42,12 +42,12 @@ func (s RegressionImpute) FitTransform(X *mat.Dense, removed []bool) (Fitted, Re
 	for _, i := range keptRows(n, removed) {
 		for _, j := range s.Predictors {
 			if v := X.At(i, j); math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, Result{}, fmt.Errorf("%s: predictor %d of row %d is %v", name, j, i, v)
+				return nil, Result{}, fmt.Errorf("%s: predictor %d has a missing or infinite value", name, j)
 			}
 		}
 		if y := X.At(i, s.Target); !math.IsNaN(y) {
 			if math.IsInf(y, 0) {
-				return nil, Result{}, fmt.Errorf("%s: target of row %d is %v", name, i, y)
+				return nil, Result{}, fmt.Errorf("%s: target %d has an infinite value", name, s.Target)
 			}
 			rows = append(rows, i)
 			ysum += y

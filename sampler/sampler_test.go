@@ -179,8 +179,8 @@ func TestMaskOps(t *testing.T) {
 	tw, _ := NewTwice(10, 70, 0.5, 0.5, rng.New(4))
 	m := NewMask(70)
 	tw.FillMask(m)
-	if m.words[1]>>6 != 0 {
-		t.Fatalf("bits beyond Len set: %x", m.words[1])
+	if m.Words()[1]>>6 != 0 {
+		t.Fatalf("bits beyond Len set: %x", m.Words()[1])
 	}
 	v := make([]float32, 70)
 	acc := make([]float32, 70)
@@ -301,7 +301,7 @@ func run(s Sampler, k int) []int {
 			m := NewMask(tw.dim)
 			for range b {
 				tw.FillMask(m)
-				for _, w := range m.words {
+				for _, w := range m.Words() {
 					out = append(out, int(w))
 				}
 			}

@@ -88,22 +88,24 @@ const geomBelow = 1.0 / 16
 // coordinate compared with ⌊q2·2³²⌋, so the realised rate is q2 rounded
 // down to a multiple of 2⁻³² — Params reports that exact rate.
 func (t *Twice) FillMask(m *Mask) {
-	if m.n != t.dim {
-		panic(fmt.Sprintf("sampler: mask over %d coordinates, sampler has dim %d", m.n, t.dim))
+	if m.Len() != t.dim {
+		panic(fmt.Sprintf("sampler: mask over %d coordinates, sampler has dim %d", m.Len(), t.dim))
 	}
 	switch {
 	case t.q2 >= 1:
-		m.fill()
+		m.Fill()
 	case t.q2 == 0.5:
-		for i := range m.words {
-			m.words[i] = t.mask.Uint64()
+		words := m.Words()
+		for i := range words {
+			words[i] = t.mask.Uint64()
 		}
-		m.trim()
+		m.Trim()
 	case t.q2 >= geomBelow:
 		// Two 32-bit uniforms per random word, compared with ⌊q2·2³²⌋:
 		// the realised rate is exactly t.q2 (quantised in NewTwice).
 		thr := uint64(t.q2 * (1 << 32))
-		for wi := range m.words {
+		words := m.Words()
+		for wi := range words {
 			var w uint64
 			for b := 0; b < 64; b += 2 {
 				r := t.mask.Uint64()
@@ -114,19 +116,19 @@ func (t *Twice) FillMask(m *Mask) {
 					w |= 2 << uint(b)
 				}
 			}
-			m.words[wi] = w
+			words[wi] = w
 		}
-		m.trim()
+		m.Trim()
 	default:
-		m.clear()
+		m.Clear()
 		logq1 := math.Log1p(-t.q2)
-		i := -1
+		i, n := -1, m.Len()
 		for {
-			i += 1 + geomSkip(t.mask, logq1, m.n)
-			if i >= m.n {
+			i += 1 + geomSkip(t.mask, logq1, n)
+			if i >= n {
 				return
 			}
-			m.set(i)
+			m.Set(i)
 		}
 	}
 }

@@ -4,21 +4,46 @@
 it, and puts the model's description (layers, input, classes) in the
 safetensors __metadata__["model"] (and model.json beside .npy files):
 
-    import json
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-    with safe_open("m.safetensors", "pt") as f:
-        meta = json.loads(f.metadata()["model"])
+    from torch_models import load_export, from_meta, predict
+    meta, state = load_export("m.safetensors")  # the standard library reads the header
     model = from_meta(meta)
-    model.load_state_dict(load_file("m.safetensors"))
+    model.load_state_dict(state)
     probs = predict(model, meta, x)  # x: [N, *meta["input"]["shape"]], scaled and preprocessed
+
+No `safetensors` package is needed (Debian does not ship it): the format is
+an 8-byte little-endian header length, a JSON header and the raw tensors,
+which load_export reads with json and struct, as scripts/numpy_client.py
+does.
 
 The zoo constructors below build the same modules by hand. Every model is an
 nn.Sequential, as models.FromLayers stacks are.
 """
+import json
+import struct
+
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+
+def load_export(path):
+    """The model description and its state_dict from a `dptrain export`
+    .safetensors file, read with the standard library (F32 tensors only,
+    which is what export writes)."""
+    with open(path, "rb") as f:
+        b = f.read()
+    (n,) = struct.unpack("<Q", b[:8])
+    header = json.loads(b[8:8 + n])
+    meta = json.loads(header.pop("__metadata__")["model"])
+    data = b[8 + n:]
+    state = {}
+    for name, e in header.items():
+        if e["dtype"] != "F32":
+            raise ValueError(f"{path}: tensor {name} is {e['dtype']}, want F32")
+        lo, hi = e["data_offsets"]
+        t = torch.frombuffer(bytearray(data[lo:hi]), dtype=torch.float32)
+        state[name] = t.reshape(e["shape"]) if e["shape"] else t.reshape(())
+    return meta, state
 
 
 class Linear(nn.Linear):
@@ -117,11 +142,11 @@ def mlp(d, widths, classes, activation="relu"):
     return nn.Sequential(*mods, Linear(prev, classes))
 
 
-def mnist_cnn():
+def mnist_cnn(classes=10):
     return nn.Sequential(
         nn.Conv2d(1, 16, 8, 2, 3), nn.Tanh(), nn.MaxPool2d(2, 1),
         nn.Conv2d(16, 32, 4, 2), nn.Tanh(), nn.MaxPool2d(2, 1),
-        nn.Flatten(), Linear(512, 32), nn.Tanh(), Linear(32, 10))
+        nn.Flatten(), Linear(512, 32), nn.Tanh(), Linear(32, classes))
 
 
 def scatter_cnn(c, h, w, classes):

@@ -5,7 +5,6 @@ import (
 	"github.com/dptrain/dptrain/mechanism"
 	"strconv"
 
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -131,27 +130,20 @@ func MeanGroups(g []float32, b, k, d int) {
 	}
 }
 
-// chunkLen is the number of examples processed per chunk.
-func (s *state) chunkLen() int {
-	if s.aug != nil {
-		return max(1, s.model.MaxBatch()/s.aug.k)
-	}
-	return s.model.MaxBatch()
-}
-
-// augChunk runs one chunk of examples with augmentation multiplicity: K
+// chunk runs one chunk of examples with augmentation multiplicity: K
 // copies each, per-copy gradients, their means clipped and added to sum.
-func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
-	a, b, in, d := s.aug, len(chunk), s.model.InputSize(), s.model.NumParams()
+func (ag augmultGradients) chunk(chunk []int, sum []float32, st *stepStats) error {
+	s, a := ag.s, ag.aug
+	b, in, d := len(chunk), s.model.InputSize(), s.model.NumParams()
 	if len(a.src) < b*in {
 		a.src, a.ys = make([]float32, b*in), make([]int, b)
 	}
 	s.data.train.Gather(chunk, a.src[:b*in], a.ys[:b])
 	bk := b * a.k
-	a.expand(s.x[:bk*in], a.src[:b*in], chunk, a.ys[:b], b, s.y[:bk])
-	batch := models.Batch{X: s.x[:bk*in], Y: s.y[:bk], N: bk}
-	g := s.grads[:bk*d]
-	if err := s.model.PerSampleGrads(batch, g, s.losses[:bk]); err != nil {
+	a.expand(s.batches.x[:bk*in], a.src[:b*in], chunk, a.ys[:b], b, s.batches.y[:bk])
+	batch := s.batches.batch(s.batches.x[:bk*in], s.batches.y[:bk])
+	g := s.batches.rows[:bk*d]
+	if err := s.model.PerSampleGrads(batch, g, s.batches.losses[:bk]); err != nil {
 		return err
 	}
 	MeanGroups(g, b, a.k, d)
@@ -159,7 +151,7 @@ func (s *state) augChunk(chunk []int, st *stepStats, sum []float32) error {
 	s.clipMaterialised(g, b, d, sum, st)
 	for i := 0; i < b; i++ {
 		var l float64
-		for _, v := range s.losses[i*a.k : (i+1)*a.k] {
+		for _, v := range s.batches.losses[i*a.k : (i+1)*a.k] {
 			l += float64(v)
 		}
 		st.lossSum += l / float64(a.k)

@@ -81,19 +81,20 @@ func TestAugmultSensitivity(t *testing.T) {
 	if err := s.setup(); err != nil {
 		t.Fatal(err)
 	}
-	if s.norm != nil || s.aug == nil {
+	ag, aug := s.grad.(augmultGradients)
+	if !aug {
 		t.Fatal("augmult did not take the materialised path")
 	}
 	d, in, k := s.model.NumParams(), s.model.InputSize(), c.Augmult
 	with, without := make([]float32, d), make([]float32, d)
 	idx := []int{3, 10, 41, 7}
 	var st stepStats
-	s.aug.startStep(5)
-	if err := s.augChunk(idx, &st, with); err != nil {
+	ag.aug.startStep(5)
+	if err := ag.chunk(idx, with, &st); err != nil {
 		t.Fatal(err)
 	}
-	s.aug.startStep(5)
-	if err := s.augChunk(idx[:3], &st, without); err != nil {
+	ag.aug.startStep(5)
+	if err := ag.chunk(idx[:3], without, &st); err != nil {
 		t.Fatal(err)
 	}
 	diff := make([]float32, d)
@@ -105,17 +106,17 @@ func TestAugmultSensitivity(t *testing.T) {
 	}
 	// Oracle: the same draws (keyed by step and example index, not by the
 	// position in the chunk), per-copy gradients, mean, clip.
-	s.aug.startStep(5)
+	ag.aug.startStep(5)
 	x := make([]float32, 4*k*in)
 	y := make([]int, 4*k)
 	src := make([]float32, 4*in)
 	ys := make([]int, 4)
 	s.data.train.Gather(idx, src, ys)
-	s.aug.expand(x, src, idx, ys, 4, y)
+	ag.aug.expand(x, src, idx, ys, 4, y)
 	// Example idx[3] alone (as another rank, or another chunk split, would
 	// process it) gets the same copies as in the chunk of four.
 	alone, ya := make([]float32, k*in), make([]int, k)
-	s.aug.expand(alone, src[3*in:4*in], idx[3:4], ys[3:4], 1, ya)
+	ag.aug.expand(alone, src[3*in:4*in], idx[3:4], ys[3:4], 1, ya)
 	for j, v := range alone {
 		if v != x[3*k*in+j] {
 			t.Fatalf("example %d's augmented copies depend on its place in the chunk (value %d: %v vs %v)", idx[3], j, v, x[3*k*in+j])

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -30,6 +29,13 @@ type auditHooks struct {
 }
 
 var testAuditHooks *auditHooks
+
+// auditCanaries are an audit run's canaries, of one kind (nil: not that
+// kind, or not an audit run).
+type auditCanaries struct {
+	grad  *gradCanaries
+	input *inputCanaries
+}
 
 // gradCanaries is the canary block of an audit run.
 type gradCanaries struct {
@@ -57,14 +63,6 @@ type canaryTruth struct {
 	Included []bool `json:"included"`
 }
 
-// canaryDim is the canary block's length (0 outside audit runs).
-func (s *state) canaryDim() int {
-	if s.cfg.AuditKind == AuditGradient {
-		return s.cfg.AuditCanaries
-	}
-	return 0
-}
-
 func (s *state) setupCanaries(root *rng.Stream) error {
 	m := s.cfg.AuditCanaries
 	if m <= 0 || s.cfg.AuditKind != AuditGradient {
@@ -79,7 +77,9 @@ func (s *state) setupCanaries(root *rng.Stream) error {
 	if h := testAuditHooks; h != nil && h.rateScale > 0 {
 		c.rate = math.Min(1, c.rate*h.rateScale)
 	}
-	s.canary = c
+	s.canaries.grad = c
+	s.features = append(s.features, &canaryFeature{c: c, off: s.clipper.OutDim(),
+		lr: func() (float64, float64) { return s.lrAt(s.now.step), s.acct.expected }})
 	return nil
 }
 
@@ -114,12 +114,12 @@ func (c *gradCanaries) scores() []float64 {
 
 // writeCanaries writes the released block and the private bits.
 func (s *state) writeCanaries() error {
-	if s.out == nil || (s.canary == nil && s.input == nil) {
+	if s.out == nil || (s.canaries.grad == nil && s.canaries.input == nil) {
 		return nil
 	}
 	var rel canaryRelease
 	var truth canaryTruth
-	if c := s.canary; c != nil {
+	if c := s.canaries.grad; c != nil {
 		rel = canaryRelease{Kind: "gradient", Block: c.params, Scores: c.scores()}
 		if h := testAuditHooks; h != nil && h.leakCounts {
 			rel.Counts = c.counts
@@ -129,8 +129,8 @@ func (s *state) writeCanaries() error {
 		if err := s.scoreInputCanaries(); err != nil {
 			return err
 		}
-		rel = canaryRelease{Kind: "input", Scores: s.input.scores}
-		truth = canaryTruth{Kind: "input", Included: s.input.included}
+		rel = canaryRelease{Kind: "input", Scores: s.canaries.input.scores}
+		truth = canaryTruth{Kind: "input", Included: s.canaries.input.included}
 	}
 	b, err := json.Marshal(rel)
 	if err != nil {
@@ -229,14 +229,14 @@ func (s *state) setupInputCanaries(root *rng.Stream) error {
 	nt.X, nt.Y = x, y
 	s.data.train = &nt
 	s.data.test = test.Subset(seq(test.N() - m))
-	s.input = ic
+	s.canaries.input = ic
 	return nil
 }
 
 // scoreInputCanaries scores every canary by its negative loss under the
 // released parameters.
 func (s *state) scoreInputCanaries() error {
-	ic := s.input
+	ic := s.canaries.input
 	if ic == nil || ic.scores != nil {
 		return nil
 	}
@@ -246,9 +246,9 @@ func (s *state) scoreInputCanaries() error {
 		s.model.SetTraining(false)
 		defer s.model.SetTraining(true)
 		for j := 0; j < ic.m; j++ {
-			copy(s.x[:d], ic.x[j*d:(j+1)*d])
-			s.y[0] = ic.y[j]
-			l, _, err := s.model.Evaluate(models.Batch{X: s.x[:d], Y: s.y[:1], N: 1})
+			copy(s.batches.x[:d], ic.x[j*d:(j+1)*d])
+			s.batches.y[0] = ic.y[j]
+			l, _, err := s.model.Evaluate(s.batches.batch(s.batches.x[:d], s.batches.y[:1]))
 			if err != nil {
 				return fmt.Errorf("input canary %d: %w", j, err)
 			}

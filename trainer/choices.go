@@ -348,11 +348,16 @@ const (
 	// point attacks cannot exploit (docs/secure-noise.md). Opt-in: it needs
 	// materialised per-example gradients.
 	NoiseLattice Noise = "lattice"
+	// NoiseBandMF correlates the continuous Gaussian noise across steps by
+	// a b-banded matrix factorization optimised for the run's workload
+	// (Config.Bands), with cyclic Poisson sampling over b parts and the
+	// amplified banded theorem's account (docs/matrix-mechanism.md).
+	NoiseBandMF Noise = "bandmf"
 	// noiseUnset is the default (Default, a Config built in Go): continuous.
 	noiseUnset Noise = ""
 )
 
-var noiseValues = []Noise{NoiseContinuous, NoiseLattice}
+var noiseValues = []Noise{NoiseContinuous, NoiseLattice, NoiseBandMF}
 
 func (n Noise) String() string { return string(n) }
 

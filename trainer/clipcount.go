@@ -112,10 +112,6 @@ func clippedCountNote(sigma, sigmaB float64) string {
 	return fmt.Sprintf("clipped count released every step (clipped_count_noised, clipped_frac_noised in release/metrics.jsonl): the count of clipped examples + round(N(0, σ_b²)), an integer drawn exactly (docs/secure-noise.md), σ_b = %g; the account charges each step as one Poisson-subsampled Gaussian at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) = %.4f (σ = %.4f)", sigmaB, mechanism.JointSigma(sigma, sigmaB), sigma)
 }
 
-// hiddenCountReason marks the hidden-state bound not applicable: the count is
-// an intermediate release its analysis does not cover.
-const hiddenCountReason = "the run releases a noised clipped count at every step, which the hidden-state analysis (last iterate only) does not cover"
-
 // checkCountBudget refuses a target ε that the count alone already spends:
 // as σ grows σ_eff tends to σ_b, so no σ can meet it.
 func (a *accounting) checkCountBudget(steps int) error {

@@ -176,7 +176,7 @@ func TestClippedCountVoidsHiddenBound(t *testing.T) {
 	for _, b := range s.Bounds {
 		if b.Name == "hidden" {
 			seen = true
-			if b.Applicable || b.Reason != hiddenCountReason {
+			if b.Applicable || b.Reason != mechanism.HiddenCountReason {
 				t.Errorf("hidden bound applicable=%v, reason %q", b.Applicable, b.Reason)
 			}
 		}

@@ -18,7 +18,44 @@ import (
 // from [Default] and change what you need. JSON field names are the
 // config-file keys and match the CLI flags.
 type Config struct {
-	// Data.
+	DataConfig
+	ModelConfig
+	PreprocessConfig
+	MechanismConfig
+	TrainingConfig
+	AdaptiveConfig
+	RunConfig
+
+	// The fields below follow the sections so that the JSON keys keep
+	// their order, and the settings hash of existing runs its value.
+
+	// PublicData names the public dataset whose first PublicN training
+	// records estimate subspace clipping's basis: a dataset name other than
+	// the private one, or "test" (the first PublicN test records, which
+	// then leave the evaluation set). Empty: the first PublicN training
+	// records are carved out as public, and the claim covers the rest only.
+	PublicData string `json:"public_data,omitempty"`
+	// ClippedCountSigma σ_b > 0 releases each step's count of clipped
+	// examples plus N(0, σ_b²) in release/metrics.jsonl; the step is then
+	// accounted at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) (see clipcount.go). 0: off.
+	ClippedCountSigma float64 `json:"clipped_count_sigma,omitempty"`
+	// AuditCanaries > 0 makes this an audit run (dptrain audit): that many
+	// canaries of kind AuditKind ("gradient": white-box gradient canaries
+	// in an extra block of the released vector), each included with
+	// probability ½. They are records of the audited training set.
+	AuditCanaries int       `json:"audit_canaries,omitempty"`
+	AuditKind     AuditKind `json:"audit_kind,omitempty"`
+	// Distributed is "mpi" for a data-parallel run (mpirun -np N dptrain
+	// train --distributed mpi; Options.Reducer carries the ranks). Not part
+	// of the settings hash: the mechanism is the same for any number of
+	// ranks, so a run may resume with another.
+	Distributed Distributed `json:"distributed,omitempty"`
+}
+
+// DataConfig is the section of Config for the data: the dataset, where it
+// is, how much of it is used, and its feature map. Its fields are embedded
+// in Config, with the same JSON keys and flags.
+type DataConfig struct {
 	Dataset    Dataset `json:"dataset"`     // "embedded" (Fashion-MNIST subset), "fashion-mnist", "mnist", "cifar10", "synthetic"
 	DataDir    string  `json:"data_dir"`    // explicit data directory (else $DPTRAIN_DATA, Debian's, embedded)
 	TrainLimit int     `json:"train_limit"` // use only the first N training examples (0 = all)
@@ -48,14 +85,23 @@ type Config struct {
 	FeatureNormSigma float64     `json:"feature_norm_sigma"` // "private": noise multiplier of the statistics
 	FeatureNormClip  float64     `json:"feature_norm_clip"`  // "private": L2 clip of each example's statistics
 	FeatureCache     string      `json:"feature_cache"`      // directory for cached features ("" = user cache dir)
+}
 
-	// Model.
+// ModelConfig is the section of Config for the model. Its fields are
+// embedded in Config, with the same JSON keys and flags.
+type ModelConfig struct {
 	Model  Model `json:"model"`  // "logreg", "linreg", "mlp", "cnn", "resnet20", "resnet22", "scatcnn" (CNN on ScatterNet features)
 	Hidden []int `json:"hidden"` // MLP hidden widths
 	// WeightStd makes the ResNets' convolutions weight-standardised
 	// (models/nn.WSConv2d; De et al. 2022).
 	WeightStd bool `json:"weight_std,omitempty"`
+}
 
+// PreprocessConfig is the section of Config for feature preprocessing:
+// DPSGD-F, tabular scaling by declared bounds, and SRDP-accounted
+// preprocessing. Its fields are embedded in Config, with the same JSON keys
+// and flags.
+type PreprocessConfig struct {
 	// Feature preprocessing: DPSGD-F private centering (paper 001).
 	DPSGDF bool `json:"dpsgdf"`
 	// DPSGDFVariant is "practical" (Algorithm 3, the paper's experiments;
@@ -86,8 +132,12 @@ type Config struct {
 	EigenGapMin float64    `json:"eigen_gap_min"` // PCA: declared min eigengap δ_min of every admissible dataset
 	SigmaMin    float64    `json:"sigma_min"`     // standardize: declared smallest feature std
 	LipschitzMu float64    `json:"lipschitz_mu"`  // μ: clipped gradient's Lipschitz constant in the input, in units of C (0: unknown, 2C cap)
+}
 
-	// Sampling.
+// MechanismConfig is the section of Config for the step's mechanism:
+// sampling, clipping, noise and the privacy target. Its fields are embedded
+// in Config, with the same JSON keys and flags.
+type MechanismConfig struct {
 	Sampler   mechanism.Sampler `json:"sampler"`    // "poisson", "twice", "shuffle"
 	BatchSize int               `json:"batch_size"` // expected (Poisson) or fixed (shuffle) batch size
 	Q2        float64           `json:"q2"`         // coordinate sampling rate (twice sampling)
@@ -116,8 +166,16 @@ type Config struct {
 	// their hash keep their bytes) or "lattice" (exact lattice sum and
 	// exactly sampled integer noise: docs/secure-noise.md).
 	Noise Noise `json:"noise,omitempty"`
+	// Bands is b for noise bandmf: the strategy's bands, and the parts of
+	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling); other
+	// noises ignore it.
+	Bands int `json:"bands,omitempty"`
+}
 
-	// Length.
+// TrainingConfig is the section of Config for the length of the run, the
+// optimizer and what is released of the iterates. Its fields are embedded in
+// Config, with the same JSON keys and flags.
+type TrainingConfig struct {
 	Epochs float64 `json:"epochs"` // used when Steps = 0
 	Steps  int     `json:"steps"`
 
@@ -143,6 +201,12 @@ type Config struct {
 	// Augmult K > 1: each example's gradient is the mean over K random
 	// crops and flips, clipped once (trainer/augment.go). 0 or 1 = off.
 	Augmult int `json:"augmult,omitempty"`
+}
+
+// AdaptiveConfig is the section of Config for adaptive clipping and the
+// per-instance diagnostic. Its fields are embedded in Config, with the same
+// JSON keys and flags.
+type AdaptiveConfig struct {
 	// ClipQuantile γ ∈ (0,1) adapts the clip norm to a private estimate of
 	// the γ-quantile of the gradient norms, starting at ClipNorm, with
 	// geometric step QuantileLR (0: 0.2) and count noise QuantileCountSigma
@@ -155,8 +219,12 @@ type Config struct {
 	// (docs/per-instance.md#gaussian-mechanism-and-dp-sgd) of the
 	// first PerInstance training examples: a curator-only diagnostic.
 	PerInstance int `json:"per_instance"`
+}
 
-	// Engine.
+// RunConfig is the section of Config for the engine, reproducibility and the
+// outputs. Its fields are embedded in Config, with the same JSON keys and
+// flags.
+type RunConfig struct {
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
 
 	// Reproducibility and output.
@@ -189,27 +257,6 @@ type Config struct {
 	// completes (it holds the noise seed: never release it); by default a
 	// completed run removes it.
 	KeepCheckpoint bool `json:"keep_checkpoint,omitempty"`
-	// PublicData names the public dataset whose first PublicN training
-	// records estimate subspace clipping's basis: a dataset name other than
-	// the private one, or "test" (the first PublicN test records, which
-	// then leave the evaluation set). Empty: the first PublicN training
-	// records are carved out as public, and the claim covers the rest only.
-	PublicData string `json:"public_data,omitempty"`
-	// ClippedCountSigma σ_b > 0 releases each step's count of clipped
-	// examples plus N(0, σ_b²) in release/metrics.jsonl; the step is then
-	// accounted at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2) (see clipcount.go). 0: off.
-	ClippedCountSigma float64 `json:"clipped_count_sigma,omitempty"`
-	// AuditCanaries > 0 makes this an audit run (dptrain audit): that many
-	// canaries of kind AuditKind ("gradient": white-box gradient canaries
-	// in an extra block of the released vector), each included with
-	// probability ½. They are records of the audited training set.
-	AuditCanaries int       `json:"audit_canaries,omitempty"`
-	AuditKind     AuditKind `json:"audit_kind,omitempty"`
-	// Distributed is "mpi" for a data-parallel run (mpirun -np N dptrain
-	// train --distributed mpi; Options.Reducer carries the ranks). Not part
-	// of the settings hash: the mechanism is the same for any number of
-	// ranks, so a run may resume with another.
-	Distributed Distributed `json:"distributed,omitempty"`
 }
 
 // Default is the embedded default run: the MNIST CNN on the embedded
@@ -217,34 +264,34 @@ type Config struct {
 func Default() Config {
 	// Tramèr & Boneh's end-to-end CNN settings (momentum 0.9, C = 0.1,
 	// large lr), scaled to the 5,000-image subset: q ≈ 0.1, 15 epochs.
-	return Config{
-		Dataset:          DatasetEmbedded,
-		Model:            ModelCNN,
-		Sampler:          "poisson",
-		BatchSize:        512,
-		Clip:             "flat",
-		ClipNorm:         0.1,
-		Epsilon:          3,
-		Delta:            1e-5,
-		Epochs:           15,
-		Optimizer:        OptimizerMomentum,
-		LR:               4,
-		Momentum:         0.9,
-		Schedule:         ScheduleConstant,
-		MaxPhysicalBatch: 128,
-		Seed:             1,
-		Seeded:           false, // DP noise and sampling from crypto/rand
-		EvalEvery:        20,
-		CheckpointEvery:  50,
-		Plots:            true,
-		D0:               100,
-		PublicN:          200,
-		PowerIters:       2,
-		FeatureNorm:      FeatureNormGroup,
-		FeatureGroups:    27,
-		FeatureNormSigma: 8,
-		FeatureNormClip:  30,
-	}
+	var c Config
+	c.Dataset = DatasetEmbedded
+	c.Model = ModelCNN
+	c.Sampler = "poisson"
+	c.BatchSize = 512
+	c.Clip = "flat"
+	c.ClipNorm = 0.1
+	c.Epsilon = 3
+	c.Delta = 1e-5
+	c.Epochs = 15
+	c.Optimizer = OptimizerMomentum
+	c.LR = 4
+	c.Momentum = 0.9
+	c.Schedule = ScheduleConstant
+	c.MaxPhysicalBatch = 128
+	c.Seed = 1
+	c.Seeded = false // DP noise and sampling from crypto/rand
+	c.EvalEvery = 20
+	c.CheckpointEvery = 50
+	c.Plots = true
+	c.D0 = 100
+	c.PublicN = 200
+	c.PowerIters = 2
+	c.FeatureNorm = FeatureNormGroup
+	c.FeatureGroups = 27
+	c.FeatureNormSigma = 8
+	c.FeatureNormClip = 30
+	return c
 }
 
 // Validate's faults are sorted into sections, one sentinel each, so that a
@@ -677,8 +724,11 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
-	if !k.Noise.Lattice() {
+	if k.Noise == NoiseContinuous {
 		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
+	}
+	if k.Noise != NoiseBandMF {
+		k.Bands = 0 // read by noise bandmf only
 	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
@@ -692,6 +742,7 @@ func (c *Config) validateNoise(f *faults) {
 		f.add(checkChoice("noise", c.Noise, noiseValues))
 	}
 	bad := f.bad
+	c.validateBandMF(f)
 	if !c.Noise.Lattice() {
 		return
 	}
@@ -715,5 +766,41 @@ func (c *Config) validateNoise(f *faults) {
 	}
 	if c.Radius > 0 {
 		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
+	}
+}
+
+// validateBandMF checks noise bandmf's settings and refuses what its account
+// (the amplified banded theorem under cyclic Poisson sampling) does not cover.
+func (c *Config) validateBandMF(f *faults) {
+	bad := f.bad
+	if c.Noise != NoiseBandMF {
+		// Bands is read by noise bandmf only (so that a sweep can put the
+		// noise on an axis with one --bands); other runs ignore it, and so
+		// does their hash.
+		return
+	}
+	if c.Bands < 1 {
+		bad("noise bandmf needs bands >= 1 (1: DP-SGD), got %d", c.Bands)
+	}
+	if c.Sampler != mechanism.Poisson {
+		bad("noise bandmf samples cyclically over its bands (Poisson within a part); leave sampler at poisson, got %s", c.Sampler)
+	}
+	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
+		bad("noise bandmf supports clip flat or per-layer (isotropic noise), got %s", c.Clip)
+	}
+	if c.FinalOnly || c.Radius > 0 {
+		bad("noise bandmf does not support final_only or radius (the hidden-state bound assumes independent noise)")
+	}
+	if c.ClipQuantile > 0 || c.ClippedCountSigma > 0 {
+		bad("noise bandmf does not support clip_quantile or clipped_count_sigma (their counts are accounted with Poisson sampling)")
+	}
+	if c.AuditCanaries > 0 {
+		bad("noise bandmf does not support audit runs")
+	}
+	if c.Preprocess != PreprocessNone {
+		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
+	}
+	if c.Distributed != "" {
+		bad("noise bandmf is not offered for distributed runs yet")
 	}
 }

@@ -23,19 +23,33 @@ type prepared struct {
 	source      string
 	prefix      []accountant.Event // private preprocessing, composed before step 1
 	notes       []string
+	// privNotes are curator-only notes (private/summary.json): facts of
+	// this machine's run, such as whether the feature cache held the
+	// training features.
+	privNotes []string
 	// pre is the sensitivity of the non-private preprocessing (nil: none).
 	pre *preprocess.Sensitivity
 	// transforms are the steps applied to every record, as model.bin
 	// records them for predict (public or privately released statistics).
 	transforms []models.Transform
+	// digest identifies the data as read (before any preprocessing);
+	// released are the statistics released from them before training, and
+	// resumed the checkpoint's, which a resumed run reuses (nil: a fresh
+	// run). See resumedata.go.
+	digest   DataDigest
+	released releasedStats
+	resumed  *releasedStats
 }
 
 // loadData loads and prepares the data; root is the run's root random
 // stream, from which the noise of any private preprocessing is derived.
-func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*prepared, error) {
+// On a resume, resume is the checkpoint's record of the data: data that
+// differ from it are refused (ErrDataChanged), and its released statistics
+// are reused.
+func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset, resume *dataRecord) (*prepared, error) {
 	l, src, err := loadNamed(cfg.Dataset, cfg)
 	if cfg.Dataset == InMemory {
-		l, src, err = inMemory(train, test, cfg.Seed)
+		l, src, err = inMemory(train, test)
 	}
 	if err != nil {
 		return nil, err
@@ -52,6 +66,14 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 	}
 	if err := p.test.CheckFinite(); err != nil {
 		return nil, fmt.Errorf("dataset %s (test): %w", cfg.Dataset, err)
+	}
+	trainFile, testFile := dataFiles(cfg, src)
+	p.digest = DigestData(p.train, p.test, trainFile, testFile)
+	if resume != nil {
+		if err := resume.Digest.Check(p.digest); err != nil {
+			return nil, err
+		}
+		p.resumed = &resume.Released
 	}
 	if cfg.Features == FeaturesScatterNet {
 		if err := applyScatterNet(cfg, p, root); err != nil {
@@ -83,6 +105,10 @@ func loadData(cfg *Config, root *rng.Stream, train, test *datasets.Dataset) (*pr
 		}
 		p.notes = append(p.notes, fmt.Sprintf("features normalised to L2 norm %g per record (no privacy cost)", cfg.FeatureCF))
 		p.transforms = append(p.transforms, models.Transform{Type: "l2_normalize", C: cfg.FeatureCF})
+	case cfg.Features == FeaturesRaw:
+		if w := scaleAdvice(p.test); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	}
 	return p, nil
 }
@@ -153,6 +179,16 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 	if err != nil {
 		return fmt.Errorf("dpsgdf: %w", err)
 	}
+	if cen, err = reuseCentering(p, cen, d); err != nil {
+		return err
+	} else if p.resumed != nil {
+		// The checkpoint's mean, released before: the fresh one is dropped.
+		trainX = append(trainX[:0], p.train.X...)
+		if err := cen.ApplyInPlace32(trainX, n, d); err != nil {
+			return fmt.Errorf("dpsgdf: %w", err)
+		}
+	}
+	p.released.DPSGDF = cen
 	testX := append([]float32(nil), p.test.X...)
 	if err := cen.ApplyInPlace32(testX, p.test.N(), d); err != nil {
 		return fmt.Errorf("dpsgdf: %w", err)
@@ -173,13 +209,15 @@ func applyDPSGDF(cfg *Config, p *prepared, root *rng.Stream) error {
 func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 	d := p.train.Dim()
 	if len(p.train.Shape) != 1 {
-		return fmt.Errorf("scale %s: needs tabular features; dataset %s has shape %v", cfg.Scale, p.train.Name, p.train.Shape)
+		return fmt.Errorf("%w: scale %s: needs tabular features; dataset %s has shape %v", ErrInvalidConfig, cfg.Scale, p.train.Name, p.train.Shape)
 	}
 	b, err := preprocess.ParseFeatureBounds(cfg.FeatureBounds, d)
 	if err != nil {
-		return fmt.Errorf("scale %s: %w", cfg.Scale, err)
+		// Bounds the user typed (a count, an order, a file): bad input.
+		return fmt.Errorf("%w: scale %s: %w", ErrInvalidConfig, cfg.Scale, err)
 	}
 	t := models.Transform{Type: "clip_scale", Lo: b.Lo, Hi: b.Hi}
+	p.notes = append(p.notes, clipReport(p.test, b))
 	var note string
 	switch cfg.Scale {
 	case ScaleMinMax:
@@ -202,9 +240,20 @@ func applyScale(cfg *Config, p *prepared, root *rng.Stream) error {
 		if err != nil {
 			return fmt.Errorf("scale standardize: %w", err)
 		}
-		t.Mean, t.Scale = st.Mean, st.Std
+		rel := &standardizeStats{Mean: st.Mean, Std: st.Std, NoiseStd: st.NoiseStd}
+		if old, err := storedStat(p, "standardisation statistics", func(r *releasedStats) *standardizeStats { return r.Standardize },
+			func(s *standardizeStats) int { return min(len(s.Mean), len(s.Std)) }, d); err != nil {
+			return fmt.Errorf("scale standardize: %w", err)
+		} else if old != nil {
+			rel = old // released before the checkpoint: reused, never redrawn
+		}
+		p.released.Standardize = rel
+		t.Mean, t.Scale = rel.Mean, rel.Std
 		p.prefix = append(p.prefix, ev)
-		note = fmt.Sprintf("features clipped to the declared bounds and standardised by a private mean and std (Gaussian, noise multiplier σ = %.4g (%s), noise std %.4g on each sum; composed into the account)", sigma, how, st.NoiseStd)
+		note = fmt.Sprintf("features clipped to the declared bounds and standardised by a private mean and std (Gaussian, noise multiplier σ = %.4g (%s), noise std %.4g on each sum; composed into the account)", sigma, how, rel.NoiseStd)
+		if w := noiseAdvice(p.test, b, rel.NoiseStd, p.train.N()); w != "" {
+			p.notes = append(p.notes, w)
+		}
 	default:
 		return fmt.Errorf("unknown scale %q", cfg.Scale)
 	}
@@ -318,7 +367,10 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 	if err != nil {
 		return err
 	}
-	note := fmt.Sprintf("ScatterNet features (%s, %v per image; data-independent, no privacy cost; cache %s, hits %v/%v)", fcfg, fshape, dir, hit1, hit2)
+	note := fmt.Sprintf("ScatterNet features (%s, %v per image; data-independent, no privacy cost)", fcfg, fshape)
+	// Whether the training features were cached says whether this training
+	// set was seen before on this machine: the curator's, never released.
+	p.privNotes = append(p.privNotes, fmt.Sprintf("ScatterNet feature cache %s: training features cached %v, test features cached %v", dir, hit1, hit2))
 	switch cfg.FeatureNorm {
 	case FeatureNormGroup:
 		for _, ds := range []*datasets.Dataset{train, test} {
@@ -339,6 +391,13 @@ func applyScatterNet(cfg *Config, p *prepared, root *rng.Stream) error {
 		if err != nil {
 			return fmt.Errorf("scatternet private statistics: %w", err)
 		}
+		if old, err := storedStat(p, "ScatterNet channel statistics", func(r *releasedStats) *features.ChannelStats { return r.ScatterNet },
+			func(s *features.ChannelStats) int { return min(len(s.Mean), len(s.Std)) }, len(st.Stats.Mean)); err != nil {
+			return fmt.Errorf("scatternet private statistics: %w", err)
+		} else if old != nil {
+			st.Stats = *old // released before the checkpoint: reused, never redrawn
+		}
+		p.released.ScatterNet = &st.Stats
 		st.Stats.Apply(train.X, train.N(), fshape)
 		st.Stats.Apply(test.X, test.N(), fshape)
 		p.prefix = append(p.prefix, st.Event)
@@ -380,10 +439,50 @@ func applyDPSGDFTheory(cfg *Config, p *prepared, root *rng.Stream) error {
 	if err != nil {
 		return fmt.Errorf("dpsgdf (theory): %w", err)
 	}
+	if cen, err := reuseCentering(p, res.Centering, p.train.Dim()); err != nil {
+		return err
+	} else if p.resumed != nil {
+		// The checkpoint's mean and τ, released before: the fresh ones
+		// are dropped.
+		res.Centering = cen
+		res.X = cen.Transform(preprocess.FromFloat32(p.train.X, p.train.N(), p.train.Dim()))
+	}
+	p.released.DPSGDF = res.Centering
 	p.train = withFeatures(p.train, preprocess.ToFloat32(res.X))
 	p.test = withFeatures(p.test, preprocess.ToFloat32(res.Centering.Transform(preprocess.FromFloat32(p.test.X, p.test.N(), p.test.Dim()))))
 	p.prefix = append(p.prefix, res.Events...)
 	p.transforms = append(p.transforms, models.Transform{Type: "withheld", Name: "dpsgdf theory centring"})
 	p.notes = append(p.notes, fmt.Sprintf("DPSGD-F (Algorithm 2): private mean and quantile τ = %.4g at ρ = %.3g-zCDP each (R = %g), features (x − μ̂, τ) clipped to √2τ", res.Centering.Tau, res.Budget.Rho, cfg.FeatureCF))
 	return nil
+}
+
+// reuseCentering is DPSGD-F's released centring: the checkpoint's on a
+// resume (which must be of the same variant and d features), else fresh.
+func reuseCentering(p *prepared, fresh *preprocess.Centering, d int) (*preprocess.Centering, error) {
+	old, err := storedStat(p, "DPSGD-F centring", func(r *releasedStats) *preprocess.Centering { return r.DPSGDF },
+		func(c *preprocess.Centering) int { return len(c.Mu) }, d)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("dpsgdf: %w", err)
+	case old == nil:
+		return fresh, nil
+	case (old.Tau > 0) != (fresh.Tau > 0) || old.NormC != fresh.NormC:
+		return nil, fmt.Errorf("dpsgdf: %w: the checkpoint's centring is of another variant", ErrInvalidConfig)
+	}
+	return old, nil
+}
+
+// dataFiles names where each split was read from, for the data's digest
+// and for messages: the configured files, the data directory, or the
+// dataset's source.
+func dataFiles(cfg *Config, src string) (train, test string) {
+	switch cfg.Dataset {
+	case DatasetCSV, DatasetNPY:
+		return cfg.TrainFile, cfg.TestFile
+	case DatasetFolder:
+		return filepath.Join(cfg.DataDir, "train"), filepath.Join(cfg.DataDir, "test")
+	case InMemory:
+		return "Options.Train", "Options.Test"
+	}
+	return fmt.Sprintf("%s training split (%s)", cfg.Dataset, src), fmt.Sprintf("%s test split (%s)", cfg.Dataset, src)
 }

@@ -31,22 +31,44 @@ type Reducer interface {
 	Broadcast(buf []byte, root int) error
 }
 
+// oneProcess is the Reducer of a run in one process: one rank, whose
+// reductions leave every buffer as it is. A run without Options.Reducer
+// uses it, so the step reduces the same way whatever the number of ranks.
+type oneProcess struct{}
+
+func (oneProcess) Rank() int                   { return 0 }
+func (oneProcess) Size() int                   { return 1 }
+func (oneProcess) SumFloat32([]float32) error  { return nil }
+func (oneProcess) SumFloat64([]float64) error  { return nil }
+func (oneProcess) SumInt64([]int64) error      { return nil }
+func (oneProcess) MaxFloat64([]float64) error  { return nil }
+func (oneProcess) Broadcast([]byte, int) error { return nil }
+
+// batchShare is this rank's share of a step's batch and, under twice
+// sampling, the examples' coordinate masks.
+type batchShare struct {
+	twice *sampler.Twice  // the sampler that draws the masks; nil without twice sampling
+	masks []*sampler.Mask // one chunk's masks
+	own   []int           // this rank's examples of the batch
+	dist  distMasks       // the masks on one of several ranks
+}
+
 // owned filters a batch's indices to those this rank owns.
 func (s *state) owned(idx []int) []int {
-	if s.dist == nil || s.dist.Size() == 1 {
+	if s.dist.Size() == 1 {
 		return idx
 	}
-	s.ownBuf = s.ownBuf[:0]
-	s.ownMasks.pos = s.ownMasks.pos[:0]
-	s.ownMasks.batch, s.ownMasks.drawn, s.ownMasks.used = len(idx), 0, 0
+	s.share.own = s.share.own[:0]
+	s.share.dist.pos = s.share.dist.pos[:0]
+	s.share.dist.batch, s.share.dist.drawn, s.share.dist.used = len(idx), 0, 0
 	r, n := s.dist.Rank(), s.dist.Size()
 	for p, i := range idx {
 		if i%n == r {
-			s.ownBuf = append(s.ownBuf, i)
-			s.ownMasks.pos = append(s.ownMasks.pos, p)
+			s.share.own = append(s.share.own, i)
+			s.share.dist.pos = append(s.share.dist.pos, p)
 		}
 	}
-	return s.ownBuf
+	return s.share.own
 }
 
 // distMasks keeps twice sampling's coordinate masks on one rank equal to
@@ -66,10 +88,10 @@ type distMasks struct {
 // drawOwnedMasks fills masks with those of the next len(masks) examples
 // this rank owns.
 func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
-	d := &s.ownMasks
+	d := &s.share.dist
 	for _, m := range masks {
 		s.skipMasks(d.pos[d.used])
-		s.twice.FillMask(m)
+		s.share.twice.FillMask(m)
 		d.drawn++
 		d.used++
 	}
@@ -79,34 +101,26 @@ func (s *state) drawOwnedMasks(masks []*sampler.Mask) []*sampler.Mask {
 // skipMasks draws (and drops) the masks of other ranks' examples up to
 // batch position p.
 func (s *state) skipMasks(p int) {
-	d := &s.ownMasks
+	d := &s.share.dist
 	if d.drawn < p && d.scratch == nil {
 		d.scratch = sampler.NewMask(s.clipper.OutDim())
 	}
 	for ; d.drawn < p; d.drawn++ {
-		s.twice.FillMask(d.scratch)
+		s.share.twice.FillMask(d.scratch)
 	}
 }
 
 // reduceStep sums the clipped sum and the step's statistics over ranks.
 func (s *state) reduceStep(sum []float32, st *stepStats) error {
-	if s.dist == nil {
-		return nil
-	}
-	if s.twice != nil {
+	if s.share.twice != nil {
 		// The stream leaves the step where one process's leaves it.
-		s.skipMasks(s.ownMasks.batch)
+		s.skipMasks(s.share.dist.batch)
 	}
 	if err := s.dist.SumFloat32(sum); err != nil {
 		return fmt.Errorf("all-reduce of the clipped sum: %w", err)
 	}
-	if s.acc != nil {
-		// Lattice noise: the exact int64 lattice sums add exactly and in
-		// any order, so every rank then releases one process's lattice
-		// point, with the same noise from the shared stream.
-		if err := s.dist.SumInt64(s.acc); err != nil {
-			return fmt.Errorf("all-reduce of the lattice sum: %w", err)
-		}
+	if err := s.grad.reduce(s.dist); err != nil {
+		return err
 	}
 	v := []float64{st.lossSum, float64(st.n), st.normSum, float64(st.clipped), float64(st.nonFinite), float64(st.normsCount), 0}
 	if s.quant != nil {
@@ -134,9 +148,6 @@ func (s *state) reduceStep(sum []float32, st *stepStats) error {
 // all ranks leave the loop at the same step (one rank alone would leave the
 // others waiting in the next reduction).
 func (s *state) anyStop(stop bool) (bool, error) {
-	if s.dist == nil {
-		return stop, nil
-	}
 	v := []float64{0}
 	if stop {
 		v[0] = 1
@@ -149,9 +160,6 @@ func (s *state) anyStop(stop bool) (bool, error) {
 
 // broadcastBytes sends rank 0's b to every rank (length first).
 func (s *state) broadcastBytes(b []byte) ([]byte, error) {
-	if s.dist == nil {
-		return b, nil
-	}
 	n := make([]byte, 8)
 	binary.LittleEndian.PutUint64(n, uint64(len(b)))
 	if err := s.dist.Broadcast(n, 0); err != nil {
@@ -168,9 +176,10 @@ func (s *state) broadcastBytes(b []byte) ([]byte, error) {
 }
 
 // syncSettings makes every rank start from rank 0's view: ranks whose
-// settings or binaries differ from rank 0's refuse to start.
+// settings or binaries differ from rank 0's refuse to start. One rank has
+// no other to agree with.
 func (s *state) syncSettings() error {
-	if s.dist == nil {
+	if s.dist.Size() == 1 {
 		return nil
 	}
 	if s.dist.Rank() == 0 {
@@ -239,9 +248,6 @@ var buildID = sync.OnceValues(func() (string, error) {
 
 // evalReduce sums an evaluation's loss and correct count over ranks.
 func (s *state) evalReduce(lossSum float64, correct int) (float64, int, error) {
-	if s.dist == nil {
-		return lossSum, correct, nil
-	}
 	v := []float64{lossSum, float64(correct)}
 	if err := s.dist.SumFloat64(v); err != nil {
 		return 0, 0, fmt.Errorf("all-reduce of the evaluation: %w", err)

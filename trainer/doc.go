@@ -37,6 +37,21 @@
 // follows a noisy quantile estimate whose count shares the step's Gaussian
 // mechanism, so σ accounts both and the gradient is noised at z_Δ ≥ σ).
 //
+// Your model on your data, in memory (the runnable programs are the
+// Example functions of example_test.go and ownlib_example_test.go):
+//
+//	train, _ := datasets.FromSlices("mine", rows, labels) // [][]float32, []int
+//	train.SetSchema([]string{"age", "income"}, []string{"no", "yes"})
+//	m, _ := models.New(models.Spec{Arch: "logreg", InputSize: 2, Classes: 2}, models.Options{Seed: 1})
+//	cfg := trainer.Default()
+//	cfg.Epsilon, cfg.Epochs, cfg.BatchSize, cfg.ClipNorm, cfg.LR = 4, 5, 200, 1, 0.5
+//	sum, err := trainer.Run(ctx, cfg, trainer.Options{Model: m, Train: train, Test: test, Log: os.Stderr})
+//	probs, err := m.PredictRecords(raw, n) // m carries the run's preprocessing, columns and classes
+//
+// The test set is public (its figures are published): Options.Test, or
+// Options.HoldOut of the training rows, which the claim then leaves
+// unprotected.
+//
 // The trainer is plumbing: models, samplers, clipping, optimizers and
 // accountants live in their own packages.
 package trainer

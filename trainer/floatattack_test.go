@@ -104,7 +104,8 @@ func TestQuantileCountResistsFloatAttack(t *testing.T) {
 	}, nil); !logOld(t, got) {
 		t.Fatalf("the attack recovered the old release's count at %d of %d steps; it has lost its teeth", got, attackRounds)
 	}
-	cfg := Config{ClipQuantile: 0.5, QuantileCountSigma: sigmaB, ClipNorm: 1}
+	var cfg Config
+	cfg.ClipQuantile, cfg.QuantileCountSigma, cfg.ClipNorm = 0.5, sigmaB, 1
 	q := &quantileState{sigmaB: sigmaB, rng: rng.New(6)}
 	var err error
 	if q.noise, err = newQuantileNoise(cfg.QuantileCountSigma); err != nil {

@@ -67,10 +67,13 @@ func FuzzReadMetrics(f *testing.F) {
 
 // A corrupt checkpoint is refused, never half-restored or a panic.
 func FuzzParseCheckpoint(f *testing.F) {
-	ck, _ := json.Marshal(&checkpoint{Version: checkpointVersion, Step: 3, Params: []byte{1, 2, 3, 4}, Tracker: json.RawMessage(`{}`)})
+	ck, _ := encodeCheckpoint(&checkpoint{Step: 3, Params: []byte{1, 2, 3, 4}, Tracker: json.RawMessage(`{}`), Features: featureStates{featureEMA: json.RawMessage(`{"state":"AQ=="}`)}})
 	f.Add(ck)
 	f.Add([]byte(`{"version":1,"step":-1}`))
 	f.Add([]byte(`{"version":1,"params":"AQID"}`))
+	f.Add([]byte(`{"version":1,"step":2,"params":"AQIDBA==","ema":"AQ==","clip_now":0.5,"instance_norms":[[1,2]]}`))
+	f.Add([]byte(`{"format":"dptrain checkpoint","version":2,"sha256":"00","checkpoint":{"step":1}}`))
+	f.Add([]byte(`{"version":3}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c, err := parseCheckpoint(data)
 		if err != nil {

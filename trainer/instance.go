@@ -11,24 +11,22 @@ import (
 
 	"github.com/dptrain/dptrain/accountant"
 	"github.com/dptrain/dptrain/internal/plotkit"
-	"github.com/dptrain/dptrain/models"
-	"github.com/dptrain/dptrain/objpert"
 )
 
-// trackNorms records, before step t's update, the gradient norms of the
+// instanceNorms returns, before step t's update, the gradient norms of the
 // first PerInstance training examples at the current parameters, whether or
 // not they are sampled: per-instance RDP charges every step
 // (docs/per-instance.md#gaussian-mechanism-and-dp-sgd). It runs before the
 // step's own chunks so their retained state is untouched.
-func (s *state) trackNorms() error {
+func (s *state) instanceNorms(normsSq []float64) ([]float64, error) {
 	n := s.cfg.PerInstance
-	mb, in, k := s.model.MaxBatch(), s.model.InputSize(), len(s.model.Groups())
+	mb, k := s.model.MaxBatch(), len(s.model.Groups())
 	row := make([]float64, n)
 	// In a distributed run each rank computes the norms of the examples it
 	// owns and the rows (zero elsewhere) are summed over ranks, exactly:
 	// every rank holds one process's row, and rank 0 alone writes it.
 	own := seq(n)
-	if s.dist != nil && s.dist.Size() > 1 {
+	if s.dist.Size() > 1 {
 		own = own[:0]
 		for i := range n {
 			if i%s.dist.Size() == s.dist.Rank() {
@@ -39,26 +37,22 @@ func (s *state) trackNorms() error {
 	for off := 0; off < len(own); off += mb {
 		b := min(mb, len(own)-off)
 		idx := own[off : off+b]
-		s.data.train.Gather(idx, s.x[:b*in], s.y[:b])
-		batch := models.Batch{X: s.x[:b*in], Y: s.y[:b], N: b}
-		if err := s.model.PerSampleNormsSq(batch, s.normsSq[:b*k], s.losses[:b]); err != nil {
-			return fmt.Errorf("per-instance norms: %w", err)
+		batch := s.batches.gather(s.data.train, idx)
+		if err := s.model.PerSampleNormsSq(batch, normsSq[:b*k], s.batches.losses[:b]); err != nil {
+			return nil, fmt.Errorf("per-instance norms: %w", err)
 		}
 		for i := 0; i < b; i++ {
 			var sq float64
-			for _, v := range s.normsSq[i*k : (i+1)*k] {
+			for _, v := range normsSq[i*k : (i+1)*k] {
 				sq += v
 			}
 			row[idx[i]] = math.Sqrt(sq)
 		}
 	}
-	if s.dist != nil {
-		if err := s.dist.SumFloat64(row); err != nil {
-			return fmt.Errorf("all-reduce of the per-instance norms: %w", err)
-		}
+	if err := s.dist.SumFloat64(row); err != nil {
+		return nil, fmt.Errorf("all-reduce of the per-instance norms: %w", err)
 	}
-	s.piNorms = append(s.piNorms, row)
-	return nil
+	return row, nil
 }
 
 // instanceEpsilons is each tracked example's per-instance ε at delta: at
@@ -115,11 +109,11 @@ func instanceEpsilons(norms [][]float64, q, sigma, clip, delta float64) ([]float
 
 // instanceReport computes the tracked examples' per-instance ε at the run's
 // δ, writes per_instance.csv and a histogram, and returns summary notes.
-func (s *state) instanceReport() ([]string, error) {
-	if len(s.piNorms) == 0 {
+func (s *state) instanceReport(norms [][]float64) ([]string, error) {
+	if len(norms) == 0 {
 		return nil, nil
 	}
-	eps, err := instanceEpsilons(s.piNorms, s.acct.q, s.sigma, s.cfg.ClipNorm, s.cfg.Delta)
+	eps, err := instanceEpsilons(norms, s.acct.q, s.sigma, s.cfg.ClipNorm, s.cfg.Delta)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +123,7 @@ func (s *state) instanceReport() ([]string, error) {
 	notes := []string{
 		fmt.Sprintf("per-instance ε of the first %d training examples at δ = %g: min %.4f, median %.4f, 90%% %.4f, max %.4f (run's ε: %.4f)",
 			len(eps), s.cfg.Delta, sorted[0], q(0.5), q(0.9), sorted[len(sorted)-1], s.bestEpsilon()),
-		"per-instance: " + objpert.RenyiFilterCaveat,
+		"per-instance: " + accountant.PerInstanceCaveat,
 	}
 	if s.out == nil {
 		return notes, nil

@@ -36,7 +36,7 @@ func TestLatticeStepReleasesExactSum(t *testing.T) {
 	if err := s.setup(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := s.grad.(latticeGradients); !ok {
+	if _, ok := s.grad.(*latticeGradients); !ok {
 		t.Fatalf("noise lattice chose the %T strategy", s.grad)
 	}
 	params := append([]float32(nil), s.model.Params()...)
@@ -44,12 +44,12 @@ func TestLatticeStepReleasesExactSum(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.stepNo = 1
+	s.now.step = 1
 	if _, err := s.step(); err != nil {
 		t.Fatal(err)
 	}
-	released := append([]float32(nil), s.sum...)
-	if len(s.idx) == 0 {
+	released := append([]float32(nil), s.now.sum...)
+	if len(s.now.idx) == 0 {
 		t.Fatal("the step sampled no examples")
 	}
 	copy(s.model.Params(), params) // the gradients at the step's parameters
@@ -61,8 +61,8 @@ func TestLatticeStepReleasesExactSum(t *testing.T) {
 	}
 	acc := make([]int64, d)
 	g := make([]float32, d)
-	for _, i := range s.idx {
-		if err := s.model.PerSampleGrads(s.gather([]int{i}), g, s.losses[:1]); err != nil {
+	for _, i := range s.now.idx {
+		if err := s.model.PerSampleGrads(s.gather([]int{i}), g, s.batches.losses[:1]); err != nil {
 			t.Fatal(err)
 		}
 		nz.Quantize(g, acc)

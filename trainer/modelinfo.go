@@ -1,12 +1,9 @@
 package trainer
 
 import (
-	"encoding/csv"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/models"
@@ -21,9 +18,15 @@ func (s *state) describeModel(m *models.Net) error {
 		return nil
 	}
 	cfg, test := s.cfg, s.data.test
+	// What the caller set on its own model (SetInput, SetClasses) stays
+	// where the data names nothing.
+	own, _ := m.Meta()
 	classes := test.ClassNames
 	if classes == nil {
 		classes = cfg.Classes
+	}
+	if classes == nil {
+		classes = own.Classes
 	}
 	m.SetClasses(classes)
 	m.SetPreprocess(s.data.transforms)
@@ -44,57 +47,39 @@ func (s *state) describeModel(m *models.Net) error {
 			in.Channels = "rgb"
 		}
 	case len(test.Shape) == 1:
-		in.Kind = "table"
+		in = models.Input{Kind: "table", Columns: test.Columns, LabelColumn: test.LabelColumn, LabelIndex: test.LabelIndex}
+	}
+	if cfg.Dataset == InMemory && test.Columns == nil && own.Input.Kind != "" {
+		in = own.Input
 	}
 	m.SetInput(in)
 	return nil
 }
 
-// tableInput describes a CSV table's feature columns and label column: the
-// header's names when the file has a header line (label given by name,
-// 0-based index, negative from the end, or "" for the last column).
+// describeReturned records in the caller's model (Options.Model) what
+// release/model.bin would record, also when the run writes no files: the
+// model Run leaves behind predicts from raw records with PredictRecords.
+func (s *state) describeReturned() error {
+	if m, ok := s.model.(*models.Net); ok && s.out == nil {
+		return s.describeModel(m)
+	}
+	return nil
+}
+
+// tableInput describes a CSV table's feature columns and label column, as
+// the one CSV reader reads them for training (loadCSV): the header's names
+// when the file has a header line (label given by name, 0-based index,
+// negative from the end, or "" for the last column).
 func tableInput(path, label string) (models.Input, error) {
-	in := models.Input{Kind: "table"}
-	li := -1
-	if label != "" {
-		if i, err := strconv.Atoi(label); err == nil {
-			li = i
-		}
+	opts := datasets.CSVOptions{SniffHeader: true, LabelIndex: -1}
+	if i, err := strconv.Atoi(label); err == nil {
+		opts.LabelIndex = i
+	} else {
+		opts.Label = label
 	}
-	header, err := datasets.SniffCSVHeader(path, li)
+	t, err := datasets.LoadTable(path, opts)
 	if err != nil {
-		return in, err
+		return models.Input{}, err
 	}
-	fh, err := os.Open(path)
-	if err != nil {
-		return in, err
-	}
-	defer fh.Close()
-	rec, err := csv.NewReader(fh).Read()
-	if err != nil {
-		return in, fmt.Errorf("csv %s: %w", path, err)
-	}
-	if li < 0 {
-		li += len(rec)
-	}
-	if label != "" && header {
-		for j, h := range rec {
-			if strings.TrimSpace(h) == label {
-				li = j
-			}
-		}
-	}
-	if li < 0 || li >= len(rec) {
-		return in, fmt.Errorf("csv %s: label column %q outside its %d columns", path, label, len(rec))
-	}
-	in.LabelColumn, in.LabelIndex = strconv.Itoa(li), li
-	if header {
-		in.LabelColumn = strings.TrimSpace(rec[li])
-		for j, h := range rec {
-			if j != li {
-				in.Columns = append(in.Columns, strings.TrimSpace(h))
-			}
-		}
-	}
-	return in, nil
+	return models.Input{Kind: "table", Columns: t.Columns, LabelColumn: t.LabelColumn, LabelIndex: t.LabelIndex}, nil
 }

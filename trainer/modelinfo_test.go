@@ -12,7 +12,7 @@ import (
 func TestTableInput(t *testing.T) {
 	dir := t.TempDir()
 	withHeader := filepath.Join(dir, "h.csv")
-	os.WriteFile(withHeader, []byte("target,a,b,c\nyes,1,2,3\n"), 0o644)
+	os.WriteFile(withHeader, []byte("target,a,b,c\n1,1,2,3\n"), 0o644)
 	bare := filepath.Join(dir, "b.csv")
 	os.WriteFile(bare, []byte("1,2,3,0\n"), 0o644)
 	for _, tc := range []struct {

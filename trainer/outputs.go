@@ -207,7 +207,10 @@ type releasedSummary struct {
 	LatticeK     int                `json:"lattice_k,omitempty" prov:"config"`
 	// D0Used is hybrid clipping's d0 as clipped and accounted: min(d0, D).
 	D0Used float64 `json:"d0_used,omitempty" prov:"config"`
-	Config Config  `json:"config" prov:"config"`
+	// Sweep, for a run of a sweep: the sweep's total ε, which covers a
+	// run picked from its table, and why (sweeptotal.go).
+	Sweep  *SweepShare `json:"sweep,omitempty" prov:"account"`
+	Config Config      `json:"config" prov:"config"`
 }
 
 // publishNote is written into release/summary.json; seededPublishNote
@@ -236,7 +239,7 @@ func releasedSummaryOf(s *Summary, cfg Config) releasedSummary {
 		Steps: s.Steps, PlannedSteps: s.PlannedStep, Sigma: s.Sigma, Calibrated: s.Calibrated, Q: s.Q, Delta: s.Delta,
 		Epsilon: s.Epsilon, Best: s.Best, Notes: notes, Stopped: s.Stopped,
 		NoiseVar: s.NoiseVariance, Sensitivity: s.Sensitivity, NoiseSeeded: s.NoiseSeeded, Config: cfg,
-		Noise: s.Noise, LatticeK: s.LatticeK,
+		Noise: s.Noise, LatticeK: s.LatticeK, Sweep: s.Sweep,
 	}
 	if !s.TestWithheld {
 		out.TestAcc, out.TestLoss = &s.TestAcc, &s.TestLoss

@@ -44,7 +44,7 @@ func main() {
 	cfg := trainer.Default()
 	cfg.Epsilon, cfg.Delta, cfg.Epochs, cfg.BatchSize, cfg.ClipNorm, cfg.LR = 3, 1e-4, 3, 100, 1, 0.5
 	cfg.Seeded, cfg.Plots = true, false
-	sum, err := trainer.Run(context.Background(), cfg, trainer.Options{Model: m, Train: train})
+	sum, err := trainer.Run(context.Background(), cfg, trainer.Options{Model: m, Train: train, HoldOut: 0.2})
 	if err != nil {
 		panic(err)
 	}

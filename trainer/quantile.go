@@ -90,6 +90,13 @@ func (q *quantileState) ratio() float64 { return q.c0 / q.c }
 // scales is the norm-only path: clip at C_t through the C_0 clipper and
 // count the examples within C_t. normsSq is left unchanged.
 func (q *quantileState) scales(nc clip.NormClipper, normsSq []float64, b, k int, scales []float32) clip.Stats {
+	return q.scalesObserving(nc, normsSq, b, k, scales, true)
+}
+
+// scalesObserving is scales, counting the norms into the step's quantile
+// count only when observe is set (a chunk recomputed without its dropped
+// examples is counted once, in its first pass).
+func (q *quantileState) scalesObserving(nc clip.NormClipper, normsSq []float64, b, k int, scales []float32, observe bool) clip.Stats {
 	r := q.ratio()
 	if cap(q.scratch) < len(normsSq) {
 		q.scratch = make([]float64, len(normsSq))
@@ -101,7 +108,9 @@ func (q *quantileState) scales(nc clip.NormClipper, normsSq []float64, b, k int,
 			sc[j] = normsSq[j] * r * r
 			ss += normsSq[j]
 		}
-		q.observe(math.Sqrt(ss))
+		if observe {
+			q.observe(math.Sqrt(ss))
+		}
 	}
 	st := nc.Scales(sc, b, scales)
 	for j := range scales[:b*k] {
@@ -182,25 +191,23 @@ func (c *Config) validateQuantile(bad func(string, ...any)) {
 	}
 }
 
-// setupRecipes builds the augmenter and the adaptive clip state once σ is
-// fixed.
+// setupRecipes notes augmentation multiplicity and builds the adaptive
+// clip state once σ is fixed.
 func (s *state) setupRecipes(root *rng.Stream) error {
 	cfg := &s.cfg
 	if cfg.Augmult > 1 {
-		a, err := newAugmenter(cfg.Augmult, s.data.train.Shape, cfg.Seed)
-		if err != nil {
-			return err
-		}
-		s.aug = a
-		s.notes = append(s.notes, fmt.Sprintf("augmult K = %d: each example's gradient is the mean over %d random crops (reflect pad %d) and flips, clipped once: sensitivity C as without it", cfg.Augmult, cfg.Augmult, AugPad))
+		// The augmenter itself belongs to the gradient strategy
+		// (newGradients).
+		s.notes.public = append(s.notes.public, fmt.Sprintf("augmult K = %d: each example's gradient is the mean over %d random crops (reflect pad %d) and flips, clipped once: sensitivity C as without it", cfg.Augmult, cfg.Augmult, AugPad))
 	}
 	if cfg.ClipQuantile > 0 {
-		q, err := newQuantile(cfg, s.mech, s.sigma, root.Child("clip-quantile"))
+		q, err := newQuantile(cfg, s.acct.mech, s.sigma, root.Child("clip-quantile"))
 		if err != nil {
 			return err
 		}
 		s.quant = q
-		s.notes = append(s.notes, fmt.Sprintf("adaptive clipping to the %g-quantile (η_C = %g, count noise σ_b = %.4g): σ = %.4f accounts gradient and count together; the gradient is noised at z_Δ = %.4f·C_t (Andrew et al. 2021)", q.gamma, q.eta, q.sigmaB, s.sigma, q.zDelta))
+		s.features = append(s.features, &quantileFeature{q: q})
+		s.notes.public = append(s.notes.public, fmt.Sprintf("adaptive clipping to the %g-quantile (η_C = %g, count noise σ_b = %.4g): σ = %.4f accounts gradient and count together; the gradient is noised at z_Δ = %.4f·C_t (Andrew et al. 2021)", q.gamma, q.eta, q.sigmaB, s.sigma, q.zDelta))
 	}
 	return nil
 }

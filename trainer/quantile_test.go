@@ -151,7 +151,8 @@ func TestQuantileClipsAtCurrentNorm(t *testing.T) {
 // γ), a batch of 500 per step and the default count noise, from C_0 = 0.05.
 func TestQuantileConverges(t *testing.T) {
 	for _, gamma := range []float64{0.3, 0.5, 0.9} {
-		cfg := Config{ClipQuantile: gamma, ClipNorm: 0.05}
+		var cfg Config
+		cfg.ClipQuantile, cfg.ClipNorm = gamma, 0.05
 		sp := mechanism.Spec{Sampler: mechanism.Poisson, N: 1000, Batch: 500, Clip: mechanism.Flat, C: cfg.ClipNorm, ClipQuantile: gamma}
 		cl, err := sp.NewClipper(10, nil)
 		if err != nil {
@@ -214,8 +215,9 @@ func TestQuantileRun(t *testing.T) {
 	resumed := run(t, r, Options{Resume: true})
 	a := mustCheckpoint(t, c.OutDir)
 	b := mustCheckpoint(t, r.OutDir)
-	if !slices.Equal(a.Params, b.Params) || a.ClipNow != b.ClipNow || a.ClipNow == c.ClipNorm {
-		t.Fatalf("resumed run differs: C %v vs %v (C_0 %v)", b.ClipNow, a.ClipNow, c.ClipNorm)
+	qa, qb := mustFeature[quantileCheckpoint](t, a, featureQuantile), mustFeature[quantileCheckpoint](t, b, featureQuantile)
+	if !slices.Equal(a.Params, b.Params) || qa.ClipNow != qb.ClipNow || qa.ClipNow == c.ClipNorm {
+		t.Fatalf("resumed run differs: C %v vs %v (C_0 %v)", qb.ClipNow, qa.ClipNow, c.ClipNorm)
 	}
 	if resumed.Best.Epsilon != full.Best.Epsilon {
 		t.Fatalf("resumed ε %v, want %v", resumed.Best.Epsilon, full.Best.Epsilon)

@@ -41,12 +41,12 @@ func (s *state) evaluateNow(step int) bool {
 // record writes one step: its released part to release/metrics.jsonl and,
 // with private diagnostics, the whole record to private/diagnostics.jsonl.
 func (s *state) record(rec *Record, step int) error {
-	if s.metrics != nil {
-		if err := s.metrics.write(rec.released()); err != nil {
+	if s.logs.metrics != nil {
+		if err := s.logs.metrics.write(rec.released()); err != nil {
 			return err
 		}
 	}
-	if s.diag != nil {
+	if s.logs.diag != nil {
 		// JSON has no ±Inf or NaN: a training statistic that is not finite
 		// (a record of 3e38) is written as 0 and named, rather than
 		// failing the write, which would stop the run on the data.
@@ -59,7 +59,7 @@ func (s *state) record(rec *Record, step int) error {
 				*f.v, d.NonFinite = 0, append(d.NonFinite, f.name)
 			}
 		}
-		if err := s.diag.write(&d); err != nil {
+		if err := s.logs.diag.write(&d); err != nil {
 			return err
 		}
 	}
@@ -106,6 +106,13 @@ func (s *state) divergedAt(step int) bool {
 	return !finiteVec(s.model.Params())
 }
 
+// runLogs are the run's JSON-lines logs: release/metrics.jsonl and, with
+// PrivateDiagnostics, private/diagnostics.jsonl (nil otherwise, and both
+// nil when the run writes nothing).
+type runLogs struct {
+	metrics, diag *metricsLog
+}
+
 // openMetrics opens the metrics logs; a resumed run first keeps exactly the
 // lines of the steps its checkpoint covers.
 func (s *state) openMetrics(resumed bool, upTo int) error {
@@ -114,9 +121,9 @@ func (s *state) openMetrics(resumed bool, upTo int) error {
 		perm os.FileMode
 		dst  **metricsLog
 	}
-	logs := []log{{s.out.release("metrics.jsonl"), 0o644, &s.metrics}}
+	logs := []log{{s.out.release("metrics.jsonl"), 0o644, &s.logs.metrics}}
 	if s.cfg.PrivateDiagnostics {
-		logs = append(logs, log{s.out.private("diagnostics.jsonl"), 0o600, &s.diag})
+		logs = append(logs, log{s.out.private("diagnostics.jsonl"), 0o600, &s.logs.diag})
 	}
 	for _, l := range logs {
 		if resumed {
@@ -134,8 +141,8 @@ func (s *state) openMetrics(resumed bool, upTo int) error {
 }
 
 func (s *state) closeMetrics() {
-	s.metrics.close()
-	s.diag.close()
+	s.logs.metrics.close()
+	s.logs.diag.close()
 }
 
 // truncateSteps rewrites a JSON-lines log keeping the lines whose "step"
@@ -316,8 +323,15 @@ func (s *state) claim(sum *Summary) string {
 	if sum.Best.Accountant == "" {
 		b.WriteString("no valid privacy bound for this run")
 	} else {
-		fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
-			sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
+		if sum.Sweep != nil {
+			sweepClaim(&b, sum.Sweep)
+		} else {
+			fmt.Fprintf(&b, "(ε = %.4g, δ = %g)-DP under %s neighbouring %s (%s) for the model and everything in release/; unit of privacy: one training record",
+				sum.Best.Epsilon, s.cfg.Delta, sum.Best.Relation, NPublic, sum.Best.Accountant)
+		}
+		if s.opts.heldOut > 0 {
+			fmt.Fprintf(&b, "; covers the %d rows of Options.Train trained on, not the %d held out as the test set (Options.HoldOut), whose figures are published without protection", sum.CoveredN, s.opts.heldOut)
+		}
 		if sum.CoveredN < sum.TrainN {
 			fmt.Fprintf(&b, "; covers the %d training records other than the %d carved out as public (those get no protection)", sum.CoveredN, sum.TrainN-sum.CoveredN)
 		}

@@ -23,8 +23,10 @@ var reportPage = template.Must(template.New("report").Parse(`<!doctype html>
 example of the {{.S.TrainN}} training examples can change the probability of anything in this release.
 {{if .S.Noise.Lattice}}The noise is the lattice mechanism (γ = C·2<sup>−{{.S.LatticeK}}</sup>, exact integer noise: docs/secure-noise.md).{{end}}
 {{if .S.NoiseSeeded}}<b>This run's noise was drawn from a fixed seed: it is reproducible, not private.</b>{{end}}</p>
-<p>Not covered by this guarantee: the choice of hyperparameters and of the model, any other run on the same
-data, and the files in <code>private/</code> (never publish them). The test set ({{.S.TestN}} examples) is
+{{if .S.Sweep}}<p><b>This run is run {{.S.Sweep.Run}} of the {{.S.Sweep.Runs}} runs of a sweep.</b> The guarantee above is the
+sweep's total (ε = {{printf "%.4g" .S.Sweep.Total.Epsilon}}), not this run's own ε ({{printf "%.4g" .S.Sweep.Own}}): {{.S.Sweep.Why}}.</p>{{end}}
+<p>Not covered by this guarantee: the choice of hyperparameters and of the model{{if .S.Sweep}} outside the sweep's grid, any run on the
+same data outside the sweep{{else}}, any other run on the same data{{end}}, and the files in <code>private/</code> (never publish them). The test set ({{.S.TestN}} examples) is
 treated as public: the test figures below are computed on it.</p>
 <h2>Result</h2>
 <table><tr><td>test accuracy</td><td>{{.TestAcc}}</td></tr>

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 )
 
 // settingsDiff names every setting (by its config key) that differs between
@@ -77,7 +78,7 @@ func (s *state) checkMechanism(ck *checkpoint) error {
 // the checkpoint's σ. An older checkpoint without one gets the ledger the
 // mechanism implies.
 func (s *state) restoreLedger(ck *checkpoint) error {
-	want := s.mech.LedgerFor(ck.Sigma, ck.Step)
+	want := s.acct.mech.LedgerFor(ck.Sigma, ck.Step)
 	if ck.Ledger == nil {
 		s.acct.ledger = want
 		return nil
@@ -86,5 +87,95 @@ func (s *state) restoreLedger(ck *checkpoint) error {
 		return fmt.Errorf("checkpoint %s: the events it charged are not this run's mechanism's: %w", s.checkpointPath(), err)
 	}
 	s.acct.ledger = ck.Ledger
+	return nil
+}
+
+func (s *state) checkpointPath() string { return s.out.private("checkpoint.json") }
+
+func (s *state) checkpoint(step int) error {
+	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma, Q: s.acct.q,
+		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples,
+		Data: &dataRecord{Digest: s.data.digest, Released: s.data.released}}
+	var err error
+	if ck.Optimizer, err = s.opt.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint optimizer: %w", err)
+	}
+	if ck.Sampler, err = s.samp.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint sampler: %w", err)
+	}
+	if ck.Noise, err = s.noiseRNG.MarshalBinary(); err != nil {
+		return fmt.Errorf("checkpoint noise: %w", err)
+	}
+	if ck.Tracker, err = s.tracker.MarshalJSON(); err != nil {
+		return fmt.Errorf("checkpoint tracker: %w", err)
+	}
+	ck.Ledger = s.acct.ledger
+	for _, f := range s.features {
+		st, err := f.save()
+		if err != nil {
+			return fmt.Errorf("checkpoint %s: %w", f.name(), err)
+		}
+		if err := ck.Features.put(f.name(), st); err != nil {
+			return err
+		}
+	}
+	var warn []string
+	if s.cfg.FinalOnly {
+		warn = append(warn, "PRIVATE STATE: this run releases only its final model; releasing this checkpoint voids the hidden-state bound")
+	}
+	if !s.cfg.Seeded {
+		warn = append(warn, "SECRET: holds the crypto/rand seed of the DP noise and sampling streams; anyone holding this file can recompute the noise: never release it")
+	}
+	ck.Warning = strings.Join(warn, "; ")
+	return saveCheckpoint(s.checkpointPath(), ck)
+}
+
+func (s *state) restore(ck *checkpoint) error {
+	if ck.Step > s.steps {
+		return fmt.Errorf("checkpoint %s is at step %d, beyond this run's %d steps", s.checkpointPath(), ck.Step, s.steps)
+	}
+	if err := setFloat32s(s.model.Params(), ck.Params); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", s.checkpointPath(), err)
+	}
+	if err := s.opt.UnmarshalBinary(ck.Optimizer); err != nil {
+		return fmt.Errorf("checkpoint %s optimizer: %w", s.checkpointPath(), err)
+	}
+	if err := s.samp.UnmarshalBinary(ck.Sampler); err != nil {
+		return fmt.Errorf("checkpoint %s sampler: %w", s.checkpointPath(), err)
+	}
+	if err := s.noiseRNG.UnmarshalBinary(ck.Noise); err != nil {
+		return fmt.Errorf("checkpoint %s noise: %w", s.checkpointPath(), err)
+	}
+	if err := s.tracker.UnmarshalJSON(ck.Tracker); err != nil {
+		return fmt.Errorf("checkpoint %s accountants: %w", s.checkpointPath(), err)
+	}
+	// The account continues at the checkpoint's σ: the noise is rebuilt
+	// from it too, so the two can never disagree.
+	if err := s.checkMechanism(ck); err != nil {
+		return err
+	}
+	s.sigma = ck.Sigma
+	if err := s.restoreLedger(ck); err != nil {
+		return err
+	}
+	var err error
+	if s.noise, err = s.buildNoise(); err != nil {
+		return fmt.Errorf("noise: %w", err)
+	}
+	s.samples = ck.Samples
+	if err := s.restoreFeatures(ck); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", s.checkpointPath(), err)
+	}
+	return nil
+}
+
+// restoreFeatures restores each optional feature that is on from its
+// state under its name.
+func (s *state) restoreFeatures(ck *checkpoint) error {
+	for _, f := range s.features {
+		if err := f.load(ck.Features, ck.Step); err != nil {
+			return err
+		}
+	}
 	return nil
 }

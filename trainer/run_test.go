@@ -100,7 +100,7 @@ func TestResumeIsBitIdentical(t *testing.T) {
 					t.Fatalf("step %d differs: %+v vs %+v", i+1, a[i], b[i])
 				}
 			}
-			if c.EMA > 0 && !bytes.Equal(mustCheckpoint(t, c.OutDir).EMA, mustCheckpoint(t, c2.OutDir).EMA) {
+			if c.EMA > 0 && !bytes.Equal(mustFeature[emaCheckpoint](t, mustCheckpoint(t, c.OutDir), featureEMA).State, mustFeature[emaCheckpoint](t, mustCheckpoint(t, c2.OutDir), featureEMA).State) {
 				t.Fatal("final parameter averages differ")
 			}
 		})
@@ -265,7 +265,7 @@ func TestRunRefusesBadSetups(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"cnn on vectors", func(c *Config) { c.Model = "cnn" }, "needs 1×28×28"},
+		{"cnn on vectors", func(c *Config) { c.Model = "cnn" }, "use --model logreg or mlp for tables"},
 		{"batch too big", func(c *Config) { c.BatchSize = 100000 }, "exceeds"},
 		{"invalid", func(c *Config) { c.Delta = 2 }, "delta"},
 		{"no step fits", func(c *Config) { c.Sigma, c.Epsilon = 0.3, 0.01 }, "not even one step"},
@@ -372,7 +372,7 @@ func TestEMAFollowsTheRecursion(t *testing.T) {
 				t.Fatalf("d=%v: iterate %d differs from the other run's: the average changed training", tc.d, stop)
 			}
 			e, _ := optim.NewEMA(tc.d, theta[0])
-			if err := e.UnmarshalBinary(ck.EMA); err != nil || e.Steps() != stop {
+			if err := e.UnmarshalBinary(mustFeature[emaCheckpoint](t, ck, featureEMA).State); err != nil || e.Steps() != stop {
 				t.Fatalf("d=%v: checkpoint ema after %d steps: %v (t=%d)", tc.d, stop, err, e.Steps())
 			}
 			avgs = append(avgs, e.Average())
@@ -573,9 +573,9 @@ func TestSubspaceAccounting(t *testing.T) {
 	if err := st.setup(); err != nil {
 		t.Fatal(err)
 	}
-	ev, ok := st.mech.Event(c.Sigma).(accountant.TwiceSampled)
+	ev, ok := st.acct.mech.Event(c.Sigma).(accountant.TwiceSampled)
 	if !ok {
-		t.Fatalf("event %T, want TwiceSampled", st.mech.Event(c.Sigma))
+		t.Fatalf("event %T, want TwiceSampled", st.acct.mech.Event(c.Sigma))
 	}
 	blocks := ev.Blocks
 	sig := make([]float64, len(blocks))

@@ -107,7 +107,7 @@ func TestScaleRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := loadData(&cfg, rng.New(cfg.Seed), nil, nil)
+			p, err := loadData(&cfg, rng.New(cfg.Seed), nil, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

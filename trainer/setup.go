@@ -27,8 +27,8 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		}
 	case ModelCNN:
 		spec.Arch = "mnistcnn"
-		if !slices.Equal(train.Shape, []int{1, 28, 28}) || train.NumClasses != 10 {
-			return nil, fmt.Errorf("%w: model cnn (the MNIST CNN) needs 1×28×28 images in 10 classes; dataset %s has shape %v and %d classes (an image folder converts with --channels 1 --resize 28x28)", ErrInvalidConfig, train.Name, train.Shape, train.NumClasses)
+		if err := imageShape("cnn (the MNIST CNN)", train, []int{1, 28, 28}); err != nil {
+			return nil, err
 		}
 	case ModelScatCNN:
 		spec.Arch, spec.Shape = "scatcnn", train.Shape
@@ -37,8 +37,8 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 		}
 	case ModelResNet20, ModelResNet22:
 		spec.Arch = map[Model]string{ModelResNet20: "resnet20gn", ModelResNet22: "resnet22"}[cfg.Model]
-		if !slices.Equal(train.Shape, []int{3, 32, 32}) {
-			return nil, fmt.Errorf("%w: model %s needs 3×32×32 images; dataset %s has shape %v (an image folder converts with --channels 3 --resize 32x32)", ErrInvalidConfig, cfg.Model, train.Name, train.Shape)
+		if err := imageShape(string(cfg.Model), train, []int{3, 32, 32}); err != nil {
+			return nil, err
 		}
 	default:
 		return nil, fmt.Errorf("unknown model %q", cfg.Model)
@@ -50,6 +50,22 @@ func buildModel(cfg *Config, train *datasets.Dataset) (*models.Net, error) {
 	return m, nil
 }
 
+// imageShape checks that train holds images of shape want (C, H, W) for
+// model; its error says what to do: a table needs a table model, an image
+// folder of another size converts with --channels and --resize. The output
+// width is the public class count, any of at least 2.
+func imageShape(model string, train *datasets.Dataset, want []int) error {
+	switch {
+	case len(train.Shape) == 1:
+		return fmt.Errorf("%w: model %s takes %d×%d×%d images; dataset %s is a table of %d features: use --model logreg or mlp for tables", ErrInvalidConfig, model, want[0], want[1], want[2], train.Name, train.Dim())
+	case !slices.Equal(train.Shape, want):
+		return fmt.Errorf("%w: model %s takes %d×%d×%d images; dataset %s has shape %v (an image folder converts with --channels %d --resize %dx%d)", ErrInvalidConfig, model, want[0], want[1], want[2], train.Name, train.Shape, want[0], want[1], want[2])
+	case train.NumClasses < 2:
+		return fmt.Errorf("%w: model %s needs at least 2 classes; dataset %s has %d", ErrInvalidConfig, model, train.Name, train.NumClasses)
+	}
+	return nil
+}
+
 // mechanismSpec is the run's mechanism over n private records, with the
 // data's private preprocessing events and declared preprocessing.
 func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
@@ -59,6 +75,9 @@ func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
 		ClippedCountSigma: cfg.ClippedCountSigma,
 		ClipQuantile:      cfg.ClipQuantile, QuantileCountSigma: cfg.QuantileCountSigma,
 		FinalOnly: cfg.FinalOnly, Radius: cfg.Radius, LipschitzMu: cfg.LipschitzMu,
+	}
+	if cfg.Noise == NoiseBandMF {
+		sp.Sampler, sp.Parts, sp.Bands = mechanism.Cyclic, cfg.Bands, cfg.Bands
 	}
 	if data != nil {
 		sp.Preprocess, sp.Prefix = data.pre, data.prefix
@@ -84,22 +103,38 @@ func buildOptimizer(cfg *Config, steps int, proj optim.Projector) (optim.Optimiz
 	return nil, fmt.Errorf("unknown optimizer %q", cfg.Optimizer)
 }
 
-// accounting knows how to describe one step of this run to each
-// accountant; every event comes from the mechanism.
+// accounting is the run's account: the accountants the mechanism decided
+// on (mechanism.Accounts), calibration and the budget, and the ledger of
+// every charged event.
 type accounting struct {
 	cfg      *Config
 	mech     *mechanism.Mechanism
-	q        float64 // sampling rate (q1 for twice sampling)
-	expected float64 // optimizer divisor
+	accounts *mechanism.Accounts // which accountants run, and each one's event
+	q        float64             // sampling rate (q1 for twice sampling)
+	expected float64             // optimizer divisor
 	prefix   []accountant.Event
-	hidden   bool // the hidden-state accountant runs beside the primary one
-	primary  string
-	plain    string // name of the comparison RDP account when preprocessing is accounted by SRDP
+	primary  string // the primary accountant's name
 	pld      bool   // the PLD accountant runs beside the primary one
 	calibPLD bool   // and calibrates σ (Config.Accountant "" or "pld")
 	// ledger records every event charged to the primary accountant (step 0:
 	// the private preprocessing); it is kept in the checkpoint.
 	ledger *mechanism.Ledger
+}
+
+// newAccounting is the run's account of the mechanism, with the
+// accountants the mechanism decides on. With Config.Accountant "pld" a run
+// the PLD accountant cannot describe is refused.
+func newAccounting(cfg *Config, mech *mechanism.Mechanism, expected float64) (*accounting, error) {
+	acc, err := mech.Accounts(mechanism.Run{Optimizer: string(cfg.Optimizer), Momentum: cfg.Momentum,
+		WeightDecay: cfg.WeightDecay, RDPOnly: cfg.Accountant == AccountantRDP})
+	if err != nil {
+		return nil, err
+	}
+	if acc.PLDErr != nil && cfg.Accountant == AccountantPLD {
+		return nil, acc.PLDErr
+	}
+	return &accounting{ledger: &mechanism.Ledger{}, cfg: cfg, mech: mech, accounts: acc, q: mech.Q(), expected: expected,
+		prefix: mech.Prefix(), pld: acc.PLD, calibPLD: acc.CalibratePLD}, nil
 }
 
 // newPrimary returns a fresh accountant of the run's primary kind.
@@ -112,28 +147,8 @@ func (a *accounting) stepEvent(sigma float64, step int) accountant.Event {
 }
 
 // outerClip reports whether steps clip the mean clipped gradient to C for
-// the hidden-state bound (mechanism.Mechanism.OuterClip).
-func (a *accounting) outerClip() bool { return a.hidden && a.mech.OuterClip() }
-
-// usePLD decides whether the PLD accountant applies to the run: DP-SGD
-// with Poisson sampling whose every event it supports.
-func (a *accounting) usePLD() error {
-	if sp := a.mech.Spec(); sp.Preprocess != nil || sp.Clip == mechanism.Subspace || sp.Sampler != mechanism.Poisson {
-		return fmt.Errorf("accountant pld: needs Poisson sampling without preprocessing or subspace clipping")
-	}
-	p, err := accountant.NewPLD()
-	if err != nil {
-		return err
-	}
-	for _, ev := range append(slices.Clone(a.prefix), a.stepEvent(1, 1)) {
-		if err := p.Supports(ev); err != nil {
-			return err
-		}
-	}
-	a.pld = true
-	a.calibPLD = a.cfg.Accountant != AccountantRDP
-	return nil
-}
+// the hidden-state bound (mechanism.Accounts.OuterClip).
+func (a *accounting) outerClip() bool { return a.accounts.OuterClip() }
 
 // epsilonAfter is the calibrating accountant's ε (PLD or the primary's)
 // after the prefix events and k steps at noise multiplier sigma. Where the
@@ -201,84 +216,14 @@ func (a *accounting) budgetSteps(sigma float64, steps int) (int, error) {
 	return int(k), err
 }
 
-// newTracker builds the run's tracker, composes the prefix, and decides
-// whether the hidden-state bound applies.
+// newTracker builds the run's tracker with the accountants the mechanism
+// decided on and composes the prefix.
 func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
-	prim, err := a.newPrimary()
+	t, primary, notes, err := a.accounts.NewTracker()
 	if err != nil {
 		return nil, nil, err
 	}
-	a.primary = prim.Name()
-	t, err := accountant.NewTracker(prim)
-	if err != nil {
-		return nil, nil, err
-	}
-	var notes []string
-	if a.pld {
-		p, err := accountant.NewPLD()
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := t.Add(p); err != nil {
-			return nil, nil, err
-		}
-		if err := t.SetDeferred(p.Name(), true); err != nil {
-			return nil, nil, err
-		}
-	}
-	pre := a.mech.Spec().Preprocess
-	if pre != nil {
-		// Plain RDP of the same steps, shown for comparison: it ignores the
-		// data-dependent preprocessing, so it is not a bound for this run.
-		plain, err := accountant.NewRDP(accountant.WithName("rdp-ignoring-preprocessing"))
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := t.Add(plain); err != nil {
-			return nil, nil, err
-		}
-		if err := t.SetApplicable(plain.Name(), false, "ignores the non-private preprocessing fitted on the training data"); err != nil {
-			return nil, nil, err
-		}
-		a.plain = plain.Name()
-	}
-	if a.cfg.Radius > 0 && pre == nil {
-		if len(a.prefix) > 0 {
-			notes = append(notes, "hidden-state bound not computed: private feature preprocessing is not a projected SGD step")
-		} else {
-			a.hidden = true
-			if err := t.Add(accountant.NewHidden()); err != nil {
-				return nil, nil, err
-			}
-			run := accountant.HiddenStateRun{
-				ProjectEveryStep: true,
-				Optimizer:        string(a.cfg.Optimizer),
-				Momentum:         a.cfg.Momentum,
-				// A final-only run writes nothing intermediate to release/
-				// (metrics carry only the account, evaluation is at the end,
-				// checkpoints stay in private/).
-				FinalModelOnly: a.cfg.FinalOnly,
-				WeightDecay:    a.cfg.WeightDecay,
-				Sampling:       string(a.cfg.Sampler),
-				// Without the outer clip the expected-batch divisor breaks A3.
-				ExpectedBatchNormalization: !a.outerClip(),
-			}
-			if a.cfg.Optimizer != OptimizerMomentum {
-				run.Momentum = 0
-			}
-			if err := run.MarkTracker(t); err != nil {
-				return nil, nil, err
-			}
-			if ok, why := run.Qualifies(); !ok {
-				notes = append(notes, "hidden-state bound shown but not valid for this run: "+why)
-			} else if a.cfg.ClippedCountSigma > 0 {
-				if err := t.SetApplicable("hidden", false, hiddenCountReason); err != nil {
-					return nil, nil, err
-				}
-				notes = append(notes, "hidden-state bound shown but not valid for this run: "+hiddenCountReason)
-			}
-		}
-	}
+	a.primary = primary
 	for _, ev := range a.prefix {
 		if err := a.step(t, 0, ev, 0, 0); err != nil {
 			return nil, nil, err
@@ -287,23 +232,13 @@ func (a *accounting) newTracker() (*accountant.Tracker, []string, error) {
 	return t, notes, nil
 }
 
-// step composes one event into the tracker: ev for the primary accountant
-// and, when the hidden-state accountant runs, its own description of the
-// same step (a NoOp for prefix events, which never reach it).
+// step records one event in the ledger and composes it into the tracker,
+// each accountant charged the event the mechanism gives it (a NoOp for
+// prefix events at the hidden-state accountant, which never sees them).
 func (a *accounting) step(t *accountant.Tracker, step int, ev accountant.Event, sigma, lr float64) error {
 	a.ledger.Charge(step, ev)
-	if !a.hidden && a.plain == "" {
-		return t.Step(ev)
+	if evs := a.accounts.Events(a.primary, ev, sigma, lr); evs != nil {
+		return t.StepEach(evs)
 	}
-	evs := map[string]accountant.Event{a.primary: ev}
-	if a.hidden {
-		evs["hidden"] = a.mech.HiddenEvent(sigma, lr)
-	}
-	if a.plain != "" {
-		evs[a.plain] = a.mech.Event(sigma)
-	}
-	if a.pld {
-		evs["pld"] = ev
-	}
-	return t.StepEach(evs)
+	return t.Step(ev)
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
-	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -47,9 +46,9 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 		// covers the remaining records only.
 		sub.carved = cfg.PublicN
 		s.data.train = train.Subset(seqFrom(cfg.PublicN, train.N()))
-		s.notes = append(s.notes, fmt.Sprintf("subspace clipping: the first %d training records are declared public (basis estimation only, NO privacy protection); the claim covers the other %d", cfg.PublicN, s.data.train.N()))
+		s.notes.public = append(s.notes.public, fmt.Sprintf("subspace clipping: the first %d training records are declared public (basis estimation only, NO privacy protection); the claim covers the other %d", cfg.PublicN, s.data.train.N()))
 	} else {
-		s.notes = append(s.notes, fmt.Sprintf("subspace clipping: basis estimated from %d records of the public dataset %q (not the training set)", cfg.PublicN, cfg.PublicData))
+		s.notes.public = append(s.notes.public, fmt.Sprintf("subspace clipping: basis estimated from %d records of the public dataset %q (not the training set)", cfg.PublicN, cfg.PublicData))
 	}
 
 	d := s.model.NumParams()
@@ -69,6 +68,7 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 	s.clipper = cl
 	sub.basisFrom = append([]float32(nil), s.model.Params()...)
 	sub.decoded = make([]float32, d)
+	s.features = append(s.features, &subspaceFeature{s: s, refresh: cfg.SubspaceRefresh})
 	return nil
 }
 
@@ -81,14 +81,15 @@ func (s *state) setupSubspace(root *rng.Stream) error {
 func (s *state) publicRows() (rows clip.RowSource, chunk int) {
 	sub, m := s.sub, s.model
 	d, in, mb := m.NumParams(), m.InputSize(), m.MaxBatch()
-	if len(s.grads) < mb*d {
-		s.grads = make([]float32, mb*d) // allocate keeps it
+	if len(s.batches.rows) < mb*d {
+		s.batches.rows = make([]float32, mb*d) // allocate keeps it
 	}
 	losses := make([]float32, mb)
+	pb := batchBuilder{regression: s.batches.regression} // its own targets: a refresh may interleave with a step's chunk
 	return func(lo, hi int) ([]float32, error) {
 		b := hi - lo
-		batch := models.Batch{X: sub.public[lo*in : hi*in], Y: sub.publicY[lo:hi], N: b}
-		g := s.grads[:b*d]
+		batch := pb.batch(sub.public[lo*in:hi*in], sub.publicY[lo:hi])
+		g := s.batches.rows[:b*d]
 		if err := m.PerSampleGrads(batch, g, losses[:b]); err != nil {
 			return nil, fmt.Errorf("public gradients: %w", err)
 		}
@@ -149,19 +150,22 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 	if h := testAuditHooks; h != nil && h.noiseScale > 0 {
 		sigma *= h.noiseScale // negative control: the account keeps σ
 	}
-	s.lat = nil
 	if s.cfg.Noise.Lattice() {
-		lat, err := s.mech.LatticeNoise(sigma, lattice.DefaultK)
+		lat, err := s.acct.mech.LatticeNoise(sigma, lattice.DefaultK)
 		if err != nil {
 			return nil, err
 		}
 		if int64(s.cfg.BatchSize) > lat.MaxExamples()/4 {
 			return nil, fmt.Errorf("noise lattice: batch %d is too large for the int64 sum at k = %d", s.cfg.BatchSize, lattice.DefaultK)
 		}
-		s.lat = lat
 		return lat, nil
 	}
-	return s.mech.Noise(sigma, s.canaryDim())
+	for _, f := range s.features {
+		if b, ok := f.(*bandmfFeature); ok {
+			return s.acct.mech.CorrelatedNoise(sigma, s.extraDim(), b.strategy, s.steps)
+		}
+	}
+	return s.acct.mech.Noise(sigma, s.extraDim())
 }
 
 // publicSet returns the public examples for the subspace basis: PublicN
@@ -184,7 +188,7 @@ func (s *state) publicSet() (*datasets.Dataset, error) {
 			return nil, fmt.Errorf("subspace clipping: public_n must be in [1, %d) with public_data test, got %d", test.N(), cfg.PublicN)
 		}
 		s.data.test = test.Subset(seqFrom(cfg.PublicN, test.N()))
-		s.notes = append(s.notes, fmt.Sprintf("public_data test: the first %d test records estimate the basis; the other %d evaluate", cfg.PublicN, s.data.test.N()))
+		s.notes.public = append(s.notes.public, fmt.Sprintf("public_data test: the first %d test records estimate the basis; the other %d evaluate", cfg.PublicN, s.data.test.N()))
 		return test.Subset(seq(cfg.PublicN)), nil
 	default:
 		l, _, err := loadNamed(cfg.PublicData, cfg)

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -119,42 +120,52 @@ func loadUserData(cfg *Config) (*datasets.Loaded, string, error) {
 		}
 		return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("image folder %s (%d classes)", cfg.DataDir, te.NumClasses), nil
 	}
-	te, err := loadCSV(cfg.TestFile, cfg.LabelColumn, cfg.Classes, 0)
+	te, err := loadCSV(cfg.TestFile, cfg.LabelColumn, cfg.Classes, 0, nil)
 	if err != nil {
 		return nil, "", err
 	}
-	tr, err := loadCSV(cfg.TrainFile, cfg.LabelColumn, te.ClassNames, te.NumClasses)
+	// The training table is read by the test table's column names, in the
+	// test table's order: the order the weights use and model.bin records.
+	label := cfg.LabelColumn
+	if te.Columns != nil {
+		label = te.LabelColumn
+	}
+	tr, err := loadCSV(cfg.TrainFile, label, te.ClassNames, te.NumClasses, te.Columns)
 	if err != nil {
+		if errors.Is(err, datasets.ErrColumns) {
+			return nil, "", userDataErr("%w (the columns of %s and %s are matched by name; the test file has %s)", err, cfg.TrainFile, cfg.TestFile, datasets.QuoteSome(te.Columns))
+		}
 		return nil, "", err
+	}
+	if tr.Columns != nil && te.Columns == nil {
+		return nil, "", userDataErr("csv: %s has a header line and %s has none; give both a header (columns are matched by name) or neither", cfg.TrainFile, cfg.TestFile)
 	}
 	if tr.Dim() != te.Dim() {
 		return nil, "", userDataErr("csv: %s has %d features, %s has %d", cfg.TrainFile, tr.Dim(), cfg.TestFile, te.Dim())
 	}
-	return &datasets.Loaded{Train: tr, Test: te}, fmt.Sprintf("csv %s / %s", cfg.TrainFile, cfg.TestFile), nil
+	src := fmt.Sprintf("csv %s / %s", cfg.TrainFile, cfg.TestFile)
+	if cfg.TrainFile == cfg.TestFile {
+		src = "csv " + cfg.TestFile // eval reads one table
+	}
+	return &datasets.Loaded{Train: tr, Test: te}, src, nil
 }
 
-// loadCSV reads one table; a first line with a non-numeric field is a
+// loadCSV reads one table; a first line of text above a data row is a
 // header. label is a header name or a 0-based index ("": the last column).
 // classes (names) or k > 0 (integer labels) is the public class set; both
-// unset: the table's own labels.
-func loadCSV(path, label string, classes []string, k int) (*datasets.Dataset, error) {
-	opts := datasets.CSVOptions{LabelIndex: -1, Classes: classes}
+// unset: the table's own labels. columns, when set, are the feature
+// columns to read by name, in order.
+func loadCSV(path, label string, classes []string, k int, columns []string) (*datasets.Dataset, error) {
+	opts := datasets.CSVOptions{SniffHeader: true, LabelIndex: -1, Classes: classes, Columns: columns}
 	if classes == nil {
 		opts.NumClasses = k
 	}
 	if label != "" {
-		if i, err := strconv.Atoi(label); err == nil {
+		if i, err := strconv.Atoi(label); err == nil && columns == nil {
 			opts.LabelIndex = i
 		} else {
 			opts.Label = label
 		}
-	}
-	header, err := datasets.SniffCSVHeader(path, opts.LabelIndex)
-	if err != nil {
-		return nil, userDataErr("%w", err)
-	}
-	if opts.Header = header; opts.Label != "" && !header {
-		return nil, userDataErr("csv %s: label column %q is a name but the file has no header line", path, label)
 	}
 	return datasets.LoadCSV(path, opts)
 }

@@ -38,6 +38,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.ClipQuantile, "clip-quantile", c.ClipQuantile, "adaptive clipping to this quantile of the gradient norms (Andrew et al. 2021) in the flat and per-layer × poisson cells, labelled clip+qQ; σ accounts gradient and count (0 = off)")
 	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: hybrid subspace clipping; the trainer refuses it with shuffle)")
 	samplers := fs.String("samplers", strings.Join(g.Samplers, ","), "samplers, comma-separated: "+strings.Join(benchmarks.Samplers, ", "))
+	noises := fs.String("noises", "continuous", "noise kinds, comma-separated: "+strings.Join(benchmarks.Noises, ", ")+" (bandmf: --bands bands, cyclic Poisson sampling, poisson cells only)")
+	fs.IntVar(&c.Bands, "bands", 4, "noise bandmf: the strategy's bands")
 	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative ranks of the principal blocks")
 	fs.IntVar(&c.PublicN, "public-n", c.PublicN, "clip subspace: training examples declared public for the basis (removed from the private set)")
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
@@ -67,6 +69,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if g.Clips, err = parseNames("clips", *clips, benchmarks.Clips); err != nil {
 		return err
 	}
+	if g.Noises, err = parseNames("noises", *noises, benchmarks.Noises); err != nil {
+		return err
+	}
 	if g.Samplers, err = parseNames("samplers", *samplers, benchmarks.Samplers); err != nil {
 		return err
 	}
@@ -74,25 +79,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// when it is asked for so q2 is checked) rather than failing every row.
 	probe := trainer.WithoutQuantile(*c)
 	probe.Clip, probe.Sampler = mechanism.Hybrid, mechanism.Sampler(g.Samplers[0])
-	if slices.Contains(g.Samplers, "twice") {
-		probe.Sampler = "twice"
+	if slices.Contains(g.Samplers, mechanism.Twice.String()) {
+		probe.Sampler = mechanism.Twice
 	}
 	if err := probe.Validate(); err != nil {
 		return asInput(err)
 	}
 	if c.ClipQuantile > 0 {
 		qp := *c
-		qp.Clip, qp.Sampler = "flat", "poisson"
+		qp.Clip, qp.Sampler = mechanism.Flat, mechanism.Poisson
 		if err := qp.Validate(); err != nil {
 			return asInput(err)
 		}
 	}
-	if slices.Contains(g.Clips, "subspace") {
+	if slices.Contains(g.Clips, mechanism.Subspace.String()) {
 		// The subspace settings too, with a sampler it accepts (the
 		// subspace × shuffle cell is left to carry the trainer's refusal).
-		probe.Clip = "subspace"
-		if probe.Sampler == "shuffle" {
-			probe.Sampler = "poisson"
+		probe.Clip = mechanism.Subspace
+		if probe.Sampler == mechanism.Shuffle {
+			probe.Sampler = mechanism.Poisson
 		}
 		if err := probe.Validate(); err != nil {
 			return asInput(err)

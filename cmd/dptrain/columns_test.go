@@ -90,7 +90,7 @@ func TestPredictColumnsByName(t *testing.T) {
 		{"reordered", []string{"--input", reordered}, 0, ""},
 		{"no label column", []string{"--input", unlabelled}, 0, ""},
 		{"missing column", []string{"--input", missing}, 2, `missing column "b"`},
-		{"extra column", []string{"--input", extra}, 2, `column "z" is not one the model reads`},
+		{"extra column", []string{"--input", extra}, 2, `unknown column "z"`},
 		{"flag names a feature", []string{"--input", test, "--label-column", "a"}, 2, "--label-column a names a column the model reads"},
 		{"headerless", []string{"--input", headerless}, 2, "no header line"},
 	} {
@@ -206,5 +206,147 @@ func TestEvalAppliesPreprocessing(t *testing.T) {
 	}
 	if r.Accuracy != sum.TestAcc {
 		t.Fatalf("eval accuracy %v, the run's test accuracy %v", r.Accuracy, sum.TestAcc)
+	}
+}
+
+// Issue 40's first bug: train read the training table's features by
+// position, so a training file with its columns in another order than the
+// test file's trained on swapped features. Columns are now matched by name:
+// the permuted training file gives the same weights and description as the
+// one in order, model.bin records the test file's order (the one the weights
+// use), and a renamed column, or a header on one side only, exits 2 naming
+// the columns.
+func TestTrainColumnsByName(t *testing.T) {
+	dir := t.TempDir()
+	val := func(i int, c string) string {
+		switch c {
+		case "target":
+			return []string{"no", "yes"}[i%2]
+		case "a":
+			return fmt.Sprint(float64(i%2)*2 - 1 + 0.01*float64(i))
+		case "b":
+			return fmt.Sprint(0.5 - 0.02*float64(i%7))
+		}
+		return fmt.Sprint(float64(i%3) - 1 + 0.1*float64(i%5))
+	}
+	test := filepath.Join(dir, "test.csv")
+	writeColumns(t, test, []string{"b", "target", "a", "c"}, 20, val)
+	train := func(name string, cols []string) (int, string, string) {
+		p := filepath.Join(dir, name+".csv")
+		writeColumns(t, p, cols, 60, val)
+		return runCLI(t, "train", "--dataset", "csv", "--train", p, "--test", test, "--label-column", "target",
+			"--model", "logreg", "--steps", "4", "--batch", "20", "--noise", "continuous", "--sigma", "0.5", "--epsilon", "0",
+			"--clip-norm", "1", "--lr", "1", "--seed", "3", "--quiet", "--out", filepath.Join(dir, name))
+	}
+	load := func(name string) ([]float32, models.Meta) {
+		m, err := models.LoadNet(filepath.Join(dir, name, "release", "model.bin"), models.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		md, _ := m.Meta()
+		return m.Params(), md
+	}
+	var want []float32
+	for _, cols := range [][]string{
+		{"b", "target", "a", "c"}, // the test file's order
+		{"target", "a", "b", "c"},
+		{"c", "a", "b", "target"},
+	} {
+		name := strings.Join(cols, "")
+		if code, _, errb := train(name, cols); code != 0 {
+			t.Fatalf("train %v: exit %d: %s", cols, code, errb)
+		}
+		params, md := load(name)
+		if !slicesEqual(md.Input.Columns, []string{"b", "a", "c"}) || md.Input.LabelColumn != "target" {
+			t.Errorf("train %v: model.bin records columns %q, label %q; want the test file's b, a, c", cols, md.Input.Columns, md.Input.LabelColumn)
+		}
+		if want == nil {
+			want = params
+		} else if !slicesEqual(params, want) {
+			t.Errorf("train %v: weights %v, want %v (the columns in the test file's order)", cols, params, want)
+		}
+	}
+	headerless := filepath.Join(dir, "headerless.csv")
+	os.WriteFile(headerless, []byte("1,0,2,yes\n3,1,4,no\n"), 0o644)
+	for _, tc := range []struct {
+		name string
+		cols []string
+		want []string
+	}{
+		{"renamed", []string{"target", "a", "bee", "c"}, []string{`missing column "b"`, `unknown column "bee"`, "matched by name"}},
+		{"extra", []string{"target", "a", "b", "c", "d"}, []string{`unknown column "d"`}},
+		{"missing", []string{"target", "a", "c"}, []string{`missing column "b"`}},
+	} {
+		code, _, errb := train(tc.name, tc.cols)
+		if code != 2 {
+			t.Errorf("%s: exit %d, want 2: %s", tc.name, code, errb)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(errb, w) {
+				t.Errorf("%s: stderr %q lacks %q", tc.name, errb, w)
+			}
+		}
+	}
+	code, _, errb := runCLI(t, "train", "--dataset", "csv", "--train", headerless, "--test", test, "--label-column", "target",
+		"--model", "logreg", "--steps", "1", "--sigma", "1", "--epsilon", "0", "--quiet", "--out", filepath.Join(dir, "hl"))
+	if code != 2 || !strings.Contains(errb, "no header line") {
+		t.Errorf("headerless training file: exit %d: %s", code, errb)
+	}
+}
+
+func slicesEqual[T comparable](a, b []T) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// train, eval and predict read a table with one reader: a byte-order mark
+// is dropped, an empty file or a header naming a column twice is refused
+// (exit 2) alike.
+func TestOneCSVReader(t *testing.T) {
+	dir := t.TempDir()
+	val := func(i int, c string) string {
+		if c == "y" {
+			return fmt.Sprint(i % 2)
+		}
+		return fmt.Sprint(float64(i%2) - 0.5 + 0.01*float64(i))
+	}
+	plain := filepath.Join(dir, "plain.csv")
+	writeColumns(t, plain, []string{"a", "b", "y"}, 40, val)
+	raw, _ := os.ReadFile(plain)
+	files := map[string]string{"bom": "\ufeff" + string(raw), "empty": "", "duplicate": "a,a,y\n1,2,0\n3,4,1\n"}
+	for name, text := range files {
+		os.WriteFile(filepath.Join(dir, name+".csv"), []byte(text), 0o644)
+	}
+	base := []string{"--model", "logreg", "--steps", "2", "--batch", "20", "--sigma", "1", "--epsilon", "0", "--quiet"}
+	if code, _, errb := runCLI(t, append([]string{"train", "--dataset", "csv", "--train", plain, "--test", plain, "--out", filepath.Join(dir, "run")}, base...)...); code != 0 {
+		t.Fatalf("train: exit %d: %s", code, errb)
+	}
+	model := filepath.Join(dir, "run", "release", "model.bin")
+	_, want, _ := runCLI(t, "predict", "--model", model, "--input", plain)
+	for _, tc := range []struct{ file, err string }{{"bom", ""}, {"empty", "empty file"}, {"duplicate", `column "a" appears twice`}} {
+		p := filepath.Join(dir, tc.file+".csv")
+		for _, args := range [][]string{
+			append([]string{"train", "--dataset", "csv", "--train", p, "--test", plain, "--out", filepath.Join(dir, tc.file+"tr")}, base...),
+			append([]string{"train", "--dataset", "csv", "--train", plain, "--test", p, "--out", filepath.Join(dir, tc.file+"te")}, base...),
+			{"eval", "--model", model, "--dataset", "csv", "--test", p},
+			{"predict", "--model", model, "--input", p},
+		} {
+			code, out, errb := runCLI(t, args...)
+			switch {
+			case tc.err == "" && code != 0:
+				t.Errorf("%s %s: exit %d: %s", args[0], tc.file, code, errb)
+			case tc.err == "" && args[0] == "predict" && out != want:
+				t.Errorf("predict %s: output differs from the file without a byte-order mark", tc.file)
+			case tc.err != "" && (code != 2 || !strings.Contains(errb, tc.err) || !strings.Contains(errb, p)):
+				t.Errorf("%s %v: exit %d, stderr %q; want 2 naming %s and %q", args[0], args[1:], code, errb, p, tc.err)
+			}
+		}
 	}
 }

@@ -77,15 +77,34 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 			cfg.LabelColumn = md.Input.LabelColumn
 		}
 	}
-	l, src, err := trainer.LoadDataset(cfg)
-	if err != nil {
-		return asInput(err)
+	var (
+		ds  *datasets.Dataset
+		src string
+	)
+	if cfg.Dataset == trainer.DatasetCSV && len(md.Input.Columns) == m.InputSize() {
+		// The model's columns, by name, with the reader train used.
+		file := cfg.TestFile
+		if *split == "train" {
+			file = cfg.TrainFile
+		}
+		if ds, err = datasets.LoadCSV(file, datasets.CSVOptions{SniffHeader: true, Label: cfg.LabelColumn,
+			Columns: md.Input.Columns, Classes: cfg.Classes}); err != nil {
+			return asInput(err)
+		}
+		src = "csv " + file
+	} else {
+		l, lsrc, err := trainer.LoadDataset(cfg)
+		if err != nil {
+			return asInput(err)
+		}
+		ds, src = l.Test, lsrc
+		if *split == "train" {
+			ds = l.Train
+		}
 	}
-	ds := l.Test
 	switch *split {
 	case "test":
 	case "train":
-		ds = l.Train
 		// Figures computed on the training records are not covered by the
 		// run's ε: they are for the curator's eyes.
 		fmt.Fprintln(stderr, "note: --split train evaluates the model on its training records; these figures are NOT covered by the run's ε: do not publish them")
@@ -98,18 +117,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if !m.Classifier() {
 		return badInput("model %s is a regression; eval reports classification accuracy", m.Arch())
 	}
-	x := ds.X
-	if cfg.Dataset == trainer.DatasetCSV && len(md.Input.Columns) == m.InputSize() {
-		file := cfg.TestFile
-		if *split == "train" {
-			file = cfg.TrainFile
-		}
-		if x, err = byColumnName(file, cfg.LabelColumn, md.Input.Columns, ds.X, ds.N()); err != nil {
-			return asInput(err)
-		}
-	} else {
-		x = slices.Clone(x)
-	}
+	x := slices.Clone(ds.X)
 	if err := m.ApplyPreprocess(x, ds.N()); err != nil {
 		return asInput(err)
 	}
@@ -154,17 +162,47 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(md.Classes) > 0 {
 		fmt.Fprintf(stdout, "classes   %s\n", strings.Join(md.Classes, ", "))
 	}
-	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
-	for _, row := range conf {
-		for j, c := range row {
-			if j > 0 {
-				fmt.Fprint(stdout, " ")
-			}
-			fmt.Fprintf(stdout, "%6d", c)
-		}
-		fmt.Fprintln(stdout)
+	names := ds.ClassNames
+	if names == nil {
+		names = md.Classes
 	}
+	fmt.Fprintln(stdout, "confusion (rows: true class, columns: predicted)")
+	writeConfusionText(stdout, conf, names)
 	return nil
+}
+
+// writeConfusionText prints the confusion matrix with its class names (or
+// indices) heading the rows and the columns.
+func writeConfusionText(w io.Writer, conf [][]int, names []string) {
+	label := func(i int) string {
+		if i < len(names) {
+			return names[i]
+		}
+		return strconv.Itoa(i)
+	}
+	first := 0
+	for i := range conf {
+		first = max(first, len([]rune(label(i))))
+	}
+	widths := make([]int, len(conf))
+	for j := range conf {
+		widths[j] = max(6, len([]rune(label(j))))
+		for _, row := range conf {
+			widths[j] = max(widths[j], len(strconv.Itoa(row[j])))
+		}
+	}
+	fmt.Fprintf(w, "%-*s", first, "")
+	for j := range conf {
+		fmt.Fprintf(w, " %*s", widths[j], label(j))
+	}
+	fmt.Fprintln(w)
+	for i, row := range conf {
+		fmt.Fprintf(w, "%-*s", first, label(i))
+		for j, c := range row {
+			fmt.Fprintf(w, " %*d", widths[j], c)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 func argmax(v []float32) int {
@@ -180,14 +218,19 @@ func argmax(v []float32) int {
 func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("predict", stdout)
 	model := fs.String("model", "", "the model file (a run's release/model.bin)")
-	input := fs.String("input", "", "CSV of feature rows (a header line is detected; with one column more than the model's inputs, --label-column is dropped), or a directory of .jpg/.png images (searched recursively; each of the model's input size, e.g. 32×32 RGB) for an image model")
+	input := fs.String("input", "", "what to predict: a CSV table of feature rows (a header line is detected; a model that knows its columns reads them by name; its label column, if present, is dropped), a NumPy .npy array of examples (N×D, or N×H×W / N×C×H×W images with values in [0, 1]), one .png/.jpg image, or a directory of them (searched recursively), each of the model's input size (e.g. 32×32 RGB; see --resize)")
 	label := fs.String("label-column", "", "column to drop when the input carries labels: header name or 0-based index (default: the last)")
 	out := fs.String("out", "", "write the CSV here instead of stdout")
 	var conv datasets.ImageFolderOptions
 	fs.IntVar(&conv.Channels, "channels", 0, "image input: convert every image to N channels, 1 or 3 (see train --channels); default: the model's, and an image with the other count is an error")
 	resize := fs.String("resize", "", "image input: resize every image to the model's size by bilinear interpolation (see train --resize; give the same `HxW`)")
+	fullPrecision := fs.Bool("full-precision", false, "print each probability with every digit its float32 value needs to be read back exactly (default: 6 significant digits)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	digits := 6
+	if *fullPrecision {
+		digits = -1 // the shortest text that reads back as the same float32
 	}
 	m, err := loadModelFlag(*model)
 	if err != nil {
@@ -202,18 +245,38 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 		n     int
 		files []string // image inputs: the first column of the output
 	)
-	if st, err := os.Stat(*input); err == nil && st.IsDir() {
-		h, w, err := trainer.ParseResize(*resize)
-		if err != nil {
-			return badInput("%v", err)
-		}
-		conv.Convert, conv.Resize, conv.Height, conv.Width = conv.Channels != 0, h > 0, h, w
+	rh, rw, err := trainer.ParseResize(*resize)
+	if err != nil {
+		return badInput("%v", err)
+	}
+	conv.Convert, conv.Resize, conv.Height, conv.Width = conv.Channels != 0, rh > 0, rh, rw
+	kind, err := inputKind(*input)
+	if err != nil {
+		return asInput(err)
+	}
+	switch kind {
+	case inputImages:
 		if x, files, err = readImageDir(*input, m, conv); err != nil {
 			return asInput(err)
 		}
 		n = len(files)
-	} else if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
-		return asInput(err)
+	case inputImage:
+		files = []string{filepath.Base(*input)}
+		if x, err = readImages([]string{*input}, m, conv); err != nil {
+			return asInput(err)
+		}
+		n = 1
+	case inputNPY:
+		f, err := readModelNPY(*input, m)
+		if err != nil {
+			return asInput(err)
+		}
+		defer f.Close()
+		x, n = f.X, f.N
+	default:
+		if x, n, err = readModelCSV(*input, md, m.InputSize(), *label); err != nil {
+			return asInput(err)
+		}
 	}
 	if err := m.ApplyPreprocess(x, n); err != nil {
 		return asInput(err)
@@ -257,7 +320,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 			fmt.Fprint(bw, argmax(row))
 		}
 		for _, p := range row {
-			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', 6, 32))
+			fmt.Fprint(bw, ",", strconv.FormatFloat(float64(p), 'g', digits, 32))
 		}
 		fmt.Fprintln(bw)
 	}
@@ -284,23 +347,29 @@ func readImageDir(dir string, m *models.Net, conv datasets.ImageFolderOptions) (
 	for i, f := range files {
 		paths[i] = filepath.Join(dir, f)
 	}
+	x, err := readImages(paths, m, conv)
+	return x, files, err
+}
+
+// readImages decodes the image files paths for m (see readImageDir).
+func readImages(paths []string, m *models.Net, conv datasets.ImageFolderOptions) ([]float32, error) {
 	if s := m.Network().InputShape(); (s.C == 1 || s.C == 3) && s.H > 1 && s.W > 1 {
 		if conv.Channels == 0 {
 			conv.Channels = s.C
 		}
 		if conv.Resize && (conv.Width != s.W || conv.Height != s.H) {
-			return nil, nil, fmt.Errorf("predict: --resize %dx%d, but %s takes %dx%d images", conv.Height, conv.Width, m.Arch(), s.H, s.W)
+			return nil, fmt.Errorf("predict: --resize %dx%d, but %s takes %dx%d images", conv.Height, conv.Width, m.Arch(), s.H, s.W)
 		}
 		conv.Width, conv.Height = s.W, s.H
 	}
 	x, c, w, h, err := datasets.LoadImagesAs(paths, conv)
 	if err != nil {
-		return nil, nil, fmt.Errorf("predict: %w", err)
+		return nil, fmt.Errorf("predict: %w", err)
 	}
 	if c*w*h != m.InputSize() {
-		return nil, nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d images of %d channels give %d", m.Arch(), m.InputSize(), w, h, c, c*w*h)
+		return nil, fmt.Errorf("predict: %s takes %d inputs; %d×%d images of %d channels give %d", m.Arch(), m.InputSize(), w, h, c, c*w*h)
 	}
-	return x, files, nil
+	return x, nil
 }
 
 // csvField quotes s when CSV needs it (a comma, quote or line break).
@@ -309,40 +378,6 @@ func csvField(s string) string {
 		return s
 	}
 	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
-}
-
-// readFeatureCSV reads rows of d features, or d+1 columns of which the
-// label column is dropped.
-func readFeatureCSV(path string, d int, label string) ([]float32, int, error) {
-	opts := datasets.CSVOptions{LabelIndex: -1}
-	if i, aerr := strconv.Atoi(label); aerr == nil {
-		opts.LabelIndex = i
-	} else {
-		opts.Label = label
-	}
-	header, err := datasets.SniffCSVHeader(path, opts.LabelIndex)
-	if err != nil {
-		return nil, 0, err
-	}
-	opts.Header = header
-	if probe, err := datasets.LoadCSV(path, opts); err == nil && probe.Dim() == d {
-		return probe.X, probe.N(), nil
-	}
-	// No label column: every column is a feature.
-	if header, err = datasets.SniffCSVHeader(path, datasets.NoColumn); err != nil {
-		return nil, 0, err
-	}
-	x, n, got, err := datasets.LoadFeatureCSV(path, header)
-	if err != nil {
-		return nil, 0, err
-	}
-	if got != d && got != d+1 {
-		return nil, 0, fmt.Errorf("csv %s: %d columns per row; the model takes %d features", path, got, d)
-	}
-	if got != d {
-		return nil, 0, fmt.Errorf("csv %s: %d columns per row, and dropping the label column %q did not leave %d features", path, got, label, d)
-	}
-	return x, n, nil
 }
 
 func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -16,33 +16,49 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 )
 
-// privacyHandlers maps an --accountant value to its handler; the handler parses all of args itself.
-var privacyHandlers = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) error{}
+// privacyHandler runs `dptrain privacy` for one accountant; it parses all
+// of args itself.
+type privacyHandler func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
-func init() {
-	privacyHandlers["rdp"] = runPrivacyRDP
+// privacyHandlers is the one table of `dptrain privacy` handlers, by
+// --accountant value. Like commandTable it is a function, not a variable:
+// the handlers' help reads the command table (a variable would be an
+// initialization cycle).
+func privacyHandlers() map[string]privacyHandler {
+	return map[string]privacyHandler{
+		"rdp":    runPrivacyRDP,    // privacy.go
+		"pld":    runPrivacyPLD,    // privacy_pld.go
+		"twice":  runPrivacyTwice,  // privacy_papers.go
+		"hidden": runPrivacyHidden, // privacy_papers.go
+		"srdp":   runPrivacySRDP,   // privacy_papers.go
+	}
 }
 
 // runPrivacy finds the --accountant value (default "rdp") and hands all of
 // args to that accountant's handler.
 func runPrivacy(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return dispatchPrivacy(ctx, privacyHandlers(), args, stdout, stderr)
+}
+
+// dispatchPrivacy runs the handler of table that args' --accountant names.
+func dispatchPrivacy(ctx context.Context, table map[string]privacyHandler, args []string, stdout, stderr io.Writer) error {
 	name, err := scanAccountant(args)
 	if err != nil {
 		return err
 	}
 	if wantsHelp(args) && !slices.ContainsFunc(args, func(a string) bool { return strings.Contains(a, "-accountant") }) {
 		// Every accountant's flags, not only the default one's.
-		for _, n := range knownAccountants() {
+		for _, n := range accountantNames(table) {
 			fmt.Fprintf(stdout, "\n== --accountant %s ==\n", n)
-			if err := privacyHandlers[n](ctx, []string{"-h"}, stdout, stderr); err != nil && !errors.Is(err, errHelp) {
+			if err := table[n](ctx, []string{"-h"}, stdout, stderr); err != nil && !errors.Is(err, errHelp) {
 				return err
 			}
 		}
 		return errHelp
 	}
-	h, ok := privacyHandlers[name]
+	h, ok := table[name]
 	if !ok {
-		return badInput("unknown --accountant %q (known: %s)", name, strings.Join(knownAccountants(), ", "))
+		return badInput("unknown --accountant %q (known: %s)", name, strings.Join(accountantNames(table), ", "))
 	}
 	return h(ctx, args, stdout, stderr)
 }
@@ -75,9 +91,13 @@ func scanAccountant(args []string) (string, error) {
 	return name, nil
 }
 
-func knownAccountants() []string {
-	names := make([]string, 0, len(privacyHandlers))
-	for n := range privacyHandlers {
+// knownAccountants is the --accountant values `dptrain privacy` accepts.
+func knownAccountants() []string { return accountantNames(privacyHandlers()) }
+
+// accountantNames is table's names, sorted.
+func accountantNames(table map[string]privacyHandler) []string {
+	names := make([]string, 0, len(table))
+	for n := range table {
 		names = append(names, n)
 	}
 	sort.Strings(names)

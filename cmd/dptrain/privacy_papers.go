@@ -13,12 +13,6 @@ import (
 
 // The papers' accountants for `dptrain privacy --accountant twice|hidden|srdp`.
 
-func init() {
-	privacyHandlers["twice"] = runPrivacyTwice
-	privacyHandlers["hidden"] = runPrivacyHidden
-	privacyHandlers["srdp"] = runPrivacySRDP
-}
-
 // commonPrivacyFlags are the flags every handler shares.
 type commonPrivacyFlags struct {
 	accountant *string

@@ -9,10 +9,6 @@ import (
 	"github.com/dptrain/dptrain/accountant"
 )
 
-func init() {
-	privacyHandlers["pld"] = runPrivacyPLD
-}
-
 // runPrivacyPLD is `dptrain privacy --accountant pld`: DP-SGD with Poisson
 // sampling (add/remove-one) by its privacy loss distribution.
 func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) error {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -151,12 +154,12 @@ func TestPrivacyBadInput(t *testing.T) {
 // TestPrivacyDispatch checks the --accountant pre-scan in all its forms.
 func TestPrivacyDispatch(t *testing.T) {
 	var gotArgs []string
-	privacyHandlers["test-fake"] = func(_ context.Context, args []string, stdout, _ io.Writer) error {
+	table := privacyHandlers()
+	table["test-fake"] = func(_ context.Context, args []string, stdout, _ io.Writer) error {
 		gotArgs = args
 		_, err := io.WriteString(stdout, "fake\n")
 		return err
 	}
-	defer delete(privacyHandlers, "test-fake")
 	for _, args := range [][]string{
 		{"--accountant", "test-fake", "--q", "1"},
 		{"--q", "1", "--accountant=test-fake"},
@@ -165,9 +168,10 @@ func TestPrivacyDispatch(t *testing.T) {
 		{"--accountant", "rdp", "--accountant", "test-fake"},
 	} {
 		gotArgs = nil
-		code, stdout, stderr := runCLI(t, append([]string{"privacy"}, args...)...)
-		if code != 0 || stdout != "fake\n" || len(gotArgs) != len(args) {
-			t.Errorf("%v: exit %d stdout %q stderr %q handler args %v", args, code, stdout, stderr, gotArgs)
+		var stdout bytes.Buffer
+		err := dispatchPrivacy(context.Background(), table, args, &stdout, io.Discard)
+		if err != nil || stdout.String() != "fake\n" || len(gotArgs) != len(args) {
+			t.Errorf("%v: error %v stdout %q handler args %v", args, err, stdout.String(), gotArgs)
 		}
 	}
 	code, _, stderr := runCLI(t, "privacy", "--accountant")
@@ -253,6 +257,22 @@ func TestPrivacyWarnings(t *testing.T) {
 		}
 		if strings.Contains(out, "warnings=") {
 			t.Errorf("%v: warnings repeated on stdout: %q", tc.args, out)
+		}
+	}
+}
+
+// The one handler table names every accountant `dptrain privacy` documents,
+// and each entry answers -h with its own flags.
+func TestPrivacyHandlerTable(t *testing.T) {
+	want := []string{"hidden", "pld", "rdp", "srdp", "twice"}
+	if got := knownAccountants(); !slices.Equal(got, want) {
+		t.Fatalf("handlers %v, want %v", got, want)
+	}
+	for _, n := range want {
+		var out bytes.Buffer
+		err := privacyHandlers()[n](context.Background(), []string{"-h"}, &out, io.Discard)
+		if !errors.Is(err, errHelp) || !strings.Contains(out.String(), "-sigma") {
+			t.Errorf("%s -h: %v, output %q", n, err, out.String())
 		}
 	}
 }

@@ -263,6 +263,11 @@ func readNumericCSV(r io.Reader, label string) (rows [][]float64, labels []float
 	cr.ReuseRecord = false
 	cr.TrimLeadingSpace = true
 	recs, err := cr.ReadAll()
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		// What went wrong, not where: the file holds training records.
+		return nil, nil, nil, fmt.Errorf("malformed CSV: %w", pe.Err)
+	}
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -298,17 +303,18 @@ func readNumericCSV(r io.Reader, label string) (rows [][]float64, labels []float
 			lc = k
 		}
 	}
-	for i, rec := range recs {
-		line := i + 1
-		if header != nil {
-			line++
-		}
+	for _, rec := range recs {
 		// csv.Reader already enforces equal field counts.
 		row := make([]float64, 0, ncol-1)
 		for j, cell := range rec {
 			v, e := strconv.ParseFloat(strings.TrimSpace(cell), 64)
 			if e != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, nil, nil, fmt.Errorf("line %d column %d: %q is not a finite number", line, j, cell)
+				// The column, never the cell or its line (training data).
+				col := fmt.Sprintf("column %d", j)
+				if header != nil {
+					col += fmt.Sprintf(" (%q)", header[j])
+				}
+				return nil, nil, nil, fmt.Errorf("%s: a value is not a finite number", col)
 			}
 			if j == lc {
 				labels = append(labels, v)
@@ -328,20 +334,20 @@ func prepareLabels(labels []float64, loss objpert.GLM) ([]float64, error) {
 		return y, nil
 	}
 	zeroOne := true
-	for i, v := range y {
+	for _, v := range y {
 		switch v {
 		case 0, 1:
 		case -1:
 			zeroOne = false
 		default:
-			return nil, fmt.Errorf("data row %d: logreg labels must be 0/1 or -1/+1, got %v", i, v)
+			return nil, errors.New("label column: logreg labels must be 0/1 or -1/+1, and a label is neither")
 		}
 	}
 	for i, v := range y {
 		if v == 0 && zeroOne {
 			y[i] = -1
 		} else if v == 0 {
-			return nil, fmt.Errorf("data row %d: labels mix 0 and -1", i)
+			return nil, errors.New("label column: the labels mix 0 and -1")
 		}
 	}
 	return y, nil

@@ -48,13 +48,15 @@ func (g gridFlag) Set(s string) error {
 	return nil
 }
 
-// sweepRow is one finished (or failed) run of the grid.
+// sweepRow is one finished (or failed) run of the grid. A run that failed
+// mid-training has the partial account of the steps it took as its sum.
+// (No wall time: it moves with the realised batch sizes, a statistic of
+// the training data; see trainer/outputs.go.)
 type sweepRow struct {
-	values  []string
-	cfg     trainer.Config
-	sum     *trainer.Summary
-	err     error
-	seconds float64
+	values []string
+	cfg    trainer.Config
+	sum    *trainer.Summary
+	err    error
 }
 
 // runSweep trains every combination of the grid axes from the base flags.
@@ -145,17 +147,21 @@ is itself a release; tune on public or held-out proxy data.
 		}
 		fmt.Fprintf(stderr, "sweep %d/%d: %s\n", i+1, total, strings.Join(combos[i], " "))
 		sum, err := trainer.Run(ctx, c, trainer.Options{})
-		r := sweepRow{values: combos[i], cfg: c, sum: sum, err: err}
-		if sum != nil {
-			r.seconds = sum.Seconds
+		if sum == nil {
+			// A failed run's steps are charged like a finished run's.
+			sum = trainer.PartialAccount(err)
 		}
-		rows = append(rows, r)
+		rows = append(rows, sweepRow{values: combos[i], cfg: c, sum: sum, err: err})
 		if errors.Is(err, trainer.ErrInterrupted) {
 			break
 		}
 	}
 	writeSweepTable(stdout, axes, rows)
-	if err := writeSweepTotal(stdout, rows); err != nil {
+	totals, delta, err := writeSweepTotal(stdout, rows)
+	if err != nil {
+		return err
+	}
+	if err := stampSweepTotals(rows, totals, delta); err != nil {
 		return err
 	}
 	failed := 0
@@ -175,7 +181,7 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 	for _, a := range axes {
 		fmt.Fprintf(tw, "%s\t", a.name)
 	}
-	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss\tseconds")
+	fmt.Fprintln(tw, "steps\tσ\tε\taccountant\tnoise/E[B]²\ttest acc\ttest loss")
 	seeded := false
 	for _, r := range rows {
 		for _, v := range r.values {
@@ -186,16 +192,19 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 		case s == nil:
 			fmt.Fprintf(tw, "error: %v\n", r.err)
 			continue
-		case r.err != nil:
-			fmt.Fprintf(tw, "%d/%d\t%.4f\t\t\t\t\t\t%.1f\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, r.seconds, r.err)
-			continue
 		}
 		eps := fmt.Sprintf("%.4f", s.Best.Epsilon)
 		if !s.PrivateRelease {
 			eps += benchmarks.NotPrivateMark
 			seeded = true
 		}
-		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%.4g\t%.4f\t%.4f\t%.1f\n", s.Steps, s.Sigma, eps, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss, r.seconds)
+		if r.err != nil {
+			// Interrupted or failed: the steps taken (the failing one
+			// included) and their ε, which the total composes.
+			fmt.Fprintf(tw, "%d/%d\t%.4f\t%s\t%s\t\t\t\t(%v)\n", s.Steps, s.PlannedStep, s.Sigma, eps, s.Best.Accountant, r.err)
+			continue
+		}
+		fmt.Fprintf(tw, "%d\t%.4f\t%s\t%s\t%.4g\t%.4f\t%.4f\n", s.Steps, s.Sigma, eps, s.Best.Accountant, noisePerMean(r.cfg, s), s.TestAcc, s.TestLoss)
 	}
 	tw.Flush()
 	if seeded {
@@ -204,8 +213,9 @@ func writeSweepTable(w io.Writer, axes []gridAxis, rows []sweepRow) {
 }
 
 // writeSweepTotal prints the composed ε of every run of the table (one
-// total per neighbouring relation) and what the rows' figures mean.
-func writeSweepTotal(w io.Writer, rows []sweepRow) error {
+// total per neighbouring relation) and what the rows' figures mean, and
+// returns the totals and their δ.
+func writeSweepTotal(w io.Writer, rows []sweepRow) ([]trainer.RunsTotal, float64, error) {
 	sums := make([]*trainer.Summary, len(rows))
 	delta, seeded := 0.0, ""
 	for i, r := range rows {
@@ -219,7 +229,7 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 	}
 	totals, err := trainer.ComposeRuns(sums, delta)
 	if err != nil {
-		return fmt.Errorf("sweep total: %w", err)
+		return nil, 0, fmt.Errorf("sweep total: %w", err)
 	}
 	for _, t := range totals {
 		which := fmt.Sprintf("all %d runs", len(t.Runs))
@@ -237,16 +247,34 @@ func writeSweepTotal(w io.Writer, rows []sweepRow) error {
 		fmt.Fprintln(w, "note: the totals do not add: ε under add-remove and under replace-one neighbours are different guarantees, each covering only its own runs (by group privacy an add-remove bound gives a replace-one bound of twice the ε, with a larger δ)")
 	}
 	fmt.Fprintln(w, "note: a row's ε covers that run alone. Its test acc is measured on the test set, treated as public, but every run trained on the same private data: publishing a run chosen from this table, or several, is covered by the total above, not by its row's ε; and the chosen row's test accuracy, selected on the test set, overstates its accuracy on new data (keep a separate test set for the final figure)")
+	return totals, delta, nil
+}
+
+// stampSweepTotals writes into every written run's summary and report the
+// total that covers it (each run's directory would otherwise claim only
+// its own ε).
+func stampSweepTotals(rows []sweepRow, totals []trainer.RunsTotal, delta float64) error {
+	for _, t := range totals {
+		for _, i := range t.Runs {
+			if err := trainer.StampSweepTotal(rows[i].sum, i+1, len(rows), t, delta); err != nil {
+				return fmt.Errorf("sweep total: %w", err)
+			}
+		}
+	}
 	return nil
 }
 
 // noisePerMean is one step's noise variance on the averaged gradient,
 // E‖e‖²/E[B]², E[B] = n·q (times q2 under twice sampling, whose rows each
-// example contributes to): paper 003's comparison of methods.
+// example contributes to; noise bandmf: n·q/b, q the rate within a part):
+// paper 003's comparison of methods.
 func noisePerMean(c trainer.Config, s *trainer.Summary) float64 {
 	eb := float64(s.CoveredN) * s.Q
 	if c.Sampler == mechanism.Twice {
 		eb *= c.Q2
+	}
+	if c.Noise == trainer.NoiseBandMF && c.Bands > 0 {
+		eb /= float64(c.Bands) // q is the rate within one of the bands' parts
 	}
 	return s.NoiseVariance / (eb * eb)
 }

@@ -114,7 +114,8 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
 	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
 	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (0: calibrate to --epsilon)")
-	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous (default) | lattice: the float Gaussian, or the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (clip flat, sampler poisson or shuffle; materialises per-example gradients, slower: docs/secure-noise.md)")
+	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous (default) | lattice | bandmf: the float Gaussian; the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (clip flat, sampler poisson or shuffle; materialises per-example gradients, slower: docs/secure-noise.md); or noise correlated across steps by a banded matrix factorization with cyclic Poisson sampling (--bands; docs/matrix-mechanism.md)")
+	fs.IntVar(&c.Bands, "bands", c.Bands, "noise bandmf: the strategy's bands b, also its cyclic sampling's parts (1: DP-SGD)")
 	fs.Float64Var(&c.Epsilon, "epsilon", c.Epsilon, "target ε (calibrates σ when --sigma is 0; else stops at the budget)")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
 	fs.Float64Var(&c.Epochs, "epochs", c.Epochs, "epochs (when --steps is 0)")
@@ -147,6 +148,29 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.BoolVar(&c.Plots, "plots", c.Plots, "write training and ε plots (PNG and SVG) to --out")
 }
 
+// trainRunFlags are the train flags that are not Config fields.
+type trainRunFlags struct {
+	resume, overwrite, quiet, interruptedTest, jsonOut *bool
+	rankTimeout                                        *time.Duration
+}
+
+// registerTrainFlags registers every `dptrain train` flag on fs, the
+// configuration's into c. A resumed run parses the flags again onto the
+// checkpoint's configuration through the same function, so the two parses
+// accept the same flags.
+func registerTrainFlags(fs *flag.FlagSet, c *trainer.Config) trainRunFlags {
+	fs.String("config", "", "JSON config file (flags override it); see configs/")
+	trainFlags(fs, c)
+	return trainRunFlags{
+		resume:          fs.Bool("resume", false, "continue from --out's private/checkpoint.json"),
+		overwrite:       fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)"),
+		quiet:           fs.Bool("quiet", false, "no progress bar"),
+		rankTimeout:     fs.Duration("rank-timeout", 60*time.Second, "distributed runs: how long a rank waits in one collective before ending the job (a rank that hangs); 0: forever"),
+		interruptedTest: fs.Bool("interrupted-test", false, "final-only run: if interrupted, still evaluate and release the interrupted iterate's test figures (withheld by default); a second release, so the hidden-state bound no longer applies, to this run or its resumption"),
+		jsonOut:         fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)"),
+	}
+}
+
 func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	// The config file is read first so that flags override it.
 	cfg := trainer.Default()
@@ -159,14 +183,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	fs := newFlagSet("train", stdout)
-	fs.String("config", "", "JSON config file (flags override it); see configs/")
-	trainFlags(fs, &cfg)
-	resume := fs.Bool("resume", false, "continue from --out's private/checkpoint.json")
-	overwrite := fs.Bool("overwrite", false, "replace the run --out holds (without it, a directory holding a run is refused)")
-	quiet := fs.Bool("quiet", false, "no progress bar")
-	rankTimeout := fs.Duration("rank-timeout", 60*time.Second, "distributed runs: how long a rank waits in one collective before ending the job (a rank that hangs); 0: forever")
-	interruptedTest := fs.Bool("interrupted-test", false, "final-only run: if interrupted, still evaluate and release the interrupted iterate's test figures (withheld by default); a second release, so the hidden-state bound no longer applies, to this run or its resumption")
-	jsonOut := fs.Bool("json", false, "print every step's released record and the released summary as JSON lines (with --private-diagnostics, the raw records too)")
+	f := registerTrainFlags(fs, &cfg)
 	fs.Usage = func() { trainUsage(fs) }
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -178,18 +195,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if set["seed"] && !set["seeded"] {
 		cfg.Seeded = true
 	}
-	if *resume {
+	if *f.resume {
 		// The checkpoint holds the run's settings; the flags given now are
 		// applied on top of them, and Run names any that conflicts.
 		if ckCfg, err := trainer.CheckpointConfig(cfg.OutDir); err == nil {
 			fs2 := newFlagSet("train", stdout)
-			fs2.String("config", "", "")
-			trainFlags(fs2, &ckCfg)
-			fs2.Bool("resume", false, "")
-			fs2.Bool("overwrite", false, "")
-			fs2.Bool("quiet", false, "")
-			fs2.Bool("json", false, "")
-			fs2.Bool("interrupted-test", false, "")
+			registerTrainFlags(fs2, &ckCfg)
 			if err := parseFlags(fs2, args); err != nil {
 				return err
 			}
@@ -204,17 +215,17 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
-	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *resume, Overwrite: *overwrite, InterruptedTest: *interruptedTest}
+	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *f.resume, Overwrite: *f.overwrite, InterruptedTest: *f.interruptedTest}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
 	}
 	switch {
-	case *jsonOut:
+	case *f.jsonOut:
 		opts.Progress, opts.Out, opts.Log = trainer.ProgressJSON, stdout, nil
-	case *quiet:
+	case *f.quiet:
 		opts.Progress, opts.Out = trainer.ProgressQuiet, nil
 	}
-	red, printer, done, err := startDistributed(&cfg, *rankTimeout, stderr)
+	red, printer, done, err := startDistributed(&cfg, *f.rankTimeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -227,7 +238,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts.Reducer = red
 	sum, err := trainer.Run(ctx, cfg, opts)
 	if sum != nil {
-		if *jsonOut {
+		if *f.jsonOut {
 			b, _ := sum.ReleasedSummaryJSON()
 			if cfg.PrivateDiagnostics {
 				b, _ = json.Marshal(sum)
@@ -236,6 +247,12 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		} else {
 			printSummary(stdout, sum)
 		}
+	}
+	if acct := trainer.PartialAccount(err); acct != nil && acct.Best.Accountant != "" {
+		// The steps a failed run took drew on the training data: say what
+		// they cost, as for any run.
+		fmt.Fprintf(stderr, "dptrain train: the run failed after %d of %d steps, all charged: ε = %.4f (δ = %g, %s, %s)\n",
+			acct.Steps, acct.PlannedStep, acct.Best.Epsilon, acct.Delta, acct.Best.Relation, acct.Best.Accountant)
 	}
 	if errors.Is(err, trainer.ErrFinished) {
 		// Nothing went wrong: the run asked for is complete (exit 0).

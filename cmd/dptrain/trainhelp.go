@@ -21,7 +21,7 @@ var trainGroups = []struct {
 		"features", "feature-norm", "feature-groups", "feature-norm-sigma", "feature-norm-clip", "feature-cache",
 		"scale", "feature-bounds", "scale-sigma", "scale-epsilon-fraction"}},
 	{"Model", []string{"model", "hidden", "weight-std"}},
-	{"Privacy", []string{"epsilon", "delta", "sigma", "noise", "accountant", "sampler", "batch", "clip", "clip-norm",
+	{"Privacy", []string{"epsilon", "delta", "sigma", "noise", "bands", "accountant", "sampler", "batch", "clip", "clip-norm",
 		"clip-quantile", "quantile-lr", "quantile-count-sigma", "seed", "seeded"}},
 	{"Optimisation", []string{"epochs", "steps", "optimizer", "lr", "momentum", "weight-decay", "schedule",
 		"ema", "augmult", "max-physical-batch"}},

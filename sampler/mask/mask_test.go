@@ -1,4 +1,4 @@
-package sampler
+package mask
 
 import (
 	"math"
@@ -13,10 +13,10 @@ import (
 func TestMaskFusedAdds(t *testing.T) {
 	s := rng.New(3)
 	for _, n := range []int{1, 63, 64, 65, 1000} {
-		m := NewMask(n)
+		m := New(n)
 		for i := range n {
 			if s.Float64() < 0.4 {
-				m.set(i)
+				m.Set(i)
 			}
 		}
 		v := make([]float32, n)
@@ -54,10 +54,10 @@ func TestMaskFusedAdds(t *testing.T) {
 func TestAddOuterMasked(t *testing.T) {
 	s := rng.New(5)
 	const n = 300
-	m := NewMask(n)
+	m := New(n)
 	for i := range n {
 		if s.Float64() < 0.5 {
-			m.set(i)
+			m.Set(i)
 		}
 	}
 	for _, tc := range []struct {

@@ -1,4 +1,4 @@
-package sampler
+package mask
 
 import "math/bits"
 
@@ -12,7 +12,7 @@ import "math/bits"
 func (m *Mask) AddClampedMaskedRange(acc []float32, off int, v []float32, s, c float32) {
 	n := len(v)
 	if off < 0 || off+n > m.n || len(acc) != m.n {
-		panic("sampler: Mask.AddClampedMaskedRange range outside the mask")
+		panic("mask: Mask.AddClampedMaskedRange range outside the mask")
 	}
 	t0 := 0
 	if f := addClampedMaskedWords; f != nil {

@@ -1,6 +1,6 @@
 //go:build amd64 && !purego
 
-package sampler
+package mask
 
 import "golang.org/x/sys/cpu"
 
