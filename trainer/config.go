@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/models/nn"
 )
 
 // Config describes one training run. The zero value is not valid; start
@@ -226,6 +227,12 @@ type AdaptiveConfig struct {
 // flags.
 type RunConfig struct {
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
+	// Precision is "f32" (the default; unset means it, so configs and their
+	// hash keep their bytes) or "bf16": the engine's matrix products round
+	// their operands to bfloat16 and sum in float32, on CPUs with AVX-512
+	// BF16 only (docs/precision.md). The engine's GEMM is process-wide:
+	// runs in one process at the same time must share it.
+	Precision Precision `json:"precision,omitempty"`
 
 	// Reproducibility and output.
 	//
@@ -596,6 +603,12 @@ func (c *Config) validateOptimization() error {
 	if c.EMA > 0 && c.FinalOnly {
 		f.bad("ema cannot be combined with final_only: the hidden-state bound covers only the last iterate, and the average releases a function of every iterate")
 	}
+	if c.Precision != precisionUnset {
+		f.add(checkChoice("precision", c.Precision, precisionValues))
+	}
+	if c.Precision.BF16() && !nn.HasBF16() {
+		f.bad("precision bf16 is refused: %v; use precision f32", nn.ErrNoBF16)
+	}
 	if c.MaxPhysicalBatch < 1 {
 		f.bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
 	}
@@ -730,6 +743,9 @@ func (c Config) Hash() string {
 	if k.Noise != NoiseBandMF {
 		k.Bands = 0 // read by noise bandmf only
 	}
+	if !k.Precision.BF16() {
+		k.Precision = precisionUnset // f32: likewise
+	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
 	return hex.EncodeToString(h[:8])
@@ -800,7 +816,7 @@ func (c *Config) validateBandMF(f *faults) {
 	if c.Preprocess != PreprocessNone {
 		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
 	}
-	if c.Distributed != "" {
+	if c.Distributed != DistributedNone {
 		bad("noise bandmf is not offered for distributed runs yet")
 	}
 }

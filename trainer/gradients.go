@@ -61,7 +61,7 @@ func (s *state) newGradients() (gradients, error) {
 	}
 	nc, ok := s.clipper.(clip.NormClipper)
 	if ok && s.share.twice == nil && !s.cfg.Noise.Lattice() {
-		return &normOnlyGradients{floatRelease: base, norm: nc, normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
+		return &normOnlyGradients{floatRelease: base, norm: precisionMargin(nc, s.cfg.Precision), normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
 	}
 	// The factored and layered paths read no materialised rows: not with
 	// adaptive clipping (it rescales them) or the private diagnostics

@@ -127,6 +127,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	restore, err := usePrecision(cfg.Precision)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
 	if s.dist == nil {

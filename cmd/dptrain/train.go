@@ -135,6 +135,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Float64Var(&c.QuantileCountSigma, "quantile-count-sigma", c.QuantileCountSigma, "adaptive clipping: std σ_b of the count noise (0: expected batch/20)")
 	fs.IntVar(&c.PerInstance, "per-instance", c.PerInstance, "track the per-instance RDP of the first N training examples (curator-only diagnostic)")
 	fs.IntVar(&c.MaxPhysicalBatch, "max-physical-batch", c.MaxPhysicalBatch, "largest chunk of per-sample gradients in memory")
+	fs.TextVar(&c.Precision, "precision", c.Precision, "f32 (default) | bf16: bfloat16 operands and float32 sums in the engine's matrix products, on CPUs with AVX-512 BF16 only (refused elsewhere); the norm-only path clips to C/ρ, ρ = (1+2^-8)²(1+2^-20) (docs/precision.md)")
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation; given explicitly on the command line it also seeds the DP noise and sampling: reproducible, NOT private for release (a config file's \"seed\" fixes the initialisation only unless it also says \"seeded\": true)")
 	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")

@@ -24,7 +24,7 @@ var trainGroups = []struct {
 	{"Privacy", []string{"epsilon", "delta", "sigma", "noise", "bands", "accountant", "sampler", "batch", "clip", "clip-norm",
 		"clip-quantile", "quantile-lr", "quantile-count-sigma", "seed", "seeded"}},
 	{"Optimisation", []string{"epochs", "steps", "optimizer", "lr", "momentum", "weight-decay", "schedule",
-		"ema", "augmult", "max-physical-batch"}},
+		"ema", "augmult", "max-physical-batch", "precision"}},
 	{"Outputs and runs", []string{"out", "config", "resume", "overwrite", "eval-every", "checkpoint-every",
 		"keep-checkpoint", "plots", "final-only", "quiet", "json", "private-diagnostics", "distributed", "rank-timeout"}},
 	{"Research variants", []string{"q2", "d0", "subspace-ranks", "public-n", "public-data", "power-iters",
