@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"math/big"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,18 +18,26 @@ import (
 )
 
 // sciInt lets an integer flag take scientific notation (--steps 1e6): a
-// value that parses as an exact integer in range is passed on as digits.
+// value whose decimal text is exactly an integer is passed on as its
+// digits. The text is read exactly (not through float64), so 1e18 is
+// 1000000000000000000 and 1.5e0 is refused; the flag itself still refuses
+// what its type cannot hold.
 type sciInt struct{ flag.Value }
 
 func (v sciInt) Set(s string) error {
 	if _, err := strconv.Atoi(s); err == nil {
 		return v.Value.Set(s)
 	}
+	// The float bound keeps big.Rat from expanding an exponent like 1e999999999.
 	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f != math.Trunc(f) || math.Abs(f) > 1<<53 {
+	if err != nil || len(s) > 40 || !(math.Abs(f) <= 1<<64) || strings.Contains(s, "/") {
 		return v.Value.Set(s) // the flag package's own error
 	}
-	return v.Value.Set(strconv.FormatInt(int64(f), 10))
+	r, ok := new(big.Rat).SetString(s)
+	if !ok || !r.IsInt() {
+		return v.Value.Set(s) // the flag package's own error
+	}
+	return v.Value.Set(r.Num().String())
 }
 
 func (v sciInt) Get() any { return v.Value.(flag.Getter).Get() }
