@@ -549,6 +549,11 @@ func (c *Config) validatePrivacy() error {
 	if sigmaOK && c.Sigma < 0 {
 		f.bad("sigma must be > 0 (or 0 to calibrate to epsilon), got %v", c.Sigma)
 	}
+	// A σ whose variance (σ·C)² underflows would reach the accountant and
+	// the noise as 0 ("got 0"): refuse it here, as typed.
+	if sigmaOK && c.Sigma > 0 && (c.Sigma*c.Sigma < minNormal || (c.ClipNorm > 0 && c.Sigma*c.ClipNorm*c.Sigma*c.ClipNorm < minNormal)) {
+		f.bad("sigma %v is too small: its noise variance underflows to 0; use sigma >= 1e-150", c.Sigma)
+	}
 	if epsOK && c.Epsilon < 0 {
 		f.bad("epsilon must be > 0, got %v", c.Epsilon)
 	}

@@ -382,7 +382,9 @@ func (s *state) setup() error {
 
 	s.steps = cfg.Steps
 	if s.steps == 0 {
-		s.steps = int(math.Ceil(cfg.Epochs * float64(n) / float64(cfg.BatchSize)))
+		if s.steps, err = epochSteps(cfg.Epochs, n, cfg.BatchSize); err != nil {
+			return err
+		}
 	}
 	s.sigma = cfg.Sigma
 	if s.sigma == 0 {
