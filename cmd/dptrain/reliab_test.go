@@ -30,7 +30,7 @@ func TestBadRunValuesExitTwo(t *testing.T) {
 		{[]string{"--sigma", "1e-300"}, "sigma 1e-300"},
 		{[]string{"--epochs", "1e300"}, "epochs"},
 		{[]string{"--config", cfgPath("case.json", `{"Epsilon":1}`)}, `"Epsilon"`},
-		{[]string{"--config", cfgPath("dup.json", `{"epsilon":1,"epsilon":8}`)}, `"epsilon" appears twice`},
+		{[]string{"--config", cfgPath("dup.json", `{"epsilon":1,"epsilon":8}`)}, `"epsilon" given twice`},
 	}
 	for i, c := range cases {
 		var out, errb bytes.Buffer
