@@ -3,6 +3,7 @@ package trainer
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/lattice"
@@ -132,11 +133,38 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 		}
 		st.addNorm(math.Sqrt(sq))
 	}
-	if err := s.model.AccumulateScaled(g.scales[:b*k], sum); err != nil {
+	s.addLosses(b, st)
+	if slices.Contains(g.scales[:b*k], 0) {
+		return g.accumulateKept(idx, sum)
+	}
+	return s.model.AccumulateScaled(g.scales[:b*k], sum)
+}
+
+// accumulateKept adds the clipped sum of the chunk's examples whose scales
+// are all nonzero. A dropped example (a non-finite norm) contributes exactly
+// nothing: multiplying its activations by a zero scale would add 0·Inf = NaN,
+// so the kept examples are recomputed as a chunk of their own and only they
+// enter the products (docs/architecture.md, "dropped examples"). Only a
+// chunk with a drop pays the second pass.
+func (g *normOnlyGradients) accumulateKept(idx []int, sum []float32) error {
+	s, k := g.s, len(g.s.model.Groups())
+	kept := make([]int, 0, len(idx))
+	scales := g.scales[:0]
+	for i, ex := range idx {
+		row := g.scales[i*k : (i+1)*k]
+		if !slices.Contains(row, 0) {
+			kept = append(kept, ex)
+			scales = append(scales, row...) // compacts in place: i*k >= len(scales)
+		}
+	}
+	if len(kept) == 0 {
+		return nil
+	}
+	b := len(kept)
+	if err := s.model.PerSampleNormsSq(s.gather(kept), g.normsSq[:b*k], s.batches.losses[:b]); err != nil {
 		return err
 	}
-	s.addLosses(b, st)
-	return nil
+	return s.model.AccumulateScaled(scales, sum)
 }
 
 // factoredGradients is clipMaterialised for a factored model: the same
