@@ -14,42 +14,25 @@ const DefaultPLDInterval = 1e-4
 // PLDAccountant composes Gaussian and Poisson-subsampled Gaussian events
 // through their privacy loss distributions (Meiser & Mohammadi 2018; Koskela
 // et al. 2020; Doroshenko et al. 2022): each step's PLD is discretised
-// pessimistically on a uniform loss grid (connect-the-dots), a run of
-// identical steps composes by raising its Fourier transform to a power, and
-// runs of different steps by one convolution each. Every composition is cut
-// to a Chernoff window holding all but 1e-18 of its mass on each side, the
-// upper side's charged at +∞ once, so the error does not grow with the
-// number of steps. Both directions of the add/remove relation are composed;
-// ε(δ) is the worse of the two. The result is an upper bound on the
-// mechanism's true ε(δ), tighter than RDP's conversion.
+// pessimistically on a uniform loss grid (connect-the-dots), and the
+// composition at a query is formed by FFT after an exponential tilt aimed
+// at the answer, with every float error bounded and added to the masses
+// (docs/accountants.md#pld). Both directions of the add/remove relation are
+// composed; ε(δ) is the worse of the two. The result is a certified upper
+// bound on the mechanism's true ε(δ); a query it cannot certify is an error
+// wrapping ErrPLDUncertified.
 //
-// An account whose distributions would not fit in memory on the requested
-// grid runs on a coarser one (the interval doubled as often as needed):
-// a valid, slightly looser ε rather than an error.
-//
-// The account is the list of composed events (what ran is data); the
-// composed distributions are a cache, extended as the account grows: the
-// runs before the last are folded into a prefix once, and an evaluation
-// costs one power of the last run and one convolution, whatever the step
-// count. The composition order is a function of the account alone (each
-// run's power from its final count, folded in order), so a resumed account
-// gives the same ε bit for bit.
+// The account is the list of composed events (what ran is data); the grid
+// and every composition are functions of the account alone, so a resumed
+// account gives the same ε bit for bit.
 type PLDAccountant struct {
 	interval float64
 	segs     []pldSegment
-	// grid is the interval the cache runs on: interval·2^k for the
-	// smallest k ≥ the last one used that fits the account (saved, so a
-	// resumed account continues on the same grid).
+	// grid is read from and written to saved accounts of the untilted
+	// PLD (before issue 38), which ran on a coarser grid when needed; the
+	// certified composition chooses its grid from the account alone.
 	grid   float64
 	single map[pldKey]*pldStep // one step's PLD per mechanism and grid
-	// cache: at grid cacheH, the composition of segs[:nFolded] (prefix),
-	// and of the whole account when it had totalSegs segments, the last
-	// with totalCnt steps.
-	cacheH              float64
-	nFolded             int
-	prefix              [2]*pmf
-	total               [2]*pmf
-	totalSegs, totalCnt int
 	// memo: the last Epsilon answer, for the account it was computed on
 	// (a tracker asks several times per step).
 	memo struct {
@@ -78,18 +61,18 @@ type pldKey struct {
 }
 
 // pldStep is one step's PLD in both directions (remove, add) on one grid,
-// with their log-MGFs.
+// with their log-MGFs once needed.
 type pldStep struct {
-	p   [2]*pmf
-	g   [2]logMGF
-	fft [2][2]fftCache // its transforms on the last grids of each stage of its powers
+	p [2]*pmf
+	g [2]logMGF
 }
 
 // PLDOption configures a PLD accountant.
 type PLDOption func(*PLDAccountant) error
 
-// WithPLDInterval sets the loss grid's interval (default 1e-4). A finer grid
-// never gives a larger ε; it costs time and memory in proportion.
+// WithPLDInterval sets the loss grid's starting interval (default 1e-4): the
+// grid used is finer for steps of tiny losses and coarser for compositions
+// that do not fit (docs/accountants.md#pld).
 func WithPLDInterval(h float64) PLDOption {
 	return func(a *PLDAccountant) error {
 		if !(h > 0) || h > 1 || math.IsInf(h, 0) {
@@ -203,7 +186,7 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 		if err != nil {
 			return nil, err
 		}
-		st.p[i], st.g[i] = p, p.mgf()
+		st.p[i] = p
 	}
 	if a.single == nil {
 		a.single = map[pldKey]*pldStep{}
@@ -212,160 +195,10 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	return st, nil
 }
 
-// overflow returns by what factor the widest distribution the account's
-// composition forms on grid h exceeds maxPLDPoints (≤ 1: it fits),
-// building the steps' PLDs on h only when their own grids fit.
-func (a *PLDAccountant) overflow(h float64) (float64, error) {
-	worst := 0.0
-	for _, s := range a.segs {
-		for _, remove := range []bool{true, false} {
-			span := (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h)
-			if math.IsNaN(span) || math.IsInf(span, 0) {
-				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
-			}
-			worst = max(worst, span/maxPLDPoints)
-		}
-	}
-	if worst > 1 {
-		return worst, nil
-	}
-	for dir := range 2 {
-		var sum logMGF
-		var sLo, sHi int
-		for i, s := range a.segs {
-			st, err := a.step(s.pldMech, h)
-			if err != nil {
-				return 0, err
-			}
-			p, c := st.p[dir], s.Count
-			lo, hi, _, _ := window(addScaledMGF(logMGF{}, st.g[dir], float64(c)), h, c*p.lo, c*p.hi())
-			worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
-			sum = addScaledMGF(sum, st.g[dir], float64(c))
-			sLo, sHi = sLo+c*p.lo, sHi+c*p.hi()
-			if i > 0 {
-				lo, hi, _, _ := window(sum, h, sLo, sHi)
-				worst = max(worst, float64(hi-lo+1)/maxPLDPoints)
-			}
-		}
-	}
-	return worst, nil
-}
-
-// chooseGrid returns the grid the account runs on: the requested interval
-// doubled as often as needed for the composition to fit, never finer than
-// the grid used before. A distribution's width in losses hardly depends on
-// the grid, so the doubling jumps straight to the factor it overflows by.
-func (a *PLDAccountant) chooseGrid() (float64, error) {
-	h := max(a.grid, a.interval)
-	for range 200 {
-		f, err := a.overflow(h)
-		if err != nil {
-			return 0, err
-		}
-		if f <= 1 {
-			return h, nil
-		}
-		h *= math.Exp2(max(1, math.Ceil(math.Log2(f))))
-	}
-	return 0, fmt.Errorf("pld: no grid holds the account")
-}
-
-// power is segment s's composition (one direction) on grid h.
-func (a *PLDAccountant) power(s pldSegment, h float64, dir int) (*pmf, error) {
-	st, err := a.step(s.pldMech, h)
-	if err != nil {
-		return nil, err
-	}
-	return st.p[dir].selfComposeStaged(s.Count, st.g[dir], &st.fft[dir][0], &st.fft[dir][1])
-}
-
-// fold composes prefix (segments segs[:i], nil when i = 0) with x, segment
-// i's power, and cuts the result to the Chernoff window of segs[:i+1].
-func (a *PLDAccountant) fold(prefix, x *pmf, i, dir int, h float64) (*pmf, error) {
-	if prefix == nil {
-		return x, nil
-	}
-	var sum logMGF
-	for _, s := range a.segs[:i+1] {
-		st, err := a.step(s.pldMech, h)
-		if err != nil {
-			return nil, err
-		}
-		sum = addScaledMGF(sum, st.g[dir], float64(s.Count))
-	}
-	lo, hi, _, _ := window(sum, h, prefix.lo+x.lo, prefix.hi()+x.hi())
-	return convolveCut(prefix, x, lo, hi)
-}
-
-// composed returns the composed PLDs of the account (nil when empty),
-// extending the cache: segments before the last are folded into the prefix
-// once; the last one's power is recomputed from its count.
-func (a *PLDAccountant) composed() ([2]*pmf, error) {
-	var none [2]*pmf
-	if len(a.segs) == 0 {
-		return none, nil
-	}
-	last := len(a.segs) - 1
-	if a.total[0] != nil && a.totalSegs == len(a.segs) && a.totalCnt == a.segs[last].Count {
-		return a.total, nil
-	}
-	for range 64 {
-		out, err := a.compose()
-		if !errors.Is(err, errPLDTooWide) {
-			return out, err
-		}
-		// A staged power's window came out wider than chooseGrid
-		// estimated from the steps: go on a coarser grid.
-		a.grid = 2 * max(a.grid, a.interval)
-	}
-	return none, fmt.Errorf("pld: no grid holds the account")
-}
-
-// compose is composed on the grid chooseGrid picks.
-func (a *PLDAccountant) compose() ([2]*pmf, error) {
-	var none [2]*pmf
-	last := len(a.segs) - 1
-	h, err := a.chooseGrid()
-	if err != nil {
-		return none, err
-	}
-	if h != a.cacheH {
-		a.cacheH, a.nFolded, a.prefix, a.total = h, 0, none, none
-		// Steps on other grids are no longer needed.
-		for k := range a.single {
-			if k.h != h {
-				delete(a.single, k)
-			}
-		}
-	}
-	a.grid = h
-	for a.nFolded < last {
-		for dir := range 2 {
-			x, err := a.power(a.segs[a.nFolded], h, dir)
-			if err != nil {
-				return none, err
-			}
-			if a.prefix[dir], err = a.fold(a.prefix[dir], x, a.nFolded, dir, h); err != nil {
-				return none, err
-			}
-		}
-		a.nFolded++
-	}
-	var out [2]*pmf
-	for dir := range 2 {
-		x, err := a.power(a.segs[last], h, dir)
-		if err != nil {
-			return none, err
-		}
-		if out[dir], err = a.fold(a.prefix[dir], x, last, dir, h); err != nil {
-			return none, err
-		}
-	}
-	a.total, a.totalSegs, a.totalCnt = out, len(a.segs), a.segs[last].Count
-	return out, nil
-}
-
-// Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions.
+// Epsilon returns the smallest ε with δ(ε) ≤ delta in both directions,
+// certified: each direction's composition is formed by the tilted FFT with
+// its rounding bounded (docs/accountants.md#pld). A query the bound cannot
+// certify is an error saying so, never a smaller number.
 func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if !(delta > 0 && delta < 1) {
 		return Bound{}, invalidf("pld: delta must be in (0,1), got %v", delta)
@@ -377,40 +210,200 @@ func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if m := a.memo; m.b.Accountant != "" && m.segs == segs && m.count == count && m.delta == delta {
 		return m.b, nil
 	}
-	c, err := a.composed()
+	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
+	if segs == 0 {
+		return b, nil
+	}
+	h, err := a.tiltGrid()
 	if err != nil {
 		return Bound{}, err
 	}
-	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
-	for _, p := range c {
-		if p != nil {
-			b.Epsilon = math.Max(b.Epsilon, p.epsilonAt(delta))
+	for dir := range 2 {
+		e, err := a.epsilonDirection(dir, h, delta)
+		if err != nil {
+			return Bound{}, err
 		}
+		b.Epsilon = math.Max(b.Epsilon, e)
 	}
 	if math.IsInf(b.Epsilon, 1) {
-		return b, fmt.Errorf("pld: δ = %g is below the mass at +∞ (no finite ε)", delta)
+		return b, fmt.Errorf("pld: %w: δ = %g is below the mass at +∞ (no finite ε)", ErrPLDUncertified, delta)
 	}
 	a.memo.segs, a.memo.count, a.memo.delta, a.memo.b = segs, count, delta, b
 	return b, nil
 }
 
+// epsilonDirection is one direction's certified ε(delta). The tilt is
+// aimed at an estimate of ε (first a Chernoff bound, then each answer)
+// until the answer stops moving; every answer is certified, and the
+// smallest is returned.
+func (a *PLDAccountant) epsilonDirection(dir int, h, delta float64) (float64, error) {
+	terms, h, err := a.fitTerms(dir, h)
+	if err != nil {
+		return 0, err
+	}
+	e := math.Inf(1)
+	var g logMGF
+	for i, t := range terms {
+		st, err := a.step(a.segs[i].pldMech, h)
+		if err != nil {
+			return 0, err
+		}
+		if st.g[dir].up == nil {
+			st.g[dir] = t.p.mgf()
+		}
+		g = addScaledMGF(g, st.g[dir], float64(t.k))
+	}
+	for i, l := range chernoffLambdas {
+		e = min(e, (g.up[i]-math.Log(delta))/l)
+	}
+	e = max(e, 0)
+	best := math.Inf(1)
+	for range 6 {
+		c, err := a.certified(dir, h, e, 1e-10*delta)
+		if err != nil {
+			return 0, fmt.Errorf("pld: ε at δ = %g: %w", delta, err)
+		}
+		// A hair below delta: the sums in epsilonAt round.
+		e2 := c.epsilonAt(delta * (1 - 1e-9))
+		best = min(best, e2)
+		if math.IsInf(e2, 1) || math.Abs(e2-e) <= 1e-4*max(e2, 1e-2) {
+			break
+		}
+		e = e2
+	}
+	return best, nil
+}
+
+// terms is the account's steps on grid h in direction dir.
+func (a *PLDAccountant) terms(dir int, h float64) ([]tiltTerm, error) {
+	out := make([]tiltTerm, 0, len(a.segs))
+	for _, s := range a.segs {
+		st, err := a.step(s.pldMech, h)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tiltTerm{st.p[dir], s.Count})
+	}
+	return out, nil
+}
+
+// fitTerms is terms on grid h, or on the first doubling of h its steps fit.
+func (a *PLDAccountant) fitTerms(dir int, h float64) ([]tiltTerm, float64, error) {
+	for range 1100 {
+		terms, err := a.terms(dir, h)
+		if !errors.Is(err, errPLDTooWide) {
+			return terms, h, err
+		}
+		h *= 2
+	}
+	return nil, 0, fmt.Errorf("pld: no grid holds the account")
+}
+
+// certified is the certified composition of direction dir near loss
+// target on grid h, or on a coarser one where its window does not fit.
+func (a *PLDAccountant) certified(dir int, h, target, tauHi float64) (*pmf, error) {
+	for range 64 {
+		terms, err := a.terms(dir, h)
+		if err == nil {
+			var c *pmf
+			c, err = certifiedComposition(terms, target, tauHi)
+			if err == nil {
+				return c, nil
+			}
+		}
+		if !errors.Is(err, errPLDTooWide) {
+			return nil, err
+		}
+		h *= 2
+	}
+	return nil, fmt.Errorf("pld: no grid holds the account")
+}
+
+// pldStdFraction is the largest grid interval, as a fraction of a step's
+// privacy-loss standard deviation, the certified composition runs on:
+// connect-the-dots adds up to h²/4 of variance per step, which over many
+// steps of tiny losses (q = 1e-4) would otherwise widen the composition
+// by several percent.
+const pldStdFraction = 0.05
+
+// tiltGrid is the grid the certified composition starts on: the interval,
+// halved while some step's loss is narrower than 20 intervals (at most six
+// times, and while every step fits a quarter of maxPLDPoints). It depends
+// on the account alone, so a resumed account gives the same ε.
+func (a *PLDAccountant) tiltGrid() (float64, error) {
+	h := a.interval
+	minStd := math.Inf(1)
+	for _, s := range a.segs {
+		for _, remove := range []bool{true, false} {
+			g := gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}
+			span := g.gridSpan(h)
+			if math.IsNaN(span) || math.IsInf(span, 0) {
+				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
+			}
+			if span > maxPLDPoints {
+				return h, nil // already too wide: certified coarsens it
+			}
+		}
+		st, err := a.step(s.pldMech, h)
+		if err != nil {
+			return 0, err
+		}
+		for _, p := range st.p {
+			minStd = min(minStd, p.std())
+		}
+	}
+	for range 6 {
+		if h <= pldStdFraction*minStd {
+			break
+		}
+		fits := true
+		for _, s := range a.segs {
+			for _, remove := range []bool{true, false} {
+				if (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h/2) > maxPLDPoints/4 {
+					fits = false
+				}
+			}
+		}
+		if !fits {
+			break
+		}
+		h /= 2
+	}
+	a.pruneSteps(h)
+	return h, nil
+}
+
+// pruneSteps forgets the steps' PLDs on grids other than the interval and h.
+func (a *PLDAccountant) pruneSteps(h float64) {
+	for k := range a.single {
+		if k.h != h && k.h != a.interval {
+			delete(a.single, k)
+		}
+	}
+}
+
 // Delta returns the smallest δ the account proves at epsilon (the worse
-// direction).
+// direction), certified as Epsilon is.
 func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 	if !(epsilon >= 0) || math.IsInf(epsilon, 0) {
 		return 0, invalidf("pld: epsilon must be finite and >= 0, got %v", epsilon)
 	}
-	c, err := a.composed()
+	if len(a.segs) == 0 {
+		return 0, nil
+	}
+	h, err := a.tiltGrid()
 	if err != nil {
 		return 0, err
 	}
 	d := 0.0
-	for _, p := range c {
-		if p != nil {
-			d = math.Max(d, p.deltaAt(epsilon))
+	for dir := range 2 {
+		c, err := a.certified(dir, h, epsilon, 1e-30)
+		if err != nil {
+			return 0, fmt.Errorf("pld: δ at ε = %g: %w", epsilon, err)
 		}
+		d = math.Max(d, c.deltaAt(epsilon)*(1+1e-9))
 	}
-	return d, nil
+	return math.Min(1, d), nil
 }
 
 type pldState struct {

@@ -65,9 +65,9 @@ func TestPLDReferencePoints(t *testing.T) {
 	}
 }
 
-// TestPLDTinyDelta: δ far below anything the old truncation allowed still
-// answers, the mass at +∞ stays at a few of the windows' 1e-18 after a
-// million steps, and ε grows as δ falls.
+// TestPLDTinyDelta: δ down to 1e-16 answers, ε grows as δ falls, and the
+// mass at +∞ charged by the certified composition stays at its budget
+// after a million steps.
 func TestPLDTinyDelta(t *testing.T) {
 	a, _ := NewPLD()
 	if err := a.Compose(PoissonSampled{Q: 2048.0 / 60000, Event: Gaussian{Sigma: 2.15}}, 100); err != nil {
@@ -85,13 +85,23 @@ func TestPLDTinyDelta(t *testing.T) {
 	if err := long.Compose(PoissonSampled{Q: 0.001, Event: Gaussian{Sigma: 1}}, 1000000); err != nil {
 		t.Fatal(err)
 	}
-	c, err := long.composed()
+	h, err := long.tiltGrid()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for dir, p := range c {
-		if p.inf > 4*pldTailBound {
-			t.Errorf("direction %d: mass at +∞ %g after 1e6 steps", dir, p.inf)
+	for dir := range 2 {
+		terms, _, err := long.fitTerms(dir, h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := certifiedComposition(terms, 5, 1e-22)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The steps' own +∞ mass over 1e6 steps, the capped tails
+		// (≤ 1e-22) and the window's top (≤ 2e-22).
+		if stepInf := -math.Expm1(1e6 * math.Log1p(-terms[0].p.inf)); c.inf > stepInf*(1+1e-9)+3e-22 {
+			t.Errorf("direction %d: mass at +∞ %g after 1e6 steps (steps' own %g)", dir, c.inf, stepInf)
 		}
 	}
 }

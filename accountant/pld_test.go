@@ -151,13 +151,13 @@ func TestPLDInfinityMass(t *testing.T) {
 	if e := m.epsilonAt(want); math.Abs(e-0.05) > 1e-12 {
 		t.Errorf("ε(δ(0.05)) = %v, want 0.05", e)
 	}
-	// A cut moves the top tail to +∞ and the bottom onto the lowest kept
-	// loss, never drops either: (0.5, 0.5) at losses 0, 1 composed with
-	// itself is 0.25, 0.5, 0.25 at 0, 1, 2; cut to [1, 1].
-	half := &pmf{h: 1, p: []float64{0.5, 0.5}}
-	cut, err := convolveCut(half, half, 1, 1)
-	if err != nil || cut.lo != 1 || len(cut.p) != 1 || cut.p[0] != 0.75 || cut.inf != 0.25 {
-		t.Errorf("convolveCut: %+v (%v)", cut, err)
+	// Capping tails moves the largest losses to +∞ within the budget and
+	// drops nothing: of 1e-20 at loss 2 and 1e-12 at 1, a budget of 1e-15
+	// over two steps moves the first only.
+	three := &pmf{h: 1, p: []float64{1 - 1e-12 - 1e-20, 1e-12, 1e-20}}
+	capped := capTails([]tiltTerm{{three, 2}}, 1e-15)[0].p
+	if len(capped.p) != 2 || !(capped.inf >= 1e-20 && capped.inf < 1.01e-20) || capped.p[1] != 1e-12 {
+		t.Errorf("capTails: %+v", capped)
 	}
 }
 

@@ -23,6 +23,9 @@ type Grid struct {
 	Base     trainer.Config
 	Clips    []string // clip variants (Clips)
 	Samplers []string // samplers (Samplers)
+	// Noises are the noise kinds (Noises; nil: continuous only), the third
+	// axis: noise bandmf takes Base.Bands.
+	Noises []string
 	// MemEvery is the memory sampling period (0: 20 ms).
 	MemEvery time.Duration
 	// Log receives one line per finished cell (nil: nothing).
@@ -62,6 +65,7 @@ func DefaultGrid() Grid {
 type Row struct {
 	Clip    string `json:"clip"`
 	Sampler string `json:"sampler"`
+	Noise   string `json:"noise"`
 	Steps   int    `json:"steps"`
 	// TrainN is the size of the private training set; subspace cells train
 	// on Base.PublicN fewer examples (declared public for the basis), so
@@ -100,22 +104,28 @@ func Run(ctx context.Context, g Grid) ([]Row, error) {
 	if g.MemEvery <= 0 {
 		g.MemEvery = 20 * time.Millisecond
 	}
+	noises := g.Noises
+	if len(noises) == 0 {
+		noises = []string{string(trainer.NoiseContinuous)}
+	}
 	var rows []Row
 	for _, c := range g.Clips {
 		for _, s := range g.Samplers {
-			if err := ctx.Err(); err != nil {
-				return rows, err
-			}
-			r := g.trainCell(ctx, c, s)
-			if err := ctx.Err(); err != nil {
-				return rows, err // the cell was interrupted: no row
-			}
-			rows = append(rows, r)
-			if g.Log != nil {
-				if r.Err != "" {
-					fmt.Fprintf(g.Log, "bench %s × %s: error: %s\n", r.Clip, r.Sampler, r.Err)
-				} else {
-					fmt.Fprintf(g.Log, "bench %s × %s: %.0f samples/s, ε = %.3g, acc = %.3f\n", r.Clip, r.Sampler, r.SamplesPerSec, r.Epsilon, r.TestAcc)
+			for _, nz := range noises {
+				if err := ctx.Err(); err != nil {
+					return rows, err
+				}
+				r := g.trainCell(ctx, c, s, nz)
+				if err := ctx.Err(); err != nil {
+					return rows, err // the cell was interrupted: no row
+				}
+				rows = append(rows, r)
+				if g.Log != nil {
+					if r.Err != "" {
+						fmt.Fprintf(g.Log, "bench %s × %s × %s: error: %s\n", r.Clip, r.Sampler, r.Noise, r.Err)
+					} else {
+						fmt.Fprintf(g.Log, "bench %s × %s × %s: %.0f samples/s, ε = %.3g, acc = %.3f\n", r.Clip, r.Sampler, r.Noise, r.SamplesPerSec, r.Epsilon, r.TestAcc)
+					}
 				}
 			}
 		}
@@ -124,11 +134,14 @@ func Run(ctx context.Context, g Grid) ([]Row, error) {
 }
 
 // trainCell trains one cell through the trainer.
-func (g Grid) trainCell(ctx context.Context, c, s string) Row {
+func (g Grid) trainCell(ctx context.Context, c, s, nz string) Row {
 	cfg := g.Base
-	cfg.Clip, cfg.Sampler = mechanism.Clip(c), mechanism.Sampler(s)
+	cfg.Clip, cfg.Sampler, cfg.Noise = mechanism.Clip(c), mechanism.Sampler(s), trainer.Noise(nz)
+	if cfg.Noise != trainer.NoiseBandMF {
+		cfg.Bands = 0
+	}
 	cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
-	r := Row{Clip: c, Sampler: s, Delta: cfg.Delta}
+	r := Row{Clip: c, Sampler: s, Noise: nz, Delta: cfg.Delta}
 	if cfg.ClipQuantile > 0 {
 		// Adaptive clipping where the cell accepts it (L2 clips, Poisson);
 		// the other cells run at the fixed clip_norm.

@@ -2,12 +2,12 @@ package benchmarks
 
 import (
 	"context"
-	"github.com/dptrain/dptrain/mechanism"
 	"math"
 	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -316,5 +316,47 @@ func TestDescribeSeeding(t *testing.T) {
 	g.Base.Seeded = false
 	if d := g.Describe(); !strings.Contains(d, "seed 1 (model only; noise and sampling from crypto/rand)") {
 		t.Errorf("unseeded caption %q", d)
+	}
+}
+
+// The noise axis: each clip × sampler cell once per noise kind; noise
+// bandmf (2 bands) samples cyclically, so its ε is the amplified banded
+// account of ⌈3/2⌉ steps at twice the rate, and the lattice refuses
+// per-layer clipping.
+func TestRunNoiseAxis(t *testing.T) {
+	g := tinyGrid()
+	g.Clips, g.Samplers, g.Noises = []string{"flat", "per-layer"}, []string{"poisson"}, []string{"continuous", "lattice", "bandmf"}
+	g.Base.Bands = 2
+	rows, err := Run(context.Background(), g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 6 {
+		t.Fatalf("%d rows, want 6", len(rows))
+	}
+	byKey := map[string]Row{}
+	for _, r := range rows {
+		byKey[r.Clip+"/"+r.Noise] = r
+	}
+	for _, k := range []string{"flat/continuous", "flat/lattice", "flat/bandmf", "per-layer/continuous", "per-layer/bandmf"} {
+		if byKey[k].Err != "" || byKey[k].Steps != 3 {
+			t.Errorf("%s: %+v", k, byKey[k])
+		}
+	}
+	if !strings.Contains(byKey["per-layer/lattice"].Err, "clip flat") {
+		t.Errorf("per-layer × lattice: %q, want the lattice's refusal", byKey["per-layer/lattice"].Err)
+	}
+	want, err := accountant.PoissonEpsilon(2*64.0/5000, g.Base.Sigma, 2, g.Base.Delta)
+	if r := byKey["flat/bandmf"]; r.Accountant == "pld" {
+		want, err = accountant.PLDPoissonEpsilon(2*64.0/5000, g.Base.Sigma, 2, g.Base.Delta)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := byKey["flat/bandmf"]; math.Abs(r.Epsilon-want.Epsilon) > 1e-9*want.Epsilon {
+		t.Errorf("bandmf ε %v (%s), independent account %v", r.Epsilon, r.Accountant, want.Epsilon)
+	}
+	if a, b := byKey["flat/continuous"].Epsilon, byKey["flat/bandmf"].Epsilon; a == b {
+		t.Errorf("bandmf and DP-SGD report the same ε %v", a)
 	}
 }

@@ -25,6 +25,11 @@ var DefaultClips = []string{"flat", "per-layer", "linf", "hybrid"}
 // Samplers are the sampling schemes the harness knows.
 var Samplers = []string{"poisson", "twice", "shuffle"}
 
+// Noises are the noise kinds the bench takes as its third axis: independent
+// Gaussian noise (DP-SGD), the exact lattice noise, and banded
+// matrix-factorization noise (Grid.Base.Bands bands).
+var Noises = []string{"continuous", "lattice", "bandmf"}
+
 // Subspace kernel settings (BenchmarkClipSum, not the harness, whose cells
 // use the trainer's config): two nested principal blocks of rank 16 each,
 // estimated from 64 public gradients with 2 power iterations. The L2

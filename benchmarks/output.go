@@ -12,13 +12,13 @@ import (
 // displayHeader names the columns of the terminal and markdown tables.
 // Peak Sys is left to the CSV: the runtime rarely returns memory to the OS,
 // so it only grows across cells.
-var displayHeader = []string{"clip", "sampler", "steps", "samples/s", "peak heap MiB",
+var displayHeader = []string{"clip", "sampler", "noise", "steps", "samples/s", "peak heap MiB",
 	"σ", "E‖e‖²", "ε", "δ", "accountant", "relation", "test acc", "note"}
 
 // display formats one row for people: blanks for what was not measured.
 func display(r Row) []string {
 	if r.Err != "" && r.Samples == 0 {
-		return []string{r.Clip, r.Sampler, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", "", r.Err}
+		return []string{r.Clip, r.Sampler, r.Noise, "", "", mib(r.PeakHeapMiB), "", "", "", "", "", "", "", r.Err}
 	}
 	eps, acct, rel := "", "", ""
 	if r.Accountant != "" {
@@ -28,7 +28,7 @@ func display(r Row) []string {
 			eps += NotPrivateMark
 		}
 	}
-	return []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
+	return []string{r.Clip, r.Sampler, r.Noise, strconv.Itoa(r.Steps), fmt.Sprintf("%.0f", r.SamplesPerSec),
 		mib(r.PeakHeapMiB), fmt.Sprintf("%.4g", r.Sigma), fmt.Sprintf("%.4g", r.NoiseVariance),
 		eps, fmt.Sprintf("%.0e", r.Delta), acct, rel, fmt.Sprintf("%.4f", r.TestAcc), r.Err}
 }
@@ -87,7 +87,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 	sep := make([]string, len(displayHeader))
 	for i := range sep {
 		sep[i] = "---"
-		if i >= 2 && i <= 11 && i != 9 && i != 10 { // numbers right-aligned
+		if i >= 3 && i <= 12 && i != 10 && i != 11 { // numbers right-aligned
 			sep[i] = "---:"
 		}
 	}
@@ -103,7 +103,7 @@ func WriteMarkdown(w io.Writer, rows []Row) error {
 }
 
 // CSVHeader names the CSV columns (Row's JSON keys).
-var CSVHeader = []string{"clip", "sampler", "steps", "train_n", "samples", "seconds", "samples_per_sec",
+var CSVHeader = []string{"clip", "sampler", "noise", "steps", "train_n", "samples", "seconds", "samples_per_sec",
 	"peak_heap_mib", "peak_sys_mib", "sigma", "sensitivity", "dim", "noise_variance", "epsilon", "delta",
 	"accountant", "relation", "test_acc", "error"}
 
@@ -115,7 +115,7 @@ func WriteCSV(w io.Writer, rows []Row) error {
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 	for _, r := range rows {
-		rec := []string{r.Clip, r.Sampler, strconv.Itoa(r.Steps), strconv.Itoa(r.TrainN), strconv.Itoa(r.Samples),
+		rec := []string{r.Clip, r.Sampler, r.Noise, strconv.Itoa(r.Steps), strconv.Itoa(r.TrainN), strconv.Itoa(r.Samples),
 			f(r.Seconds), f(r.SamplesPerSec), f(r.PeakHeapMiB), f(r.PeakSysMiB), f(r.Sigma), f(r.Sensitivity),
 			strconv.Itoa(r.Dim), f(r.NoiseVariance), f(r.Epsilon), f(r.Delta), r.Accountant, r.Relation, f(r.TestAcc), r.Err}
 		if err := cw.Write(rec); err != nil {

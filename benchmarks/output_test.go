@@ -9,11 +9,11 @@ import (
 )
 
 var sampleRows = []Row{
-	{Clip: "flat", Sampler: "poisson", Steps: 30, TrainN: 5000, Samples: 7680, Seconds: 2, SamplesPerSec: 3840, PeakHeapMiB: 30.5, PeakSysMiB: 40,
+	{Clip: "flat", Sampler: "poisson", Noise: "continuous", Steps: 30, TrainN: 5000, Samples: 7680, Seconds: 2, SamplesPerSec: 3840, PeakHeapMiB: 30.5, PeakSysMiB: 40,
 		Sigma: 1, Sensitivity: 1, Dim: 203530, NoiseVariance: 203530, Epsilon: 2.793, Delta: 1e-5, Accountant: "rdp", Relation: "add/remove-one", TestAcc: 0.719},
-	{Clip: "subspace", Sampler: "twice", Steps: 30, TrainN: 4800, Samples: 3900, Seconds: 25, SamplesPerSec: 156, PeakHeapMiB: 500, PeakSysMiB: 540,
+	{Clip: "subspace", Sampler: "twice", Noise: "continuous", Steps: 30, TrainN: 4800, Samples: 3900, Seconds: 25, SamplesPerSec: 156, PeakHeapMiB: 500, PeakSysMiB: 540,
 		Sigma: 1, Sensitivity: 1, Dim: 203562, NoiseVariance: 150123.5, Epsilon: 1.234, Delta: 1e-5, Accountant: "twice", Relation: "add-remove", TestAcc: 0.6512},
-	{Clip: "per-layer", Sampler: "twice", Delta: 1e-5, Err: "trainer: refused | with a pipe"},
+	{Clip: "per-layer", Sampler: "twice", Noise: "bandmf", Delta: 1e-5, Err: "trainer: refused | with a pipe"},
 }
 
 func TestWriteCSVRoundTrip(t *testing.T) {
@@ -70,15 +70,15 @@ func TestWriteMarkdown(t *testing.T) {
 			t.Errorf("line %d has %d separators, want %d: %s", i, n, want, l)
 		}
 	}
-	for _, frag := range []string{"| flat | poisson | 30 | 3840 | 30.5 | 1 | 2.035e+05 | 2.793 | 1e-05 | rdp | add/remove-one | 0.7190 |  |",
-		"| subspace | twice | 30 | 156 | 500.0 | 1 | 1.501e+05 | 1.234 | 1e-05 | twice | add-remove | 0.6512 |  |",
+	for _, frag := range []string{"| flat | poisson | continuous | 30 | 3840 | 30.5 | 1 | 2.035e+05 | 2.793 | 1e-05 | rdp | add/remove-one | 0.7190 |  |",
+		"| subspace | twice | continuous | 30 | 156 | 500.0 | 1 | 1.501e+05 | 1.234 | 1e-05 | twice | add-remove | 0.6512 |  |",
 		`refused \| with a pipe`} {
 		if !strings.Contains(buf.String(), frag) {
 			t.Errorf("markdown lacks %q:\n%s", frag, buf.String())
 		}
 	}
 	// A refused cell shows nothing measured, only its error.
-	if !strings.Contains(lines[4], "| per-layer | twice |  |  |  |  |  |  |  |  |  |  | trainer: refused") {
+	if !strings.Contains(lines[4], "| per-layer | twice | bandmf |  |  |  |  |  |  |  |  |  |  | trainer: refused") {
 		t.Errorf("refused row shows measurements: %s", lines[4])
 	}
 }

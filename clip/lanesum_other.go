@@ -2,5 +2,8 @@
 
 package clip
 
-// laneSumVec is nil: this build has no vector kernel.
-var laneSumVec func(v []float32, acc *[4]float64) uint32
+// This build has no vector kernel: laneSum's Go loop does all.
+var (
+	laneSumKernels []laneSumKernel
+	laneSumVec     func(v []float32, acc *[4]float64) uint32
+)

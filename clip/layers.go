@@ -163,3 +163,11 @@ func (a *laneSum) add(v []float32) float32 {
 }
 
 func (a *laneSum) total() float64 { return (a.s[0] + a.s[1]) + (a.s[2] + a.s[3]) }
+
+// laneSumKernel is one vector form of laneSum's 4-wide loop: its name, whether
+// this CPU runs it, and the loop (see laneSumVec).
+type laneSumKernel struct {
+	name string
+	ok   bool
+	fn   func(v []float32, acc *[4]float64) uint32
+}

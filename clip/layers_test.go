@@ -9,8 +9,26 @@ import (
 
 // laneSum fed a row in pieces of any sizes gives SumSquares' bits (the
 // materialised norm) and the row's largest |coordinate|, for rows with and
-// without a remainder.
+// without a remainder: with the Go loop and with each vector kernel (those
+// this CPU or build lacks are skipped with the reason).
 func TestLaneSumMatchesSumSquares(t *testing.T) {
+	kernels := append([]laneSumKernel{{name: "go", ok: true}}, laneSumKernels...)
+	if len(laneSumKernels) == 0 {
+		t.Log("no vector kernels in this build (not amd64, or the purego tag): the Go loop only")
+	}
+	for _, k := range kernels {
+		t.Run(k.name, func(t *testing.T) {
+			if !k.ok {
+				t.Skipf("this CPU lacks the %s instructions", k.name)
+			}
+			defer func(old func(v []float32, acc *[4]float64) uint32) { laneSumVec = old }(laneSumVec)
+			laneSumVec = k.fn
+			checkLaneSum(t)
+		})
+	}
+}
+
+func checkLaneSum(t *testing.T) {
 	s := rng.New(7)
 	for _, tc := range []struct {
 		n      int
@@ -24,6 +42,9 @@ func TestLaneSumMatchesSumSquares(t *testing.T) {
 		{4099, []int{2048, 3, 2045, 3}},
 		{2304, []int{432, 32, 2304 - 464}},
 		{10, []int{9, 1}},
+		{36, []int{36}},
+		{44, []int{2, 42}},
+		{4107, []int{1, 4098, 8}},
 	} {
 		row := make([]float32, tc.n)
 		s.FillNormal(row, 3)

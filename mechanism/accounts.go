@@ -71,7 +71,7 @@ func (m *Mechanism) Accounts(run Run) (*Accounts, error) {
 // pldApplies is nil when the PLD accountant supports every event the run
 // charges: DP-SGD with Poisson sampling.
 func (m *Mechanism) pldApplies() error {
-	if sp := m.spec; sp.Preprocess != nil || sp.Clip == Subspace || sp.Sampler != Poisson {
+	if sp := m.spec; sp.Preprocess != nil || sp.Clip == Subspace || (sp.Sampler != Poisson && sp.Sampler != Cyclic) {
 		return errors.New("accountant pld: needs Poisson sampling without preprocessing or subspace clipping")
 	}
 	p, err := accountant.NewPLD()

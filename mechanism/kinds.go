@@ -22,10 +22,15 @@ const (
 	// without replacement (replace-one). The trainer does not offer it; the
 	// privacy command accounts it.
 	WithoutReplacement Sampler = "wor"
+	// Cyclic splits the records into Spec.Parts parts by index and
+	// Poisson-samples part t mod Parts at step t (add/remove-one): the
+	// participation banded correlated noise is amplified under
+	// (docs/matrix-mechanism.md). The trainer uses it for noise bandmf.
+	Cyclic Sampler = "cyclic"
 )
 
 // Samplers lists every Sampler.
-var Samplers = []Sampler{Poisson, Twice, Shuffle, WithoutReplacement}
+var Samplers = []Sampler{Poisson, Twice, Shuffle, WithoutReplacement, Cyclic}
 
 func (s Sampler) String() string { return string(s) }
 

@@ -32,6 +32,14 @@ type Spec struct {
 	Rate float64
 	// Q2 is twice sampling's coordinate rate.
 	Q2 float64
+	// Parts is cyclic sampling's number of parts: the sampling rate within
+	// a step's part is then q = Batch·Parts/N, so that the expected batch
+	// stays Batch.
+	Parts int
+	// Bands > 1 correlates the noise across steps by a b-banded strategy
+	// (banded matrix factorization, docs/matrix-mechanism.md); 0 or 1 is
+	// independent noise.
+	Bands int
 
 	Clip Clip
 	// C is the clip norm: the L2 sensitivity of one example's contribution
@@ -92,6 +100,12 @@ func (s Spec) Validate() error {
 	if (s.Clip == Hybrid || s.Clip == Subspace || s.Sampler == Twice) && (!(s.D0 >= 1) || math.IsInf(s.D0, 0)) {
 		invalid("d0 must be >= 1 and finite, got %v", s.D0)
 	}
+	if s.Sampler == Cyclic && s.Parts < 1 {
+		invalid("sampler cyclic needs parts >= 1, got %d", s.Parts)
+	}
+	if s.Bands < 0 {
+		invalid("bands must be >= 1 (1: independent noise), got %d", s.Bands)
+	}
 	if s.Clip == Subspace && len(s.SubspaceRanks) == 0 {
 		invalid("subspace_ranks must list the nested cumulative ranks (e.g. [8,16]) with clip subspace")
 	}
@@ -115,7 +129,18 @@ func (s Spec) Unsupported() error {
 	unsupported := func(format string, args ...any) {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...))
 	}
-	if s.Clip == Subspace && (s.Sampler == Shuffle || s.Sampler == WithoutReplacement) {
+	if s.Bands > 1 {
+		if s.Sampler != Cyclic || s.Parts < s.Bands {
+			unsupported("%d-banded noise is accounted by the amplified banded theorem, which needs sampler cyclic with at least %d parts (an example's steps at least b apart), got sampler %s with %d parts", s.Bands, s.Bands, s.Sampler, s.Parts)
+		}
+		if s.Clip != Flat && s.Clip != PerLayer {
+			unsupported("banded noise is isotropic: clip must be flat or per-layer, got %q", s.Clip)
+		}
+	}
+	if s.Sampler == Cyclic && (s.FinalOnly || s.Radius > 0) {
+		unsupported("sampler cyclic is not offered with final_only or radius (the hidden-state bound assumes Poisson sampling and independent noise)")
+	}
+	if s.Clip == Subspace && (s.Sampler == Shuffle || s.Sampler == WithoutReplacement || s.Sampler == Cyclic) {
 		unsupported("clip subspace is accounted by the twice-sampling accountant, which needs sampler poisson or twice, not %s", s.Sampler)
 	}
 	if s.Preprocess != nil && s.Sampler != Poisson {
@@ -161,6 +186,9 @@ func (s Spec) Q() float64 {
 	if s.N == 0 {
 		return s.Rate
 	}
+	if s.Sampler == Cyclic {
+		return float64(s.Batch) * float64(s.Parts) / float64(s.N)
+	}
 	return float64(s.Batch) / float64(s.N)
 }
 
@@ -187,6 +215,15 @@ func (s Spec) NewSampler(dim int, r *rng.Stream) (sampler.Sampler, float64, erro
 			return nil, 0, err
 		}
 		return sh, sh.ExpectedBatch(), nil
+	case Cyclic:
+		if q := s.Q(); !(q > 0 && q <= 1) {
+			return nil, 0, fmt.Errorf("%w: sampler cyclic: the rate within a part, batch·parts/n = %v, must be in (0, 1]: lower the batch or the bands", ErrInvalid, q)
+		}
+		c, err := sampler.NewCyclicPoisson(s.N, s.Parts, s.Q(), r)
+		if err != nil {
+			return nil, 0, err
+		}
+		return c, c.ExpectedBatch(), nil
 	case WithoutReplacement:
 		w, err := sampler.NewWithoutReplacement(s.N, s.Batch, r)
 		if err != nil {

@@ -91,7 +91,7 @@ func acceptedSpecs() []Spec {
 			for _, cc := range []float64{0, 2} {
 				for _, cq := range []float64{0, 0.5} {
 					for _, final := range []bool{false, true} {
-						sp := Spec{Sampler: s, N: tblN, Batch: tblBatch, Q2: 0.5, Clip: c, C: tblC, D0: tblD0,
+						sp := Spec{Sampler: s, N: tblN, Batch: tblBatch, Q2: 0.5, Parts: 2, Clip: c, C: tblC, D0: tblD0,
 							SubspaceRanks: []int{1}, ClippedCountSigma: cc, ClipQuantile: cq, QuantileCountSigma: 2, FinalOnly: final}
 						if sp.Unsupported() == nil {
 							out = append(out, sp)
@@ -108,8 +108,9 @@ func TestAcceptedCombinations(t *testing.T) {
 	got := acceptedSpecs()
 	// Poisson: 5 clips × final 2 + count (flat, linf) × 2 + quantile
 	// (flat, per-layer, every-step only) = 10 + 4 + 2; twice: 5 × 2;
-	// shuffle and without replacement: 4 clips × 2 each.
-	if want := 16 + 10 + 8 + 8; len(got) != want {
+	// shuffle and without replacement: 4 clips × 2 each; cyclic: 4 clips,
+	// every-step release only, no counts.
+	if want := 16 + 10 + 8 + 8 + 4; len(got) != want {
 		t.Fatalf("%d accepted combinations, want %d", len(got), want)
 	}
 }
@@ -250,7 +251,7 @@ func checkMechanism(t *testing.T, sp Spec, d int) {
 	// record may be sampled each step, per epoch under shuffling (each
 	// record is in exactly one batch per epoch begun).
 	wantCharged := 3
-	if sp.Sampler == Shuffle {
+	if sp.Sampler == Shuffle || sp.Sampler == Cyclic {
 		wantCharged = 0
 		for _, k := range seen {
 			wantCharged = max(wantCharged, k)
@@ -284,7 +285,11 @@ func checkEvent(t *testing.T, m *Mechanism, smp sampler.Sampler, ev accountant.E
 		if !ok {
 			t.Fatalf("event %#v", e)
 		}
-		if p, ok := smp.(*sampler.Poisson); !ok || p.ExpectedBatch()/float64(sp.N) != e.Q {
+		if c, ok := smp.(*sampler.CyclicPoisson); ok {
+			if c.Q() != e.Q || c.Parts() != sp.Parts {
+				t.Errorf("cyclic sampler at rate %v over %d parts, event charges PoissonSampled at q = %v", c.Q(), c.Parts(), e.Q)
+			}
+		} else if p, ok := smp.(*sampler.Poisson); !ok || p.ExpectedBatch()/float64(sp.N) != e.Q {
 			t.Errorf("sampler %T at rate %v, event charges PoissonSampled at q = %v", smp, smp.ExpectedBatch()/float64(sp.N), e.Q)
 		}
 		gaussian(g.Sigma)

@@ -19,7 +19,10 @@ func FlatClip(c float64) ScaleRule {
 			s += v
 		}
 		f := float32(1)
-		if n := math.Sqrt(s); n > c {
+		switch n := math.Sqrt(s); {
+		case math.IsNaN(n) || math.IsInf(n, 0):
+			f = 0 // a non-finite gradient is dropped (Chunker.ClippedSum leaves it out)
+		case n > c:
 			f = float32(c / n)
 		}
 		for k := range scales {
@@ -33,7 +36,10 @@ func PerLayerClip(c []float64) ScaleRule {
 	return func(normsSq []float64, scales []float32) {
 		for k, v := range normsSq {
 			scales[k] = 1
-			if n := math.Sqrt(v); n > c[k] {
+			switch n := math.Sqrt(v); {
+			case math.IsNaN(n) || math.IsInf(n, 0):
+				scales[k] = 0 // dropped: see FlatClip
+			case n > c[k]:
 				scales[k] = float32(c[k] / n)
 			}
 		}
@@ -49,6 +55,7 @@ type Chunker struct {
 	scales  []float32
 	grads   []float32
 	losses  []float32
+	kept    Batch // the kept examples of a chunk that dropped one
 }
 
 // NewChunker returns a Chunker for m.
@@ -100,6 +107,24 @@ func (c *Chunker) ClippedSum(b Batch, rule ScaleRule, sum []float32, losses []fl
 		for i := range ch.N {
 			rule(c.normsSq[i*k:(i+1)*k], c.scales[i*k:(i+1)*k])
 		}
+		// A dropped example (a scale of 0, as for a non-finite norm) must
+		// add exactly nothing, and 0·NaN is NaN: the chunk is recomputed
+		// without it, so only the kept examples enter the products.
+		if kept, ok := c.keep(ch, k); !ok {
+			if kept.N == 0 {
+				continue
+			}
+			ch = kept
+			if err := c.m.PerSampleNormsSq(ch, c.normsSq[:ch.N*k], c.losses[:ch.N]); err != nil {
+				return fmt.Errorf("models: chunk [%d, %d): %w", lo, hi, err)
+			}
+			for i := range ch.N {
+				rule(c.normsSq[i*k:(i+1)*k], c.scales[i*k:(i+1)*k])
+				if droppedScales(c.scales[i*k : (i+1)*k]) {
+					return fmt.Errorf("models: chunk [%d, %d): per-sample norms differ between two passes over the same examples", lo, hi)
+				}
+			}
+		}
 		if err := c.m.AccumulateScaled(c.scales[:ch.N*k], sum); err != nil {
 			return fmt.Errorf("models: chunk [%d, %d): %w", lo, hi, err)
 		}
@@ -132,4 +157,53 @@ func (c *Chunker) Each(b Batch, fn func(offset int, chunk Batch, grads, losses [
 		}
 	}
 	return nil
+}
+
+// keep returns ch without its dropped examples (a clip scale of 0 or NaN in
+// c.scales) and false when it dropped any; ch itself and true otherwise.
+func (c *Chunker) keep(ch Batch, k int) (Batch, bool) {
+	all := true
+	for i := range ch.N {
+		if droppedScales(c.scales[i*k : (i+1)*k]) {
+			all = false
+			break
+		}
+	}
+	if all {
+		return ch, true
+	}
+	in := c.m.InputSize()
+	kb := Batch{X: c.kept.X[:0], Y: c.kept.Y[:0], T: c.kept.T[:0]}
+	for i := range ch.N {
+		if droppedScales(c.scales[i*k : (i+1)*k]) {
+			continue
+		}
+		kb.X = append(kb.X, ch.X[i*in:(i+1)*in]...)
+		if ch.Y != nil {
+			kb.Y = append(kb.Y, ch.Y[i])
+		}
+		if ch.T != nil {
+			kb.T = append(kb.T, ch.T[i])
+		}
+		kb.N++
+	}
+	if ch.Y == nil {
+		kb.Y = nil
+	}
+	if ch.T == nil {
+		kb.T = nil
+	}
+	c.kept = kb
+	return kb, false
+}
+
+// droppedScales reports whether an example with these per-group clip
+// scales is dropped: any scale of 0 (or NaN) drops the whole example.
+func droppedScales(s []float32) bool {
+	for _, v := range s {
+		if v == 0 || v != v {
+			return true
+		}
+	}
+	return false
 }

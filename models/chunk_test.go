@@ -331,3 +331,41 @@ func FuzzReadParams(f *testing.F) {
 		}
 	})
 }
+
+// A sample whose gradient is not finite (its clip scale is 0) adds exactly
+// nothing: the chunk's clipped sum with it equals the sum without it, and is
+// finite (before the fix, 0·NaN = NaN went into the sum).
+func TestChunkerDropsNonFiniteSamples(t *testing.T) {
+	m, err := NewMLP(6, []int{5}, 3, "relu", Options{MaxBatch: 4, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := randomBatch(7, m.InputSize(), 3, 5)
+	in := m.InputSize()
+	withX := Batch{X: append(append([]float32(nil), b.X[:3*in]...), b.X[3*in:]...), Y: append([]int(nil), b.Y...), N: b.N}
+	// Insert an extreme sample at position 3 (in the first chunk of 4).
+	ex := []float32{3e38, 3e38, 3e38, 3e38, 3e38, 3e38} // ReLU passes the overflow on: a non-finite norm
+	norms := make([]float64, len(m.Groups()))
+	if err := m.PerSampleNormsSq(Batch{X: ex, Y: []int{0}, N: 1}, norms, make([]float32, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if ss := norms[0] + norms[1]; !math.IsNaN(ss) && !math.IsInf(ss, 0) {
+		t.Fatalf("the extreme sample's norm² is %v: the test needs a non-finite one", ss)
+	}
+	withX.X = append(append(append([]float32(nil), b.X[:3*in]...), ex...), b.X[3*in:]...)
+	withX.Y = append(append(append([]int(nil), b.Y[:3]...), 0), b.Y[3:]...)
+	withX.N = b.N + 1
+	want := make([]float32, m.NumParams())
+	if err := NewChunker(m).ClippedSum(b, FlatClip(1), want, nil); err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, m.NumParams())
+	if err := NewChunker(m).ClippedSum(withX, FlatClip(1), got, nil); err != nil {
+		t.Fatal(err)
+	}
+	for i := range got {
+		if math.IsNaN(float64(got[i])) || math.Abs(float64(got[i]-want[i])) > 1e-6 {
+			t.Fatalf("coordinate %d: %v with the extreme sample, %v without", i, got[i], want[i])
+		}
+	}
+}

@@ -6,6 +6,8 @@ import (
 	"sort"
 
 	"gonum.org/v1/gonum/mat"
+
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Source draws the randomness a synthetic experiment needs (rng's
@@ -91,10 +93,14 @@ type Analysis struct {
 	ImpliedNoise float64
 }
 
+// RoundingShare is the rounding budget τ of the grid release as a share of
+// the configured δ: the release's δ grows to δ(1 + (1+e^ε)/64) at most.
+const RoundingShare = 1.0 / 64
+
 // Analyze fits (X, y) by objective perturbation with noise from r and
 // evaluates every training record's exact ex-post pDP and report bounds.
 // The report's own noise also comes from r.
-func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, error) {
+func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analysis, error) {
 	_, d := X.Dims()
 	if c.Rho == 0 {
 		c.Rho = 0.05
@@ -125,11 +131,15 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, 
 		}
 		lam = math.Max(lam, 2*tau*opts.Sigma3) // Alg 2's requirement: "stronger regularisation"
 	}
-	a.Model, err = FitObjPert(X, y, c.Loss, lam, sigma, r)
+	a.Model, err = FitObjPert(X, y, c.Loss, lam, sigma, c.Delta*RoundingShare, r)
 	if err != nil {
 		return nil, err
 	}
-	a.Release = ApproxDP{Epsilon: c.Epsilon, Delta: c.Delta, Relation: "add-remove", Source: "objective perturbation, Thm 5"}
+	// The analysis is of the published point, as AnalyzeModel computes it
+	// from the released JSON; the raw solve θ̂ is not kept.
+	a.Model.Theta = append([]float64(nil), a.Model.Released...)
+	a.Release = ApproxDP{Epsilon: c.Epsilon, Delta: GridDelta(c.Epsilon, c.Delta, a.Model.Tau), Relation: "add-remove",
+		Source: "objective perturbation, Thm 5, released on a shifted grid (docs/secure-noise.md)"}
 	if lam < 2*beta/c.Epsilon {
 		a.Release = a.Model.DP(c.Delta) // Thm 5 does not apply below 2β/ε: the derived bound
 	}
@@ -180,8 +190,9 @@ func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Norma
 	if err != nil {
 		return nil, err
 	}
-	a.Release = ApproxDP{Epsilon: ObjPertEpsilon(m.Lambda, m.Sigma, xi, beta, c.Delta, true), Delta: c.Delta,
-		Relation: "add-remove", Source: "objective perturbation at the model's lambda and sigma, docs/per-instance.md#objective-perturbation (Thm 6 tail bound)"}
+	eps := ObjPertEpsilon(m.Lambda, m.Sigma, xi, beta, c.Delta, true)
+	a.Release = ApproxDP{Epsilon: eps, Delta: GridDelta(eps, c.Delta, m.Tau),
+		Relation: "add-remove", Source: "objective perturbation at the model's lambda and sigma, docs/per-instance.md#objective-perturbation (Thm 6 tail bound), grid release's tau added to delta (docs/secure-noise.md)"}
 	if a.Nominal {
 		a.Release.Source += " (nominal: assumes |f'|·‖x‖ <= 1)"
 	}

@@ -84,7 +84,7 @@ func TestExPostBruteForce(t *testing.T) {
 				}
 			}
 			train := X.Slice(0, c.n, 0, c.d).(*mat.Dense)
-			m, err := FitObjPert(train, y[:c.n], c.loss, c.lambda, c.sigma, r)
+			m, err := FitObjPert(train, y[:c.n], c.loss, c.lambda, c.sigma, 1e-6, r)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -151,7 +151,7 @@ func TestFitConverges(t *testing.T) {
 	for i := range y {
 		y[i] = float64(2*r.IntN(2) - 1)
 	}
-	m, err := FitObjPert(X, y, Logistic{}, 0.5, 3, r)
+	m, err := FitObjPert(X, y, Logistic{}, 0.5, 3, 1e-6, r)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestReportCoverage(t *testing.T) {
 	}
 	g3 := make([]int, 6)
 	for run := 0; run < runs; run++ {
-		m, err := FitObjPert(specX, logY, Logistic{}, 0.5, 1, r)
+		m, err := FitObjPert(specX, logY, Logistic{}, 0.5, 1, 1e-6, r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +316,7 @@ func TestObjPertDPMonteCarlo(t *testing.T) {
 	}
 	runs, exceed := 1000, 0
 	for run := 0; run < runs; run++ {
-		m, err := FitObjPert(X, y, Logistic{}, lambda, sigma, r)
+		m, err := FitObjPert(X, y, Logistic{}, lambda, sigma, 1e-6, r)
 		if err != nil {
 			t.Fatal(err)
 		}

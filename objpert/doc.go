@@ -7,6 +7,8 @@
 //   - objective perturbation (ObjPert, Alg 1) for generalized linear models:
 //     [Fit] solves argmin Σℓ + (λ/2)‖θ‖² + bᵀθ exactly (Newton, ‖∇‖ ≲ 1e-12),
 //     [CalibrateObjPert] and [ObjPertEpsilon] give its (ε, δ)-DP guarantee;
+//     [FitObjPert] releases it with exact noise, a certified solve and a
+//     shifted grid, adding (1 + e^ε)τ to δ (docs/secure-noise.md);
 //   - the exact ex-post per-instance loss ε1(θ̂, D, z) of every record
 //     ([Model.ExPost], Alg 1x). It depends on the whole data set and is a
 //     CURATOR-ONLY diagnostic: publishing it leaks the data (Example 4);
@@ -21,7 +23,7 @@
 //   - [Analyze], which runs all of the above on a data set (the engine of
 //     `dptrain report` and scripts/pdp_synthetic.sh), [AnalyzeModel], the same
 //     for a model released earlier (its public part is [Model]'s JSON: loss,
-//     θ̂, λ, σ; never b), the run's whole account (release + report overhead,
+//     the grid release θ̃ with its grid and shift, λ, σ, τ; never b), the run's whole account (release + report overhead,
 //     the report's Gaussian releases composed by RDP, [Report.ComposedDP]),
 //     and the synthetic data of the paper's experiments ([SyntheticLogistic]).
 //

@@ -8,6 +8,8 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Normal is a source of standard normal draws (rng's Stream, a
@@ -38,23 +40,64 @@ type Model struct {
 	Iterations int
 	GradNorm   float64
 
+	// Released is the public release w·(round(θ̂/w + u) − u) on the grid
+	// of spacing Grid shifted by the public Shift u (FitObjPert; nil for a
+	// bare [Fit]). Radius is the certified bound on ‖θ̂ − θ*‖₂ (curator
+	// only), Tau the public bound on the probability that the release
+	// differs from the same rounding of the ideal θ* (docs/secure-noise.md).
+	Released []float64
+	Grid     float64
+	Shift    []float64
+	Radius   float64
+	Tau      float64
+
 	b []float64
 }
 
 // Noise returns a copy of the perturbation b. Curator-only.
 func (m *Model) Noise() []float64 { return append([]float64(nil), m.b...) }
 
-// FitObjPert draws b ~ N(0, σ²I) from r and fits (Alg 1).
-func FitObjPert(X *mat.Dense, y []float64, loss GLM, lambda, sigma float64, r Normal) (*Model, error) {
-	_, d := X.Dims()
+// FitObjPert runs Alg 1 with exact noise and releases θ on a shifted grid
+// (docs/secure-noise.md, "Objective perturbation"): b is the ideal
+// b* ~ N(0, σ²I) rounded to the public step [NoiseStep], the solve is
+// certified within r ≤ [RadiusCap] of the ideal minimiser, and Released is
+// w·(round(θ̂/w + u) − u) with w = [GridFor](tau) and a public uniform shift
+// u drawn from its own child stream. The release is a post-processing of
+// the ideal mechanism except on an event of probability at most Tau ≤ tau,
+// which [Model.DP] charges to δ. A solve whose certificate exceeds the cap
+// is refused (an error; nothing is released).
+func FitObjPert(X *mat.Dense, y []float64, loss GLM, lambda, sigma, tau float64, r *rng.Stream) (*Model, error) {
+	n, d := X.Dims()
 	if !(sigma > 0) || math.IsInf(sigma, 0) {
 		return nil, inputf("objective perturbation: sigma must be positive and finite, got %v", sigma)
 	}
-	b := make([]float64, d)
-	for i := range b {
-		b[i] = sigma * r.NormFloat64()
+	if !(lambda > 0) || math.IsInf(lambda, 0) {
+		return nil, inputf("objective perturbation: lambda must be positive and finite, got %v", lambda)
 	}
-	return Fit(X, y, loss, lambda, sigma, b)
+	w, err := GridFor(n, d, sigma, lambda, tau)
+	if err != nil {
+		return nil, err
+	}
+	b, err := drawB(d, sigma, r)
+	if err != nil {
+		return nil, err
+	}
+	shifts := r.Child("objpert-grid-shift") // public, independent of b
+	u := make([]float64, d)
+	for j := range u {
+		u[j] = shifts.Float64()
+	}
+	m, err := Fit(X, y, loss, lambda, sigma, b)
+	if err != nil {
+		return nil, err
+	}
+	limit := RadiusCap(n, d, sigma, lambda)
+	m.Radius = Certify(X, y, loss, lambda, m.Theta, b, NoiseStep(sigma)/2)
+	if m.Released, err = roundToGrid(m.Theta, u, w, m.Radius, limit); err != nil {
+		return nil, err
+	}
+	m.Grid, m.Shift, m.Tau = w, u, 2*float64(d)*limit/w
+	return m, nil
 }
 
 // Fit solves the perturbed objective for a given noise vector b by damped
@@ -255,12 +298,20 @@ func ObjPertEpsilon(lambda, sigma, xi, beta, delta float64, tight bool) float64 
 // the tight log(1+β/λ) form, which is valid for every λ > 0 and never larger
 // than the paper's form) for the model's λ and σ and its loss's ξ, β.
 func (m *Model) DP(delta float64) ApproxDP {
+	eps := ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, true)
 	return ApproxDP{
-		Epsilon:  ObjPertEpsilon(m.Lambda, m.Sigma, m.Loss.Xi(), m.Loss.Beta(), delta, true),
-		Delta:    delta,
+		Epsilon:  eps,
+		Delta:    GridDelta(eps, delta, m.Tau),
 		Relation: "add-remove",
-		Source:   "objective perturbation, docs/per-instance.md#objective-perturbation (Thm 6 tail bound)",
+		Source:   "objective perturbation, docs/per-instance.md#objective-perturbation (Thm 6 tail bound), released on a shifted grid (docs/secure-noise.md)",
 	}
+}
+
+// GridDelta is the δ of a release that equals a post-processing of an
+// (ε, δ)-DP mechanism except on an event of probability at most tau:
+// δ + (1 + e^ε)·tau (docs/secure-noise.md, "Objective perturbation").
+func GridDelta(eps, delta, tau float64) float64 {
+	return delta + (1+math.Exp(eps))*tau
 }
 
 // modelJSON is the public part of a released model: everything but b.
@@ -270,17 +321,25 @@ type modelJSON struct {
 	Theta     []float64 `json:"theta"`
 	Lambda    float64   `json:"lambda"`
 	Sigma     float64   `json:"sigma"`
+	Grid      float64   `json:"grid,omitempty"`
+	Shift     []float64 `json:"shift,omitempty"`
+	Tau       float64   `json:"tau,omitempty"`
 }
 
 const objPertMechanism = "objective-perturbation"
 
-// MarshalJSON writes the public release: the loss's name, θ̂, λ and σ. The
-// perturbation b is curator-only and is never written.
+// MarshalJSON writes the public release: the loss's name, the grid release
+// θ̃ with its grid and shift, λ, σ and τ. The perturbation b and the raw
+// solve θ̂ are curator-only and never written.
 func (m *Model) MarshalJSON() ([]byte, error) {
 	if m.Loss == nil {
 		return nil, errors.New("objpert: model without a loss")
 	}
-	return json.Marshal(modelJSON{Mechanism: objPertMechanism, Loss: m.Loss.Name(), Theta: m.Theta, Lambda: m.Lambda, Sigma: m.Sigma})
+	if m.Released == nil {
+		return nil, errors.New("pdp: only a grid release (FitObjPert) is publishable; the raw solve is not")
+	}
+	return json.Marshal(modelJSON{Mechanism: objPertMechanism, Loss: m.Loss.Name(), Theta: m.Released, Lambda: m.Lambda, Sigma: m.Sigma,
+		Grid: m.Grid, Shift: m.Shift, Tau: m.Tau})
 }
 
 // UnmarshalJSON reads a model written by MarshalJSON, checking every value
@@ -317,7 +376,13 @@ func (m *Model) UnmarshalJSON(data []byte) error {
 	if !(j.Sigma > 0) || math.IsInf(j.Sigma, 0) {
 		return inputf("model: sigma must be positive and finite, got %v", j.Sigma)
 	}
-	*m = Model{Theta: j.Theta, Loss: loss, Lambda: j.Lambda, Sigma: j.Sigma}
+	if !(j.Grid >= 0) || math.IsInf(j.Grid, 0) || !(j.Tau >= 0 && j.Tau < 1) {
+		return inputf("model: grid %v and tau %v must be finite and non-negative (tau below 1)", j.Grid, j.Tau)
+	}
+	if j.Shift != nil && len(j.Shift) != len(j.Theta) {
+		return inputf("model: shift has %d values, theta %d", len(j.Shift), len(j.Theta))
+	}
+	*m = Model{Theta: j.Theta, Released: j.Theta, Loss: loss, Lambda: j.Lambda, Sigma: j.Sigma, Grid: j.Grid, Shift: j.Shift, Tau: j.Tau}
 	return nil
 }
 

@@ -348,11 +348,16 @@ const (
 	// point attacks cannot exploit (docs/secure-noise.md). Opt-in: it needs
 	// materialised per-example gradients.
 	NoiseLattice Noise = "lattice"
+	// NoiseBandMF correlates the continuous Gaussian noise across steps by
+	// a b-banded matrix factorization optimised for the run's workload
+	// (Config.Bands), with cyclic Poisson sampling over b parts and the
+	// amplified banded theorem's account (docs/matrix-mechanism.md).
+	NoiseBandMF Noise = "bandmf"
 	// noiseUnset is the default (Default, a Config built in Go): continuous.
 	noiseUnset Noise = ""
 )
 
-var noiseValues = []Noise{NoiseContinuous, NoiseLattice}
+var noiseValues = []Noise{NoiseContinuous, NoiseLattice, NoiseBandMF}
 
 func (n Noise) String() string { return string(n) }
 
@@ -366,3 +371,33 @@ func (n *Noise) UnmarshalText(text []byte) error {
 
 // Lattice reports whether the run uses the lattice noise.
 func (n Noise) Lattice() bool { return n == NoiseLattice }
+
+// Precision names the engine's GEMM arithmetic (Config.Precision).
+type Precision string
+
+const (
+	// PrecisionF32 is float32 throughout: the default, and what earlier
+	// seeded runs used.
+	PrecisionF32 Precision = "f32"
+	// PrecisionBF16 rounds the operands of the engine's matrix products
+	// to bfloat16 and sums in float32 (AVX-512 BF16 CPUs only), with the
+	// clipping margin of docs/precision.md.
+	PrecisionBF16 Precision = "bf16"
+	// precisionUnset is the default (Default, a Config built in Go): f32.
+	precisionUnset Precision = ""
+)
+
+var precisionValues = []Precision{PrecisionF32, PrecisionBF16}
+
+func (p Precision) String() string { return string(p) }
+
+// MarshalText returns the value as written in configs.
+func (p Precision) MarshalText() ([]byte, error) { return []byte(p), nil }
+
+// UnmarshalText accepts one of the Precision constants.
+func (p *Precision) UnmarshalText(text []byte) error {
+	return unmarshalChoice(p, "precision", text, precisionValues)
+}
+
+// BF16 reports whether the run's products use bfloat16.
+func (p Precision) BF16() bool { return p == PrecisionBF16 }

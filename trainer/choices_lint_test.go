@@ -16,7 +16,7 @@ var choiceFields = map[string]bool{
 	"Sampler": true, "Clip": true, "Model": true, "Optimizer": true, "Schedule": true,
 	"Dataset": true, "Features": true, "FeatureNorm": true, "Preprocess": true,
 	"DPSGDFVariant": true, "Accountant": true, "AuditKind": true, "Distributed": true,
-	"Scale": true, "Noise": true,
+	"Scale": true, "Noise": true, "Precision": true,
 }
 
 // TestChoicesAreNotComparedAsLiterals walks every Go file of the module and

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/models/nn"
 )
 
 // Config describes one training run. The zero value is not valid; start
@@ -166,6 +167,10 @@ type MechanismConfig struct {
 	// their hash keep their bytes) or "lattice" (exact lattice sum and
 	// exactly sampled integer noise: docs/secure-noise.md).
 	Noise Noise `json:"noise,omitempty"`
+	// Bands is b for noise bandmf: the strategy's bands, and the parts of
+	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling); other
+	// noises ignore it.
+	Bands int `json:"bands,omitempty"`
 }
 
 // TrainingConfig is the section of Config for the length of the run, the
@@ -222,6 +227,12 @@ type AdaptiveConfig struct {
 // flags.
 type RunConfig struct {
 	MaxPhysicalBatch int `json:"max_physical_batch"` // memory bound on one chunk of per-sample gradients
+	// Precision is "f32" (the default; unset means it, so configs and their
+	// hash keep their bytes) or "bf16": the engine's matrix products round
+	// their operands to bfloat16 and sum in float32, on CPUs with AVX-512
+	// BF16 only (docs/precision.md). The engine's GEMM is process-wide:
+	// runs in one process at the same time must share it.
+	Precision Precision `json:"precision,omitempty"`
 
 	// Reproducibility and output.
 	//
@@ -592,6 +603,12 @@ func (c *Config) validateOptimization() error {
 	if c.EMA > 0 && c.FinalOnly {
 		f.bad("ema cannot be combined with final_only: the hidden-state bound covers only the last iterate, and the average releases a function of every iterate")
 	}
+	if c.Precision != precisionUnset {
+		f.add(checkChoice("precision", c.Precision, precisionValues))
+	}
+	if c.Precision.BF16() && !nn.HasBF16() {
+		f.bad("precision bf16 is refused: %v; use precision f32", nn.ErrNoBF16)
+	}
 	if c.MaxPhysicalBatch < 1 {
 		f.bad("max_physical_batch must be >= 1, got %d", c.MaxPhysicalBatch)
 	}
@@ -698,10 +715,13 @@ func LoadConfig(path string, base Config) (Config, error) {
 }
 
 // ParseConfig reads a JSON config over base, as LoadConfig does; one JSON
-// object, unknown keys and trailing data are errors. A "seed" fixes the
+// object, unknown, duplicate or mis-cased keys and trailing data are errors. A "seed" fixes the
 // initialisation only; the noise and sampling stay crypto-seeded unless the
 // file also says "seeded": true (a reproducible, not private, run).
 func ParseConfig(data []byte, base Config) (Config, error) {
+	if err := checkConfigKeys(data); err != nil {
+		return base, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	cfg := base
@@ -720,8 +740,14 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
-	if !k.Noise.Lattice() {
+	if k.Noise == NoiseContinuous {
 		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
+	}
+	if k.Noise != NoiseBandMF {
+		k.Bands = 0 // read by noise bandmf only
+	}
+	if !k.Precision.BF16() {
+		k.Precision = precisionUnset // f32: likewise
 	}
 	b, _ := json.Marshal(k) // a struct of plain fields always marshals
 	h := sha256.Sum256(b)
@@ -735,6 +761,7 @@ func (c *Config) validateNoise(f *faults) {
 		f.add(checkChoice("noise", c.Noise, noiseValues))
 	}
 	bad := f.bad
+	c.validateBandMF(f)
 	if !c.Noise.Lattice() {
 		return
 	}
@@ -758,5 +785,41 @@ func (c *Config) validateNoise(f *faults) {
 	}
 	if c.Radius > 0 {
 		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
+	}
+}
+
+// validateBandMF checks noise bandmf's settings and refuses what its account
+// (the amplified banded theorem under cyclic Poisson sampling) does not cover.
+func (c *Config) validateBandMF(f *faults) {
+	bad := f.bad
+	if c.Noise != NoiseBandMF {
+		// Bands is read by noise bandmf only (so that a sweep can put the
+		// noise on an axis with one --bands); other runs ignore it, and so
+		// does their hash.
+		return
+	}
+	if c.Bands < 1 {
+		bad("noise bandmf needs bands >= 1 (1: DP-SGD), got %d", c.Bands)
+	}
+	if c.Sampler != mechanism.Poisson {
+		bad("noise bandmf samples cyclically over its bands (Poisson within a part); leave sampler at poisson, got %s", c.Sampler)
+	}
+	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
+		bad("noise bandmf supports clip flat or per-layer (isotropic noise), got %s", c.Clip)
+	}
+	if c.FinalOnly || c.Radius > 0 {
+		bad("noise bandmf does not support final_only or radius (the hidden-state bound assumes independent noise)")
+	}
+	if c.ClipQuantile > 0 || c.ClippedCountSigma > 0 {
+		bad("noise bandmf does not support clip_quantile or clipped_count_sigma (their counts are accounted with Poisson sampling)")
+	}
+	if c.AuditCanaries > 0 {
+		bad("noise bandmf does not support audit runs")
+	}
+	if c.Preprocess != PreprocessNone {
+		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
+	}
+	if c.Distributed != DistributedNone {
+		bad("noise bandmf is not offered for distributed runs yet")
 	}
 }

@@ -337,7 +337,6 @@ func TestParseConfigSeedIsInitialisationOnly(t *testing.T) {
 		{`{}`, 1, false},
 		{`{"model":"logreg"}`, 1, false},
 		{`{"seed":5}`, 5, false},
-		{`{"SEED":3}`, 3, false}, // keys match fields case-insensitively
 		{`{"seed":5,"seeded":true}`, 5, true},
 		{`{"seed":5,"seeded":false}`, 5, false},
 		{`{"seeded":false,"seed":7}`, 7, false},

@@ -3,7 +3,6 @@ package trainer
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/lattice"
@@ -62,7 +61,7 @@ func (s *state) newGradients() (gradients, error) {
 	}
 	nc, ok := s.clipper.(clip.NormClipper)
 	if ok && s.share.twice == nil && !s.cfg.Noise.Lattice() {
-		return &normOnlyGradients{floatRelease: base, norm: nc, normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
+		return &normOnlyGradients{floatRelease: base, norm: precisionMargin(nc, s.cfg.Precision), normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
 	}
 	// The factored and layered paths read no materialised rows: not with
 	// adaptive clipping (it rescales them) or the private diagnostics
@@ -112,6 +111,7 @@ type normOnlyGradients struct {
 	norm    clip.NormClipper
 	normsSq []float64 // the chunk's per-sample, per-group squared norms
 	scales  []float32 // their clip scales
+	kept    []int     // the chunk's examples that are not dropped
 }
 
 func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error {
@@ -119,13 +119,7 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 	if err := s.model.PerSampleNormsSq(s.gather(idx), g.normsSq[:b*k], s.batches.losses[:b]); err != nil {
 		return err
 	}
-	var cs clip.Stats
-	if s.quant != nil {
-		cs = s.quant.scales(g.norm, g.normsSq[:b*k], b, k, g.scales[:b*k])
-	} else {
-		cs = g.norm.Scales(g.normsSq[:b*k], b, g.scales[:b*k])
-	}
-	st.addClip(cs)
+	st.addClip(g.scale(b, k, true))
 	for i := 0; i < b; i++ {
 		var sq float64
 		for _, v := range g.normsSq[i*k : (i+1)*k] {
@@ -133,38 +127,60 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 		}
 		st.addNorm(math.Sqrt(sq))
 	}
-	s.addLosses(b, st)
-	if slices.Contains(g.scales[:b*k], 0) {
-		return g.accumulateKept(idx, sum)
-	}
-	return s.model.AccumulateScaled(g.scales[:b*k], sum)
-}
-
-// accumulateKept adds the clipped sum of the chunk's examples whose scales
-// are all nonzero. A dropped example (a non-finite norm) contributes exactly
-// nothing: multiplying its activations by a zero scale would add 0·Inf = NaN,
-// so the kept examples are recomputed as a chunk of their own and only they
-// enter the products (docs/architecture.md, "dropped examples"). Only a
-// chunk with a drop pays the second pass.
-func (g *normOnlyGradients) accumulateKept(idx []int, sum []float32) error {
-	s, k := g.s, len(g.s.model.Groups())
-	kept := make([]int, 0, len(idx))
-	scales := g.scales[:0]
-	for i, ex := range idx {
-		row := g.scales[i*k : (i+1)*k]
-		if !slices.Contains(row, 0) {
-			kept = append(kept, ex)
-			scales = append(scales, row...) // compacts in place: i*k >= len(scales)
+	// A dropped example (a scale of 0: a non-finite or overflowing norm)
+	// must add exactly nothing. Multiplying it by 0 does not do that
+	// (0·NaN and 0·Inf are NaN), so the chunk's per-sample state is
+	// recomputed without it and only the kept examples enter the products
+	// (docs/architecture.md#dropped-examples). This costs a second pass
+	// only in a chunk that drops an example.
+	g.kept = g.kept[:0]
+	for i, j := range idx {
+		if !dropped(g.scales[i*k : (i+1)*k]) {
+			g.kept = append(g.kept, j)
 		}
 	}
-	if len(kept) == 0 {
-		return nil
+	if len(g.kept) < b {
+		b = len(g.kept)
+		if b == 0 {
+			return nil
+		}
+		if err := s.model.PerSampleNormsSq(s.gather(g.kept), g.normsSq[:b*k], s.batches.losses[:b]); err != nil {
+			return err
+		}
+		g.scale(b, k, false)
+		for i := 0; i < b; i++ {
+			if dropped(g.scales[i*k : (i+1)*k]) {
+				// Finite in the first pass, not in the second: refuse
+				// rather than add a non-finite product.
+				return fmt.Errorf("per-sample norms differ between two passes over the same examples")
+			}
+		}
 	}
-	b := len(kept)
-	if err := s.model.PerSampleNormsSq(s.gather(kept), g.normsSq[:b*k], s.batches.losses[:b]); err != nil {
+	if err := s.model.AccumulateScaled(g.scales[:b*k], sum); err != nil {
 		return err
 	}
-	return s.model.AccumulateScaled(scales, sum)
+	s.addLosses(b, st)
+	return nil
+}
+
+// scale sets the clip scales of the chunk's first b examples from their
+// norms (the adaptive clip counting them when observe is set).
+func (g *normOnlyGradients) scale(b, k int, observe bool) clip.Stats {
+	if q := g.s.quant; q != nil {
+		return q.scalesObserving(g.norm, g.normsSq[:b*k], b, k, g.scales[:b*k], observe)
+	}
+	return g.norm.Scales(g.normsSq[:b*k], b, g.scales[:b*k])
+}
+
+// dropped reports whether an example with these per-group clip scales is
+// dropped: any scale of 0 (a non-finite norm) drops the whole example.
+func dropped(scales []float32) bool {
+	for _, v := range scales {
+		if v == 0 || v != v {
+			return true
+		}
+	}
+	return false
 }
 
 // factoredGradients is clipMaterialised for a factored model: the same

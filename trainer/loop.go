@@ -122,6 +122,12 @@ func (s *state) account(rec *Record) {
 	rec.Epsilon = map[string]float64{}
 	for _, tb := range s.tracker.Bounds(s.cfg.Delta) {
 		if tb.Err != nil {
+			// No figure (e.g. a PLD query it cannot certify): the best
+			// bound comes from the others; the reason is recorded.
+			if rec.NotApplicable == nil {
+				rec.NotApplicable = map[string]string{}
+			}
+			rec.NotApplicable[tb.Name] = tb.Err.Error()
 			continue
 		}
 		rec.Epsilon[tb.Name] = tb.Epsilon

@@ -90,6 +90,13 @@ func (q *quantileState) ratio() float64 { return q.c0 / q.c }
 // scales is the norm-only path: clip at C_t through the C_0 clipper and
 // count the examples within C_t. normsSq is left unchanged.
 func (q *quantileState) scales(nc clip.NormClipper, normsSq []float64, b, k int, scales []float32) clip.Stats {
+	return q.scalesObserving(nc, normsSq, b, k, scales, true)
+}
+
+// scalesObserving is scales, counting the norms into the step's quantile
+// count only when observe is set (a chunk recomputed without its dropped
+// examples is counted once, in its first pass).
+func (q *quantileState) scalesObserving(nc clip.NormClipper, normsSq []float64, b, k int, scales []float32, observe bool) clip.Stats {
 	r := q.ratio()
 	if cap(q.scratch) < len(normsSq) {
 		q.scratch = make([]float64, len(normsSq))
@@ -101,7 +108,9 @@ func (q *quantileState) scales(nc clip.NormClipper, normsSq []float64, b, k int,
 			sc[j] = normsSq[j] * r * r
 			ss += normsSq[j]
 		}
-		q.observe(math.Sqrt(ss))
+		if observe {
+			q.observe(math.Sqrt(ss))
+		}
 	}
 	st := nc.Scales(sc, b, scales)
 	for j := range scales[:b*k] {

@@ -287,7 +287,9 @@ func (s *state) writePlots() error {
 func (s *state) checkResumable() error {
 	b, err := os.ReadFile(s.out.release("summary.json"))
 	if err != nil {
-		return nil // nothing finished here
+		// No summary: a finished run may still have lost it; its other
+		// records must not be overwritten by a fresh run.
+		return s.checkNoRecords()
 	}
 	var sum struct {
 		Steps   int    `json:"steps"`

@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -96,10 +95,11 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 
 			// The same data: the checkpoint's released statistic is used
 			// (set to values no fit would give), not a recomputed one.
-			var ck checkpoint
-			if err := json.Unmarshal(ckBytes, &ck); err != nil {
+			parsed, err := parseCheckpoint(ckBytes)
+			if err != nil {
 				t.Fatal(err)
 			}
+			ck := *parsed
 			if ck.Data == nil || ck.Data.Digest.Train.SHA256 == "" {
 				t.Fatalf("checkpoint holds no data digest: %+v", ck.Data)
 			}
@@ -108,7 +108,7 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 				*v = 0.125 * float64(i+1)
 				want = append(want, *v)
 			}
-			b, err := json.Marshal(&ck)
+			b, err := encodeCheckpoint(&ck)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -145,12 +145,11 @@ func TestResumeOverChangedDataIsRefused(t *testing.T) {
 			}
 
 			// A checkpoint written before the digest existed.
-			var raw map[string]json.RawMessage
-			if err := json.Unmarshal(b, &raw); err != nil {
+			ck.Data = nil
+			old, err := encodeCheckpoint(&ck)
+			if err != nil {
 				t.Fatal(err)
 			}
-			delete(raw, "data")
-			old, _ := json.Marshal(raw)
 			if err := os.WriteFile(ckPath, old, 0o600); err != nil {
 				t.Fatal(err)
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"time"
 
@@ -126,6 +127,11 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	restore, err := usePrecision(cfg.Precision)
+	if err != nil {
+		return nil, err
+	}
+	defer restore()
 	start := time.Now()
 	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
 	if s.dist == nil {
@@ -135,16 +141,30 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if cfg.OutDir != "" && s.dist.Rank() == 0 {
+		unlock, err := lockOutDir(cfg.OutDir)
+		if err != nil {
+			return nil, err
+		}
+		defer unlock()
 		if !opts.Resume {
 			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
 				return nil, err
 			}
 		}
+		started := runStarted(cfg.OutDir)
 		out, err := newOutputs(cfg.OutDir)
 		if err != nil {
 			return nil, err
 		}
 		s.out = out
+		if opts.Resume && started {
+			if _, err := os.Stat(s.checkpointPath()); errors.Is(err, os.ErrNotExist) {
+				if err := s.checkResumable(); err != nil {
+					return nil, err
+				}
+				return nil, fmt.Errorf("%w: --resume: %s holds a run that wrote no checkpoint (it was interrupted before its first), so its settings and noise cannot be continued; start it afresh with --overwrite (without --resume) or use a new --out", ErrInvalidConfig, cfg.OutDir)
+			}
+		}
 	}
 	// The checkpoint is read before setup: it holds the root seed from
 	// which the private preprocessing's noise, the sampler and the DP noise
@@ -392,6 +412,14 @@ func (s *state) setup() error {
 	}
 	if err := s.setupRecipes(root); err != nil {
 		return err
+	}
+	if cfg.Noise == NoiseBandMF {
+		f, err := newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) })
+		if err != nil {
+			return err
+		}
+		s.features = append(s.features, f)
+		s.notes.public = append(s.notes.public, f.note(cfg.Bands))
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)

@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 )
 
+// lockFile is the run directory's advisory lock (lockOutDir).
+const lockFile = ".dptrain.lock"
+
 // runFiles are the files whose presence marks a directory as holding a run.
 var runFiles = []string{
 	filepath.Join(releaseDir, "summary.json"),
@@ -47,4 +50,15 @@ func CheckpointConfig(outDir string) (Config, error) {
 	cfg := ck.Config
 	cfg.OutDir = outDir
 	return cfg, nil
+}
+
+// runStarted reports whether dir holds a run's directories (release/ or
+// private/), before this run makes them.
+func runStarted(dir string) bool {
+	for _, d := range []string{releaseDir, privateDir} {
+		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
+			return true
+		}
+	}
+	return false
 }

@@ -76,6 +76,9 @@ func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
 		ClipQuantile:      cfg.ClipQuantile, QuantileCountSigma: cfg.QuantileCountSigma,
 		FinalOnly: cfg.FinalOnly, Radius: cfg.Radius, LipschitzMu: cfg.LipschitzMu,
 	}
+	if cfg.Noise == NoiseBandMF {
+		sp.Sampler, sp.Parts, sp.Bands = mechanism.Cyclic, cfg.Bands, cfg.Bands
+	}
 	if data != nil {
 		sp.Preprocess, sp.Prefix = data.pre, data.prefix
 	} else if cfg.Preprocess != PreprocessNone {

@@ -160,6 +160,11 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 		}
 		return lat, nil
 	}
+	for _, f := range s.features {
+		if b, ok := f.(*bandmfFeature); ok {
+			return s.acct.mech.CorrelatedNoise(sigma, s.extraDim(), b.strategy, s.steps)
+		}
+	}
 	return s.acct.mech.Noise(sigma, s.extraDim())
 }
 

@@ -38,6 +38,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.Float64Var(&c.ClipQuantile, "clip-quantile", c.ClipQuantile, "adaptive clipping to this quantile of the gradient norms (Andrew et al. 2021) in the flat and per-layer × poisson cells, labelled clip+qQ; σ accounts gradient and count (0 = off)")
 	clips := fs.String("clips", strings.Join(g.Clips, ","), "clip variants, comma-separated: "+strings.Join(benchmarks.Clips, ", ")+" (subspace: hybrid subspace clipping; the trainer refuses it with shuffle)")
 	samplers := fs.String("samplers", strings.Join(g.Samplers, ","), "samplers, comma-separated: "+strings.Join(benchmarks.Samplers, ", "))
+	noises := fs.String("noises", "continuous", "noise kinds, comma-separated: "+strings.Join(benchmarks.Noises, ", ")+" (bandmf: --bands bands, cyclic Poisson sampling, poisson cells only)")
+	fs.IntVar(&c.Bands, "bands", 4, "noise bandmf: the strategy's bands")
 	fs.Var(intList{&c.SubspaceRanks}, "subspace-ranks", "clip subspace: nested cumulative ranks of the principal blocks")
 	fs.IntVar(&c.PublicN, "public-n", c.PublicN, "clip subspace: training examples declared public for the basis (removed from the private set)")
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
@@ -65,6 +67,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var err error
 	if g.Clips, err = parseNames("clips", *clips, benchmarks.Clips); err != nil {
+		return err
+	}
+	if g.Noises, err = parseNames("noises", *noises, benchmarks.Noises); err != nil {
 		return err
 	}
 	if g.Samplers, err = parseNames("samplers", *samplers, benchmarks.Samplers); err != nil {

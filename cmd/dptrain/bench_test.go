@@ -30,7 +30,7 @@ func TestBenchTable(t *testing.T) {
 		t.Fatalf("%d lines, want 8 and the not-private footnote:\n%s", len(lines), stdout)
 	}
 	for _, l := range lines[2:6] {
-		if f := strings.Fields(l); len(f) < 8 || !strings.HasSuffix(f[7], benchmarks.NotPrivateMark) {
+		if f := strings.Fields(l); len(f) < 9 || !strings.HasSuffix(f[8], benchmarks.NotPrivateMark) {
 			t.Errorf("row %q: ε not marked %s", l, benchmarks.NotPrivateMark)
 		}
 	}
@@ -56,10 +56,10 @@ func TestBenchTable(t *testing.T) {
 		t.Errorf("a row is marked kernel only:\n%s", stdout)
 	}
 	sub := strings.Fields(lines[6])
-	if len(sub) != 12 || sub[2] != "2" || sub[9] != "twice" || sub[10] != "add-remove" {
+	if len(sub) != 13 || sub[2] != "continuous" || sub[3] != "2" || sub[10] != "twice" || sub[11] != "add-remove" {
 		t.Errorf("subspace × poisson row %q: want 2 steps, ε by twice (add-remove), accuracy and no note", lines[6])
 	}
-	if f := strings.Fields(lines[7]); len(f) < 3 || f[2] != "invalid" || !strings.HasSuffix(lines[7], subspaceShuffleRefusal) {
+	if f := strings.Fields(lines[7]); len(f) < 4 || f[3] != "invalid" || !strings.HasSuffix(lines[7], subspaceShuffleRefusal) {
 		t.Errorf("subspace × shuffle row %q: want only the trainer's refusal", lines[7])
 	}
 	if !strings.Contains(lines[0], "subspace ranks [16 32] from 200 public examples") {
@@ -255,7 +255,7 @@ func TestBenchClipQuantile(t *testing.T) {
 		t.Fatalf("%d lines, want 5 (with the not-private footnote):\n%s", len(lines), stdout)
 	}
 	q, l := strings.Fields(lines[2]), strings.Fields(lines[3])
-	if q[0] != "flat+q0.5" || l[0] != "linf" || q[7] != l[7] {
+	if q[0] != "flat+q0.5" || l[0] != "linf" || q[8] != l[8] {
 		t.Fatalf("rows %q / %q: want flat+q0.5 and linf at equal ε", lines[2], lines[3])
 	}
 	if code, _, _ := runCLI(t, append(benchTiny, "--clip-quantile", "1.5")...); code != 2 {

@@ -19,13 +19,14 @@ func TestCalibrateFromEpochsAndLimits(t *testing.T) {
 		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 0, "sigma = 31618.2", "jumps from 0.0035"},
 		{[]string{"--epsilon", "0.01", "--delta", "1e-5", "--q", "0.01", "--steps", "1000"}, 0, "epsilon = 0.00999", "edge of the order grid"},
 		{[]string{"--epsilon", "3", "--delta", "1e-5", "--n", "100", "--batch", "200", "--epochs", "1"}, 2, "", "--batch <= --n"},
-		// The PLD's grid certifies no σ at ε = 1e-6: the RDP σ, whose
-		// PLD ε is above the target, with a warning that RDP certifies it
-		// (issue 32 item 3; before, no warning).
-		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.001", "--steps", "100", "--accountant", "pld"}, 0, "pld: epsilon = 7.8676", "above the target 1e-06: its loss grid certifies no sigma here; the sigma printed meets the target by the RDP accountant (epsilon = 0)"},
-		// The smallest σ on the PLD's default grid, within 0.2% (before:
-		// 2.4016, 3% above it, with a below-tolerance warning).
-		{[]string{"--epsilon", "0.5", "--delta", "1e-8", "--q", "0.001", "--steps", "50000", "--accountant", "pld"}, 0, "sigma = 2.3322", ""},
+		// ε = 1e-6: the PLD's grid, refined for these tiny losses, now
+		// certifies a σ (before issue 38: none, and the RDP σ with a
+		// warning).
+		{[]string{"--epsilon", "1e-6", "--delta", "1e-5", "--q", "0.001", "--steps", "100", "--accountant", "pld"}, 0, "sigma = 391.97", ""},
+		// The smallest σ the certified PLD meets the target with (issue
+		// 32: 2.3322 on the untilted default grid; the true ε at 2.3239,
+		// by accountant/testdata/pld_laplace_reference.py, is 0.4999).
+		{[]string{"--epsilon", "0.5", "--delta", "1e-8", "--q", "0.001", "--steps", "50000", "--accountant", "pld"}, 0, "sigma = 2.3239", ""},
 	} {
 		code, out, errb := runCLI(t, append([]string{"calibrate"}, tc.args...)...)
 		if tc.warn == "" && errb != "" {

@@ -7,6 +7,7 @@ import (
 	"github.com/dptrain/dptrain/preprocess"
 	"io"
 	"math"
+	"strings"
 
 	"github.com/dptrain/dptrain/accountant"
 )
@@ -25,7 +26,7 @@ type commonPrivacyFlags struct {
 
 func addCommonPrivacyFlags(fs *flag.FlagSet, qHelp, sigmaHelp string) commonPrivacyFlags {
 	return commonPrivacyFlags{
-		accountant: fs.String("accountant", "", "accountant name"),
+		accountant: fs.String("accountant", "rdp", "accountant: "+strings.Join(knownAccountants(), ", ")),
 		q:          fs.Float64("q", math.NaN(), qHelp),
 		sigma:      fs.Float64("sigma", math.NaN(), sigmaHelp),
 		steps:      fs.Int("steps", -1, "number of training steps T (>= 1)"),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +14,8 @@ import (
 // sampling (add/remove-one) by its privacy loss distribution.
 func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("privacy", stdout)
-	fs.String("accountant", "pld", "accountant: "+strings.Join(knownAccountants(), ", "))
+	// The default shown is privacy's (rdp): this section is reached by naming pld.
+	fs.String("accountant", "rdp", "accountant: "+strings.Join(knownAccountants(), ", "))
 	q := fs.Float64("q", 0, "Poisson sampling rate")
 	sigma := fs.Float64("sigma", 0, "noise multiplier: noise standard deviation / clip norm")
 	steps := fs.Int("steps", 0, "number of training steps")
@@ -30,12 +32,22 @@ func runPrivacyPLD(_ context.Context, args []string, stdout, stderr io.Writer) e
 	if err := positive("interval", *interval); err != nil {
 		return err
 	}
+	extra := map[string]any{"sampling": "poisson", "steps": *steps, "q": *q, "sigma": *sigma, "interval": *interval}
+	var warns []string
 	b, err := accountant.PLDPoissonEpsilon(*q, *sigma, *steps, *delta, accountant.WithPLDInterval(*interval))
 	if err != nil {
-		return asInput(err)
+		if !errors.Is(err, accountant.ErrPLDUncertified) {
+			return asInput(err)
+		}
+		// The PLD cannot certify this query: the bound printed is RDP's,
+		// with the reason, never a smaller uncertified number.
+		pldErr := err
+		if b, err = accountant.PoissonEpsilon(*q, *sigma, *steps, *delta); err != nil {
+			return asInput(err)
+		}
+		warns = append(warns, fmt.Sprintf("%v; epsilon is the RDP accountant's", pldErr))
 	}
-	extra := map[string]any{"sampling": "poisson", "steps": *steps, "q": *q, "sigma": *sigma, "interval": *interval}
-	warnPrivacy(stderr, extra, privacyWarnings(b, nil, *n))
+	warnPrivacy(stderr, extra, append(warns, privacyWarnings(b, nil, *n)...))
 	return writePrivacyResult(stdout, *jsonOut, b, extra)
 }
 

@@ -47,3 +47,32 @@ func TestPrivacyAndCalibratePLD(t *testing.T) {
 		}
 	}
 }
+
+// A query the PLD cannot certify (δ below its mass at +∞) prints RDP's ε
+// with the reason, never a PLD number; and the pld help section names
+// privacy's default accountant, rdp.
+func TestPrivacyPLDUncertifiedFallsBackToRDP(t *testing.T) {
+	args := []string{"--q", "0.5", "--sigma", "0.5", "--steps", "10", "--delta", "1e-60"}
+	code, out, errs := runCLI(t, append([]string{"privacy", "--accountant", "pld", "--interval", "0.01"}, args...)...)
+	if code != 0 || !strings.HasPrefix(out, "rdp: epsilon = ") || !strings.Contains(errs, "cannot certify") || !strings.Contains(errs, "RDP accountant's") {
+		t.Fatalf("exit %d: stdout %q stderr %q; want RDP's ε and the reason", code, out, errs)
+	}
+	_, rdpOut, _ := runCLI(t, append([]string{"privacy", "--accountant", "rdp"}, args...)...)
+	if f, r := strings.Fields(out), strings.Fields(rdpOut); len(r) < 4 || f[3] != r[3] {
+		t.Errorf("fallback %q, rdp %q", out, rdpOut)
+	}
+	_, help, helpErr := runCLI(t, "privacy", "--help")
+	all := help + helpErr
+	sections := 0
+	for _, line := range strings.Split(all, "\n") {
+		if strings.Contains(line, "--accountant string") {
+			sections++
+			if !strings.HasSuffix(strings.TrimSpace(line), `(default "rdp")`) {
+				t.Errorf("privacy --help: %q does not name the default accountant, rdp", line)
+			}
+		}
+	}
+	if sections < 2 {
+		t.Errorf("privacy --help shows %d accountant sections:\n%s", sections, all)
+	}
+}

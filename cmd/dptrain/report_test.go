@@ -24,7 +24,11 @@ func TestReportSynthetic(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	for _, want := range []string{"exact eps1 (curator-only)", "report, data-independent", "report, adaptive", "most exposed", "(1, 1e-05)-DP"} {
+	// The grid release adds (1 + e^ε)τ to δ, τ = 2d·cap/w (docs/secure-noise.md).
+	lam, sig, _ := objpert.CalibrateObjPert(1, 1e-5, 1, 0.25)
+	w, _ := objpert.GridFor(300, 5, sig, lam, 1e-5*objpert.RoundingShare)
+	delta := 1e-5 + (1+math.E)*2*5*objpert.RadiusCap(300, 5, sig, lam)/w
+	for _, want := range []string{"exact eps1 (curator-only)", "report, data-independent", "report, adaptive", "most exposed", fmt.Sprintf("(1, %.3g)-DP", delta)} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -153,7 +157,7 @@ func TestReportModelFile(t *testing.T) {
 		t.Fatalf("--model FILE: exit %d: %s", code, errs)
 	}
 	rel := objpert.ObjPertEpsilon(lambda, sigma, 1, 0.25, 1e-5, true)
-	if want := fmt.Sprintf("(%.4g, 1e-05)-DP", rel); !strings.Contains(out, want) {
+	if want := fmt.Sprintf("(%.4g, %.3g)-DP", rel, 1e-5+(1+math.Exp(rel))*m.Tau); !(m.Tau > 0) || !strings.Contains(out, want) {
 		t.Errorf("release line lacks %q:\n%s", want, out)
 	}
 	if !strings.Contains(out, "account: (") || !strings.Contains(out, "composed by RDP") || strings.Contains(out, "warning") {

@@ -20,6 +20,12 @@
 // per-kernel free lists (not sync.Pools, which drop them at each GC), so
 // calls allocate nothing in steady state. Sgemm is safe for concurrent use.
 //
+// SgemmBF16 is the same product on bfloat16-rounded operands with float32
+// sums, for --precision bf16: an AVX-512 BF16 12×32 kernel (VDPBF16PS)
+// where the CPU has it (HasBF16), a portable Go kernel elsewhere. Its
+// elements do not depend on the product's shape or tiling; its arithmetic
+// and error bound are in docs/precision.md.
+//
 // It is not a BLAS: there is no float64, no complex and no level-1/2 routine,
 // and results are not bit-identical across kernels or tilings (the order of
 // the k-sums differs), only within float32 rounding of each other.

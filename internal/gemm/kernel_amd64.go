@@ -110,3 +110,66 @@ func kernels() []*kernel {
 	}
 	return append(ks, goKernel)
 }
+
+//go:generate go run gen_bf16_amd64.go
+
+//go:noescape
+func kernelBF16(kp int, a, b *uint32, c *float32, ldc int, alpha, beta float32, mode int)
+
+//go:noescape
+func packRowsBF16(dst *uint32, src *float32, ld, kp, odd int, lm1, lm2, sm1, sm2 uint64, nrBytes int, idx *[32]uint16)
+
+//go:noescape
+func packAdjBF16(dst *uint32, src *float32, ld, rows, chunks int, tm1, tm2, ts uint64, nrBytes int, off *[16]int32)
+
+// bf16Kernel is SgemmBF16's AVX-512 BF16 kernel, nil if the CPU lacks it
+// (its packing needs AVX512BW's VPERMW too, which every such CPU has).
+var bf16Kernel = func() bf16Func {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512BF16 {
+		return kernelBF16
+	}
+	return nil
+}()
+
+// bf16AsmPack is whether packBF16's vector forms run here.
+var bf16AsmPack = bf16Kernel != nil
+
+// pairIdx interleaves two rows' 16 words each (VPERMW): word 2t from the
+// first row's t, word 2t+1 from the second's.
+var pairIdx = func() (x [32]uint16) {
+	for t := range 16 {
+		x[2*t], x[2*t+1] = uint16(t), uint16(16+t)
+	}
+	return x
+}()
+
+// pairOff[nr] are the byte offsets of 16 consecutive pairs' words in a
+// packed strip nr words wide.
+var pairOff = func() (o [bf16NR + 1][16]int32) {
+	for _, nr := range []int{bf16MR, bf16NR} {
+		for t := range 16 {
+			o[nr][t] = int32(4 * nr * t)
+		}
+	}
+	return o
+}()
+
+func lowBits(n int) uint64 { return 1<<uint(n) - 1 }
+
+// packRowsVec is packBF16Rows with VCVTNE2PS2BF16: see packRowsBF16.
+func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
+	kp := (k + 1) / 2
+	_ = dst[kp*nr-1]
+	packRowsBF16(&dst[0], &src[c0], ld, kp, k&1, lowBits(min(nv, 16)), lowBits(max(nv-16, 0)),
+		lowBits(min(nr, 16)), lowBits(max(nr-16, 0)), 4*nr, &pairIdx)
+}
+
+// packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16.
+func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
+	kp := (k + 1) / 2
+	dst = dst[:kp*nr]
+	clear(dst)
+	rem := k % 32
+	packAdjBF16(&dst[0], &src[r0*ld], ld, nv, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
+		lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+}

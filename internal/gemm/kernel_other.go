@@ -7,3 +7,14 @@ func kernels() []*kernel { return []*kernel{goKernel} }
 
 // dotKernel is the kernel for A·Bᵀ without packing; there is none here.
 var dotKernel *kernel
+
+// bf16Kernel is nil: SgemmBF16 runs its portable kernel.
+var bf16Kernel bf16Func
+
+// This build has no vector packing.
+const bf16AsmPack = false
+
+func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
+	panic("gemm: no vector packing")
+}
+func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) { panic("gemm: no vector packing") }

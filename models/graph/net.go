@@ -303,10 +303,24 @@ func (n *Net[T]) AccumulateScaled(scales []T, sum []T) error {
 					dst[j] = s * v
 				}
 			}
-			gemm(true, false, l.outDim, l.inDim, cnt*l.rows, 1, sdz, l.outDim, a, l.inDim, 1, sum[l.w.offset:l.w.offset+l.w.size], l.inDim)
+			sw := sum[l.w.offset : l.w.offset+l.w.size]
+			if !anyZero(scales, cnt, k, l.group) {
+				gemm(true, false, l.outDim, l.inDim, cnt*l.rows, 1, sdz, l.outDim, a, l.inDim, 1, sw, l.inDim)
+			} else {
+				// A dropped example (scale 0) may hold ±Inf or NaN and
+				// 0·Inf = NaN: only the kept examples' rows enter.
+				for i := 0; i < cnt; i++ {
+					if scales[i*k+l.group] != 0 {
+						gemm(true, false, l.outDim, l.inDim, l.rows, 1, sdz[i*blk:], l.outDim, a[i*l.rows*l.inDim:], l.inDim, 1, sw, l.inDim)
+					}
+				}
+			}
 			if l.b != nil {
 				sb := sum[l.b.offset : l.b.offset+l.b.size]
 				for r := 0; r < cnt*l.rows; r++ {
+					if scales[(r/l.rows)*k+l.group] == 0 {
+						continue
+					}
 					for o, v := range sdz[r*l.outDim : (r+1)*l.outDim] {
 						sb[o] += v
 					}
@@ -317,6 +331,9 @@ func (n *Net[T]) AccumulateScaled(scales []T, sum []T) error {
 			sg, sb := sum[l.w.offset:l.w.offset+l.w.size], sum[l.b.offset:l.b.offset+l.b.size]
 			for i := 0; i < cnt; i++ {
 				s := scales[i*k+l.group]
+				if s == 0 {
+					continue // dropped: contributes nothing
+				}
 				xi, di := a[i*per:(i+1)*per], dz[i*per:(i+1)*per]
 				for c := 0; c < l.inDim; c++ {
 					var g, bb T
@@ -331,6 +348,16 @@ func (n *Net[T]) AccumulateScaled(scales []T, sum []T) error {
 		}
 	}
 	return nil
+}
+
+// anyZero reports whether some example of the chunk has scale 0 in group g.
+func anyZero[T Float](scales []T, cnt, k, g int) bool {
+	for i := 0; i < cnt; i++ {
+		if scales[i*k+g] == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Evaluate returns the summed loss and the number of correct predictions on

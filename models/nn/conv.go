@@ -559,8 +559,17 @@ func (l *Conv2d[T]) blockRange(w, lo, hi int) {
 		g := l.partial[b*np : (b+1)*np]
 		beta := T(0)
 		for i := b * l.n / nb; i < (b+1)*l.n/nb; i++ {
-			l.sampleGrad(w, i, l.scaleOf(i), beta, g[:l.Cout*l.ckk], l.biasOf(g))
+			// A dropped example (scale 0) may hold ±Inf or NaN; it is
+			// skipped, never multiplied by zero (0·Inf = NaN).
+			s := l.scaleOf(i)
+			if s == 0 {
+				continue
+			}
+			l.sampleGrad(w, i, s, beta, g[:l.Cout*l.ckk], l.biasOf(g))
 			beta = 1
+		}
+		if beta == 0 {
+			clear(g) // every example of the block was dropped
 		}
 	}
 }
@@ -571,7 +580,9 @@ func (l *Conv2d[T]) accRange(_, lo, hi int) {
 	np, dst := l.NumParams(), l.sum[lo:hi]
 	if l.fromCache {
 		for i := range l.n {
-			axpy(l.scaleOf(i), l.cache[i*np+lo:i*np+hi], dst)
+			if s := l.scaleOf(i); s != 0 { // dropped examples add nothing
+				axpy(s, l.cache[i*np+lo:i*np+hi], dst)
+			}
 		}
 		return
 	}

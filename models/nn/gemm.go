@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"sync/atomic"
@@ -21,6 +22,7 @@ const (
 	backendASM      int32 = iota // internal/gemm, the default
 	backendGonum                 // gonum's pure-Go blas32
 	backendOpenBLAS              // OpenBLAS via cgo, only with -tags openblas
+	backendBF16                  // internal/gemm's SgemmBF16: bfloat16 operands, float32 sums
 )
 
 // f32Backend selects the float32 GEMM; float64 always runs on gonum.
@@ -34,12 +36,20 @@ var (
 )
 
 // SetGEMMBackend selects the float32 GEMM: "asm" (internal/gemm, the
-// default), "gonum" (gonum's pure-Go BLAS) or "openblas" (the system's
+// default), "gonum" (gonum's pure-Go BLAS), "openblas" (the system's
 // OpenBLAS through cgo, only in builds with -tags openblas; otherwise an
-// error). It exists so that benchmarks can measure the backends in one run;
-// it is safe to call between steps, not during one.
+// error) or "bf16" (internal/gemm's SgemmBF16: operands rounded to
+// bfloat16, sums in float32, only on CPUs with AVX-512 BF16; otherwise an
+// error; docs/precision.md). It exists so that benchmarks can measure the
+// backends in one run and a run can choose its precision; it is
+// process-wide, safe to call between steps, not during one.
 func SetGEMMBackend(name string) error {
 	switch name {
+	case "bf16":
+		if !fastgemm.HasBF16() {
+			return ErrNoBF16
+		}
+		f32Backend.Store(backendBF16)
 	case "asm":
 		f32Backend.Store(backendASM)
 	case "gonum":
@@ -55,23 +65,56 @@ func SetGEMMBackend(name string) error {
 	return nil
 }
 
+// ErrNoBF16 is SetGEMMBackend("bf16")'s refusal on a machine without the
+// instructions.
+var ErrNoBF16 = errors.New("bfloat16 products need a CPU with AVX-512 BF16 (avx512_bf16 in /proc/cpuinfo) and an amd64 build without the purego tag; this machine or build lacks them")
+
+// BF16NormFactor ρ bounds how much the bf16 backend can grow a per-sample
+// contribution beyond the norm computed for it on the norm-only path:
+// a Linear layer's norm comes from its float32 factors and its sum from
+// their bfloat16 roundings, each within 2⁻⁸ of each element, so a rank-one
+// gradient's norm grows by at most (1+2⁻⁸)²; 2⁻²⁰ more covers the float32
+// rounding of s·dz and of the sum's terms and the float64 norms. A run
+// clips to C/ρ there (clip.WithNormMargin; docs/precision.md).
+const BF16NormFactor = (1 + 0x1p-8) * (1 + 0x1p-8) * (1 + 0x1p-20)
+
+// HasBF16 reports whether SetGEMMBackend("bf16") works here.
+func HasBF16() bool { return fastgemm.HasBF16() }
+
 // GEMMBackends lists the float32 GEMM backends SetGEMMBackend accepts in
-// this build: asm and gonum, and openblas with -tags openblas.
+// this build and on this CPU: asm and gonum, openblas with -tags openblas,
+// and bf16 where the CPU has AVX-512 BF16.
 func GEMMBackends() []string {
+	bs := []string{"asm", "gonum"}
 	if openblasSgemm != nil {
-		return []string{"asm", "gonum", "openblas"}
+		bs = append(bs, "openblas")
 	}
-	return []string{"asm", "gonum"}
+	if fastgemm.HasBF16() {
+		bs = append(bs, "bf16")
+	}
+	return bs
+}
+
+// WithGEMMBackend selects the backend name as SetGEMMBackend does and
+// returns a function that restores the backend in use before.
+func WithGEMMBackend(name string) (restore func(), err error) {
+	prev := f32Backend.Load()
+	if err := SetGEMMBackend(name); err != nil {
+		return nil, err
+	}
+	return func() { f32Backend.Store(prev) }, nil
 }
 
 // GEMMBackend names the float32 GEMM in use, with its kernels:
-// "asm:<kernels>", "gonum" or "openblas:<OpenBLAS core>".
+// "asm:<kernels>", "gonum", "openblas:<OpenBLAS core>" or "bf16:<kernel>".
 func GEMMBackend() string {
 	switch f32Backend.Load() {
 	case backendGonum:
 		return "gonum"
 	case backendOpenBLAS:
 		return openblasName()
+	case backendBF16:
+		return "bf16:avx512bf16-12x32"
 	}
 	return "asm:" + fastgemm.KernelName()
 }
@@ -99,6 +142,9 @@ func gemm[T Float](tA, tB bool, m, n, k int, alpha T, a []T, lda int, b []T, ldb
 		case backendASM:
 			// internal/gemm is serial below its own threshold and allocation-free.
 			fastgemm.Sgemm(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
+			return
+		case backendBF16:
+			fastgemm.SgemmBF16(tA, tB, m, n, k, float32(alpha), a32, lda, any(b).([]float32), ldb, float32(beta), any(c).([]float32), ldc)
 			return
 		case backendOpenBLAS:
 			// One OpenBLAS thread unless OPENBLAS_NUM_THREADS is set (see

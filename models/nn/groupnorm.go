@@ -267,6 +267,9 @@ func (l *GroupNorm[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) 
 		if scales != nil {
 			s = scales[i*stride]
 		}
+		if s == 0 {
+			continue // dropped: skipped, never 0·Inf = NaN
+		}
 		axpy(s, l.gs[i*c2:(i+1)*c2], sum[:c2])
 	}
 }

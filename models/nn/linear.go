@@ -22,6 +22,7 @@ type Linear[T Float] struct {
 	x, dz   []T // last input and output gradient (references)
 	out, dx []T
 	scaled  []T // diag(s)·dZ scratch
+	kept    []T // inputs of the kept examples when some are dropped
 }
 
 // NewLinear returns a Linear layer from in to out features.
@@ -111,18 +112,52 @@ func (l *Linear[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
 
 func (l *Linear[T]) AccumulateScaled(n int, scales []T, stride int, sum []T) {
 	dz := l.dz[:n*l.Out]
+	x := l.x
 	if scales != nil {
-		sc := l.scaled[:n*l.Out]
+		// A dropped example (scale 0) may hold ±Inf or NaN, and 0·Inf is
+		// NaN, so it is left out of the products rather than multiplied by
+		// zero: its rows are skipped and the kept ones packed together.
+		dropped := false
 		for i := range n {
-			s := scales[i*stride]
-			src, dst := dz[i*l.Out:(i+1)*l.Out], sc[i*l.Out:(i+1)*l.Out]
-			for o, v := range src {
-				dst[o] = s * v
+			if scales[i*stride] == 0 {
+				dropped = true
+				break
 			}
 		}
-		dz = sc
+		sc := l.scaled[:n*l.Out]
+		if dropped {
+			if len(l.kept) < len(l.scaled)/l.Out*l.In {
+				l.kept = make([]T, len(l.scaled)/l.Out*l.In)
+			}
+			m := 0
+			for i := range n {
+				s := scales[i*stride]
+				if s == 0 {
+					continue
+				}
+				src, dst := dz[i*l.Out:(i+1)*l.Out], sc[m*l.Out:(m+1)*l.Out]
+				for o, v := range src {
+					dst[o] = s * v
+				}
+				copy(l.kept[m*l.In:(m+1)*l.In], l.x[i*l.In:(i+1)*l.In])
+				m++
+			}
+			n, x = m, l.kept
+			if n == 0 {
+				return
+			}
+		} else {
+			for i := range n {
+				s := scales[i*stride]
+				src, dst := dz[i*l.Out:(i+1)*l.Out], sc[i*l.Out:(i+1)*l.Out]
+				for o, v := range src {
+					dst[o] = s * v
+				}
+			}
+		}
+		dz = sc[:n*l.Out]
 	}
-	gemm(true, false, l.Out, l.In, n, 1, dz, l.Out, l.x, l.In, 1, sum[:l.Out*l.In], l.In)
+	gemm(true, false, l.Out, l.In, n, 1, dz, l.Out, x, l.In, 1, sum[:l.Out*l.In], l.In)
 	if l.Bias {
 		sb := sum[l.Out*l.In : l.NumParams()]
 		for i := range n {

@@ -2,16 +2,17 @@
 
 package nn
 
-import "golang.org/x/sys/cpu"
-
 //go:noescape
 func maxPool2S1AVX(y, r0, r1 *float32, n int)
+
+//go:noescape
+func maxPool2S1AVX512(y, r0, r1 *float32, n int)
 
 // maxPool2S1Vec is the vector part of an output row of 2×2 stride-1
 // max-pooling without argmax (y from rows r0 and r1, each len(y)+1 long):
 // it returns how many outputs it wrote (all, or 0 for rows under 8).
 var maxPool2S1Vec = func() func(y, r0, r1 []float32) int {
-	if !cpu.X86.HasAVX2 {
+	if cpuVec < vecAVX2 {
 		return nil
 	}
 	return func(y, r0, r1 []float32) int {
@@ -19,9 +20,15 @@ var maxPool2S1Vec = func() func(y, r0, r1 []float32) int {
 		if m < 8 {
 			return 0
 		}
-		_, _ = r0[m], r1[m] // the kernel reads r[j+1] up to j = m−1
+		_, _ = r0[m], r1[m] // the kernels read r[j+1] up to j = m−1
 		n := m &^ 7
-		maxPool2S1AVX(&y[0], &r0[0], &r1[0], n)
+		h := split512(n)
+		if h > 0 {
+			maxPool2S1AVX512(&y[0], &r0[0], &r1[0], h)
+		}
+		if h < n {
+			maxPool2S1AVX(&y[h], &r0[h], &r1[h], n-h)
+		}
 		if n < m {
 			// The tail as one more vector overlapping the last one:
 			// rewriting an output with the same value is harmless.
@@ -34,10 +41,13 @@ var maxPool2S1Vec = func() func(y, r0, r1 []float32) int {
 //go:noescape
 func maxPool2ArgAVX(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[8]int32)
 
+//go:noescape
+func maxPool2ArgAVX512(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[16]int32)
+
 // maxPool2ArgVec is the vector part of maxPool2Row32 at stride 1: it
 // writes the first multiple of 8 of the outputs and returns how many.
 var maxPool2ArgVec = func() func(yo []float32, ao []int32, top, bot []float32, w int, r0 int32) int {
-	if !cpu.X86.HasAVX2 {
+	if cpuVec < vecAVX2 {
 		return nil
 	}
 	return func(yo []float32, ao []int32, top, bot []float32, w int, r0 int32) int {
@@ -45,12 +55,22 @@ var maxPool2ArgVec = func() func(yo []float32, ao []int32, top, bot []float32, w
 		if n == 0 {
 			return 0
 		}
-		_, _, _ = ao[n-1], top[n], bot[n] // the kernel reads index j+1 up to j = n−1
-		var idx [8]int32
-		for k := range idx {
-			idx[k] = r0 + int32(k)
+		_, _, _ = ao[n-1], top[n], bot[n] // the kernels read index j+1 up to j = n−1
+		h := split512(n)
+		if h > 0 {
+			var idx [16]int32
+			for k := range idx {
+				idx[k] = r0 + int32(k)
+			}
+			maxPool2ArgAVX512(&yo[0], &ao[0], &top[0], &bot[0], h, w, &idx)
 		}
-		maxPool2ArgAVX(&yo[0], &ao[0], &top[0], &bot[0], n, w, &idx)
+		if h < n {
+			var idx [8]int32
+			for k := range idx {
+				idx[k] = r0 + int32(h+k)
+			}
+			maxPool2ArgAVX(&yo[h], &ao[h], &top[h], &bot[h], n-h, w, &idx)
+		}
 		return n
 	}
 }()

@@ -2,36 +2,6 @@
 
 #include "textflag.h"
 
-// func maxPool2S1AVX(y, r0, r1 *float32, n int)
-//
-// y[j] = max(r0[j], r0[j+1], r1[j], r1[j+1]) for j < n (a multiple of 8):
-// one output row of 2×2, stride-1 max-pooling from two input rows (each at
-// least n+1 long), eight outputs at a time, without the argmax.
-TEXT ·maxPool2S1AVX(SB), NOSPLIT, $0-32
-	MOVQ y+0(FP), DI
-	MOVQ r0+8(FP), SI
-	MOVQ r1+16(FP), DX
-	MOVQ n+24(FP), CX
-
-loop:
-	CMPQ    CX, $8
-	JL      done
-	VMOVUPS (SI), Y0
-	VMAXPS  4(SI), Y0, Y0
-	VMOVUPS (DX), Y1
-	VMAXPS  4(DX), Y1, Y1
-	VMAXPS  Y1, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ    $32, SI
-	ADDQ    $32, DX
-	ADDQ    $32, DI
-	SUBQ    $8, CX
-	JMP     loop
-
-done:
-	VZEROUPPER
-	RET
-
 // GOMAX sets dst to Go's max(a, b) for float32 lanes: MAXPS gives b when
 // the two compare equal or are unordered; equal lanes take a AND b (+0 unless
 // both are −0, as Go's max(−0, +0) = +0) and unordered ones a + b (a NaN).
@@ -43,6 +13,42 @@ done:
 	VCMPPS    $0x03, b, a, t1; \
 	VADDPS    b, a, t2;       \
 	VBLENDVPS t1, t2, dst, dst
+
+
+// func maxPool2S1AVX(y, r0, r1 *float32, n int)
+//
+// y[j] = max(r0[j], r0[j+1], r1[j], r1[j+1]) for j < n (a multiple of 8):
+// one output row of 2×2, stride-1 max-pooling from two input rows (each at
+// least n+1 long), eight outputs at a time, without the argmax. GOMAX
+// makes NaNs and signed zeros come out as Go's max gives them (a bare
+// MAXPS returned −0 for max(−0, +0) and dropped a NaN in its first
+// operand).
+TEXT ·maxPool2S1AVX(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop:
+	CMPQ    CX, $8
+	JL      done
+	VMOVUPS (SI), Y0
+	VMOVUPS 4(SI), Y1
+	VMOVUPS (DX), Y2
+	VMOVUPS 4(DX), Y3
+	GOMAX(Y0, Y1, Y4, Y6, Y7)
+	GOMAX(Y2, Y3, Y5, Y6, Y7)
+	GOMAX(Y4, Y5, Y0, Y6, Y7)
+	VMOVUPS Y0, (DI)
+	ADDQ    $32, SI
+	ADDQ    $32, DX
+	ADDQ    $32, DI
+	SUBQ    $8, CX
+	JMP     loop
+
+done:
+	VZEROUPPER
+	RET
 
 // func maxPool2ArgAVX(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[8]int32)
 //
@@ -93,5 +99,95 @@ mp_loop:
 	JMP     mp_loop
 
 mp_done:
+	VZEROUPPER
+	RET
+
+// GOMAX512 is GOMAX with mask registers (AVX-512 has no VBLENDVPS): equal
+// lanes take a AND b, unordered ones a + b, the rest MAXPS's result.
+#define GOMAX512(a, b, dst) \
+	VMAXPS b, a, dst;          \
+	VCMPPS $0x00, b, a, K4;    \
+	VPANDD b, a, K4, dst;      \
+	VCMPPS $0x03, b, a, K5;    \
+	VADDPS b, a, K5, dst
+
+// func maxPool2S1AVX512(y, r0, r1 *float32, n int)
+//
+// maxPool2S1AVX sixteen outputs at a time (n a multiple of 16).
+TEXT ·maxPool2S1AVX512(SB), NOSPLIT, $0-32
+	MOVQ y+0(FP), DI
+	MOVQ r0+8(FP), SI
+	MOVQ r1+16(FP), DX
+	MOVQ n+24(FP), CX
+
+loop512:
+	CMPQ    CX, $16
+	JL      done512
+	VMOVUPS (SI), Z0
+	VMOVUPS 4(SI), Z1
+	VMOVUPS (DX), Z2
+	VMOVUPS 4(DX), Z3
+	GOMAX512(Z0, Z1, Z4)
+	GOMAX512(Z2, Z3, Z5)
+	GOMAX512(Z4, Z5, Z0)
+	VMOVUPS Z0, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DX
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     loop512
+
+done512:
+	VZEROUPPER
+	RET
+
+// func maxPool2ArgAVX512(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[16]int32)
+//
+// maxPool2ArgAVX sixteen outputs at a time (n a multiple of 16), the
+// same compares and choices lane by lane; idx0 holds r0 + 0…15.
+TEXT ·maxPool2ArgAVX512(SB), NOSPLIT, $0-56
+	MOVQ         y+0(FP), DI
+	MOVQ         arg+8(FP), R8
+	MOVQ         top+16(FP), SI
+	MOVQ         bot+24(FP), DX
+	MOVQ         n+32(FP), CX
+	MOVQ         w+40(FP), AX
+	MOVQ         idx0+48(FP), BX
+	VMOVDQU32    (BX), Z10
+	MOVL         $16, R9
+	VPBROADCASTD R9, Z9
+	VPBROADCASTD AX, Z8
+	MOVL         $1, R10
+	VPBROADCASTD R10, Z15
+
+mp_loop512:
+	CMPQ      CX, $16
+	JL        mp_done512
+	VMOVUPS   (SI), Z0            // a
+	VMOVUPS   4(SI), Z1           // b
+	VMOVUPS   (DX), Z2            // c
+	VMOVUPS   4(DX), Z3           // d
+	VCMPPS    $0x1e, Z0, Z1, K1   // b > a
+	VMOVDQA32 Z10, Z6
+	VPADDD    Z15, Z10, K1, Z6    // it = j + (b > a)
+	VCMPPS    $0x1e, Z2, Z3, K2   // d > c
+	VPADDD    Z8, Z10, Z7
+	VPADDD    Z15, Z7, K2, Z7     // ib = j + w + (d > c)
+	GOMAX512(Z0, Z1, Z11)         // vt
+	GOMAX512(Z2, Z3, Z12)         // vb
+	VCMPPS    $0x1e, Z11, Z12, K3 // vb > vt
+	VMOVDQA32 Z7, K3, Z6          // it = ib there
+	GOMAX512(Z11, Z12, Z13)
+	VMOVUPS   Z13, (DI)
+	VMOVDQU32 Z6, (R8)
+	VPADDD    Z9, Z10, Z10
+	ADDQ      $64, SI
+	ADDQ      $64, DX
+	ADDQ      $64, DI
+	ADDQ      $64, R8
+	SUBQ      $16, CX
+	JMP       mp_loop512
+
+mp_done512:
 	VZEROUPPER
 	RET

@@ -73,7 +73,7 @@ func BenchmarkMaxPool2(b *testing.B) {
 }
 
 // Outside training the 2×2 stride-1 float32 pool takes its maxima without
-// the argmax (eight at a time with AVX2): the same outputs as the training
+// the argmax (sixteen or eight at a time with AVX-512 or AVX2): the same outputs as the training
 // pass, for widths with and without a vector tail; and a Backward after
 // such a pass (a gradient with SetTraining(false)) rebuilds the argmax and
 // gives the training pass's input gradient.

@@ -70,3 +70,75 @@ loop:
 done:
 	VZEROUPPER
 	RET
+
+// func tanh16AVX512(out, x *float32, n int, c *[15][8]float32)
+//
+// tanh8AVX2 sixteen lanes at a time (n a multiple of 16): the same
+// operations with the same operands in the same order, the constants
+// broadcast from c's first column into Z16…Z30 and the final choice made
+// with mask registers.
+TEXT ·tanh16AVX512(SB), NOSPLIT, $0-32
+	MOVQ         out+0(FP), DI
+	MOVQ         x+8(FP), SI
+	MOVQ         n+16(FP), CX
+	MOVQ         c+24(FP), DX
+	VBROADCASTSS 0(DX), Z16   // clamp
+	VBROADCASTSS 32(DX), Z17  // −clamp
+	VBROADCASTSS 64(DX), Z18  // tiny
+	VBROADCASTSS 96(DX), Z19  // −tiny
+	VBROADCASTSS 128(DX), Z20 // a13
+	VBROADCASTSS 160(DX), Z21 // a11
+	VBROADCASTSS 192(DX), Z22 // a9
+	VBROADCASTSS 224(DX), Z23 // a7
+	VBROADCASTSS 256(DX), Z24 // a5
+	VBROADCASTSS 288(DX), Z25 // a3
+	VBROADCASTSS 320(DX), Z26 // a1
+	VBROADCASTSS 352(DX), Z27 // b6
+	VBROADCASTSS 384(DX), Z28 // b4
+	VBROADCASTSS 416(DX), Z29 // b2
+	VBROADCASTSS 448(DX), Z30 // b0
+
+loop512:
+	CMPQ    CX, $16
+	JL      done512
+	VMOVUPS (SI), Z0
+
+	VMAXPS Z0, Z17, Z1
+	VMINPS Z1, Z16, Z1
+	VMULPS Z1, Z1, Z2
+
+	VMULPS Z2, Z20, Z3
+	VADDPS Z21, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	VADDPS Z22, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	VADDPS Z23, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	VADDPS Z24, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	VADDPS Z25, Z3, Z3
+	VMULPS Z2, Z3, Z3
+	VADDPS Z26, Z3, Z3
+	VMULPS Z1, Z3, Z3
+
+	VMULPS Z2, Z27, Z4
+	VADDPS Z28, Z4, Z4
+	VMULPS Z2, Z4, Z4
+	VADDPS Z29, Z4, Z4
+	VMULPS Z2, Z4, Z4
+	VADDPS Z30, Z4, Z4
+	VDIVPS Z4, Z3, Z3
+
+	VCMPPS  $0x11, Z18, Z0, K1     // x < tiny
+	VCMPPS  $0x1E, Z19, Z0, K1, K2 // and x > −tiny
+	VMOVAPS Z0, K2, Z3
+
+	VMOVUPS Z3, (DI)
+	ADDQ    $64, SI
+	ADDQ    $64, DI
+	SUBQ    $16, CX
+	JMP     loop512
+
+done512:
+	VZEROUPPER
+	RET

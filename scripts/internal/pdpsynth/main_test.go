@@ -34,6 +34,7 @@ func TestQuickRun(t *testing.T) {
 	// σ = 15.850201: −log(1 − 1/4) + 1/(2σ²) + Φ⁻¹(0.975)/σ.
 	const worstIndep = 0.4133277534
 	bndIndep := map[string][2]float64{"n": {math.Inf(1), 0}, "d": {math.Inf(1), 0}}
+	failedRows := 0
 	for _, r := range rows {
 		name := r.variant + " " + r.sweep
 		if math.Abs(r.sigma-15.850201) > 1e-6 {
@@ -102,9 +103,19 @@ func TestQuickRun(t *testing.T) {
 		if math.Abs(r.dpEps-want) > 1e-9 {
 			t.Errorf("%s: total DP ε = %.12g, want %.12g", name, r.dpEps, want)
 		}
-		if r.under < 0 || r.under > 0.25 {
-			t.Errorf("%s n=%d d=%d: %.3f of the records above their bound", name, r.n, r.d, r.under)
+		// In low dimension one noise draw decides every record's report, so
+		// a row fails as a whole with probability about ρ: allow ρ of the
+		// rows (plus one), not none.
+		if r.under < 0 || r.under > 1 {
+			t.Errorf("%s n=%d d=%d: fraction %v of the records above their bound", name, r.n, r.d, r.under)
 		}
+		if r.under > 0.25 {
+			failedRows++
+			t.Logf("%s n=%d d=%d: %.3f of the records above their bound", name, r.n, r.d, r.under)
+		}
+	}
+	if limit := 1 + int(rho*float64(len(rows))); failedRows > limit {
+		t.Errorf("%d of %d rows have more than a quarter of their records above the bound, want at most %d", failedRows, len(rows), limit)
 	}
 	for sw, sp := range bndIndep {
 		if sp[1]-sp[0] > 0.05 {
