@@ -49,6 +49,7 @@ var one = []float32{1}
 // scratch holds the GEMM's left factors between calls.
 func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, sum []float32, c2 float64, cinf float32, scratch *[]float32) Stats {
 	var st Stats
+	var dropped []int      // the non-finite examples, ascending
 	var scaled [][]float32 // per layer, b×Out: s_i·DZ_i with the rows that may clamp zeroed
 	if masks == nil {
 		n := 0
@@ -86,6 +87,7 @@ func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, 
 		s := l2Scale(ss, c2)
 		if s == 0 {
 			st.NonFinite++
+			dropped = append(dropped, i)
 			continue
 		}
 		if s < 1 || (cinf > 0 && float32(s*top) > cinf) {
@@ -108,9 +110,20 @@ func clipSumFactored(fs []nn.LinearFactors[float32], b int, masks []*mask.Mask, 
 			}
 		}
 	}
+	// A dropped example's rows are left out of the GEMM, not multiplied by
+	// its zero scale: its activations may be ±Inf, and 0·Inf = NaN. The
+	// kept examples form runs [lo, hi) summed one GEMM each; with no drop
+	// that is the one GEMM over the chunk.
 	for l, f := range scaled {
-		// sum[W] (Out×In) += scaledᵀ (Out×b) · A (b×In)
-		gemm.Sgemm(true, false, fs[l].Out, fs[l].In, b, 1, f, fs[l].Out, fs[l].A[:b*fs[l].In], fs[l].In, 1, sum[fs[l].Offset:fs[l].Offset+fs[l].Out*fs[l].In], fs[l].In)
+		lo := 0
+		for _, hi := range append(dropped, b) {
+			if hi > lo {
+				// sum[W] (Out×In) += scaledᵀ (Out×n) · A (n×In) over examples [lo, hi)
+				fl := fs[l]
+				gemm.Sgemm(true, false, fl.Out, fl.In, hi-lo, 1, f[lo*fl.Out:hi*fl.Out], fl.Out, fl.A[lo*fl.In:hi*fl.In], fl.In, 1, sum[fl.Offset:fl.Offset+fl.Out*fl.In], fl.In)
+			}
+			lo = hi + 1
+		}
 	}
 	return st
 }
