@@ -27,7 +27,14 @@ func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	}
 	tmp := f.Name()
 	defer os.Remove(tmp) // no-op after a successful rename
-	if _, err := f.Write(data); err != nil {
+	point := filepath.Base(dir) + "/" + filepath.Base(path)
+	half := len(data) / 2
+	if _, err := f.Write(data[:half]); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	writePoint("half:" + point)
+	if _, err := f.Write(data[half:]); err != nil {
 		f.Close()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -43,8 +50,23 @@ func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("close %s: %w", path, err)
 	}
+	writePoint("rename:" + point)
 	if err := os.Rename(tmp, path); err != nil {
 		return fmt.Errorf("rename %s: %w", path, err)
+	}
+	return syncDir(dir) // the rename itself survives a power loss
+}
+
+// syncDir makes the entries of dir (files created, renamed or removed in
+// it) durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
 }

@@ -83,6 +83,17 @@ func (m *metricsLog) write(r any) error {
 	return m.w.Flush()
 }
 
+// sync makes the lines written so far durable.
+func (m *metricsLog) sync() error {
+	if m == nil {
+		return nil
+	}
+	if err := m.w.Flush(); err != nil {
+		return err
+	}
+	return m.f.Sync()
+}
+
 func (m *metricsLog) close() error {
 	if m == nil {
 		return nil

@@ -2,7 +2,6 @@ package trainer
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -82,17 +81,18 @@ type outputs struct {
 	root string
 }
 
-// newOutputs creates OUT/release (0755) and OUT/private (0700; an existing
-// one is narrowed to 0700).
+// newOutputs creates OUT/private (0700; an existing one is narrowed to
+// 0700) and OUT/.work, where the run's released records wait to be
+// published. release/ is made only by publishing (rundir_publish.go).
 func newOutputs(root string) (*outputs, error) {
 	o := &outputs{root: root}
-	if err := os.MkdirAll(o.release(""), 0o755); err != nil {
-		return nil, fmt.Errorf("out_dir: %w", err)
-	}
 	if err := os.MkdirAll(o.private(""), 0o700); err != nil {
 		return nil, fmt.Errorf("out_dir: %w", err)
 	}
 	if err := os.Chmod(o.private(""), 0o700); err != nil {
+		return nil, fmt.Errorf("out_dir: %w", err)
+	}
+	if err := os.MkdirAll(o.work(""), 0o755); err != nil {
 		return nil, fmt.Errorf("out_dir: %w", err)
 	}
 	return o, nil
@@ -100,28 +100,21 @@ func newOutputs(root string) (*outputs, error) {
 
 func (o *outputs) release(name string) string { return filepath.Join(o.root, releaseDir, name) }
 func (o *outputs) private(name string) string { return filepath.Join(o.root, privateDir, name) }
+func (o *outputs) work(name string) string    { return filepath.Join(o.root, workDir, name) }
+func (o *outputs) staging(name string) string { return filepath.Join(o.root, stagingDir, name) }
 
-// writeRelease writes a released file; its name must be declared.
+// writeRelease writes a released file into the release being staged; its
+// name must be declared.
 func (o *outputs) writeRelease(name string, data []byte) error {
 	if _, ok := releasedFiles[name]; !ok {
 		return fmt.Errorf("release/%s: not a declared release file (internal error)", name)
 	}
-	return writeFileAtomic(o.release(name), data)
+	return writeFileAtomicMode(o.staging(name), data, 0o644)
 }
 
 // writePrivate writes a curator-only file (0600).
 func (o *outputs) writePrivate(name string, data []byte) error {
 	return writeFileAtomicMode(o.private(name), data, 0o600)
-}
-
-// removeStale deletes release files a previous run in the same directory
-// left behind and this run does not write (e.g. the model of an earlier
-// run beside an interrupted final-only run).
-func (o *outputs) removeRelease(name string) error {
-	if err := os.Remove(o.release(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
 // releasedRecord is one line of release/metrics.jsonl: the step's privacy

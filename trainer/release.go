@@ -63,6 +63,7 @@ func (s *state) record(rec *Record, step int) error {
 			return err
 		}
 	}
+	writePoint("step")
 	return nil
 }
 
@@ -106,29 +107,48 @@ func (s *state) divergedAt(step int) bool {
 	return !finiteVec(s.model.Params())
 }
 
-// runLogs are the run's JSON-lines logs: release/metrics.jsonl and, with
-// PrivateDiagnostics, private/diagnostics.jsonl (nil otherwise, and both
-// nil when the run writes nothing).
+// runLogs are the run's JSON-lines logs: the released records, kept in
+// .work/metrics.jsonl until the run publishes them as release/metrics.jsonl,
+// and, with PrivateDiagnostics, private/diagnostics.jsonl (nil otherwise,
+// and both nil when the run writes nothing).
 type runLogs struct {
 	metrics, diag *metricsLog
 }
 
 // openMetrics opens the metrics logs; a resumed run first keeps exactly the
-// lines of the steps its checkpoint covers.
+// lines of the steps its checkpoint covers. The released records continue
+// from the work log, or, when the run last published them (an interrupted
+// run), from release/metrics.jsonl; they must cover every step the
+// checkpoint does.
 func (s *state) openMetrics(resumed bool, upTo int) error {
-	type log struct {
-		path string
-		perm os.FileMode
-		dst  **metricsLog
+	if err := os.MkdirAll(s.out.work(""), 0o755); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
 	}
-	logs := []log{{s.out.release("metrics.jsonl"), 0o644, &s.logs.metrics}}
+	type log struct {
+		path, published string
+		perm            os.FileMode
+		dst             **metricsLog
+	}
+	logs := []log{{s.out.work("metrics.jsonl"), s.out.release("metrics.jsonl"), 0o644, &s.logs.metrics}}
 	if s.cfg.PrivateDiagnostics {
-		logs = append(logs, log{s.out.private("diagnostics.jsonl"), 0o600, &s.logs.diag})
+		logs = append(logs, log{s.out.private("diagnostics.jsonl"), "", 0o600, &s.logs.diag})
 	}
 	for _, l := range logs {
 		if resumed {
-			if err := truncateSteps(l.path, upTo, l.perm); err != nil {
+			if _, err := os.Stat(l.path); errors.Is(err, os.ErrNotExist) && l.published != "" {
+				if err := copyFile(l.path, l.published, l.perm); err != nil && !errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("metrics: %w", err)
+				}
+			}
+			_, statErr := os.Stat(l.path)
+			kept, err := truncateSteps(l.path, upTo, l.perm)
+			if err != nil {
 				return err
+			}
+			// A log cut short is refused (a missing one, as a checkpoint
+			// copied alone leaves, starts at the checkpoint's step).
+			if l.published != "" && statErr == nil && kept != upTo {
+				return fmt.Errorf("%w: --resume: the run's released records hold %d of the %d steps its checkpoint covers (%s); start it afresh with --overwrite (without --resume) or use a new --out", ErrInvalidConfig, kept, upTo, s.checkpointPath())
 			}
 		}
 		m, err := openMetrics(l.path, resumed, l.perm)
@@ -145,16 +165,24 @@ func (s *state) closeMetrics() {
 	s.logs.diag.close()
 }
 
+// syncMetrics makes the logs durable up to the last step: a checkpoint
+// written after it never covers a step whose record a power loss took.
+func (s *state) syncMetrics() error {
+	return errors.Join(s.logs.metrics.sync(), s.logs.diag.sync())
+}
+
 // truncateSteps rewrites a JSON-lines log keeping the lines whose "step"
-// is at most upTo, byte for byte (a missing file is left missing).
-func truncateSteps(path string, upTo int, perm os.FileMode) error {
+// is at most upTo, byte for byte (a missing file is left missing), and
+// returns how many it kept.
+func truncateSteps(path string, upTo int, perm os.FileMode) (int, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return 0, nil
 	}
 	if err != nil {
-		return fmt.Errorf("metrics %s: %w", path, err)
+		return 0, fmt.Errorf("metrics %s: %w", path, err)
 	}
+	kept := 0
 	var keep bytes.Buffer
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 1<<20), 1<<24)
@@ -163,30 +191,45 @@ func truncateSteps(path string, upTo int, perm os.FileMode) error {
 			Step int `json:"step"`
 		}
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-			return fmt.Errorf("metrics %s line %d: %w", path, line, err)
+			return 0, fmt.Errorf("metrics %s line %d: %w", path, line, err)
 		}
 		if r.Step <= upTo {
 			keep.Write(sc.Bytes())
 			keep.WriteByte('\n')
+			kept++
 		}
 	}
 	if err := sc.Err(); err != nil {
-		return fmt.Errorf("metrics %s: %w", path, err)
+		return 0, fmt.Errorf("metrics %s: %w", path, err)
 	}
-	return writeFileAtomicMode(path, keep.Bytes(), perm)
+	return kept, writeFileAtomicMode(path, keep.Bytes(), perm)
 }
 
-// writeOutputs writes the final model (the EMA average when on), the
-// summaries and the plots, and removes the checkpoint of a completed run
-// unless it is to be kept.
-func (s *state) writeOutputs(sum *Summary) error {
+// writeOutputs writes the run's outputs as one transaction
+// (docs/architecture.md#the-run-directory-is-a-transaction): the private
+// files, then the whole release into .staging/ (the final model, the EMA
+// average when on; the summary; the records; the plots; the report),
+// published by one rename; then the work log and, for a completed run, the
+// checkpoint are removed unless it is to be kept. A failure before the
+// publish leaves release/ as it was and the checkpoint in place, so the
+// run can be resumed.
+func (s *state) writeOutputs(sum *Summary) (err error) {
+	writePoint("final")
+	if err := os.RemoveAll(s.out.staging("")); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	if err := os.Mkdir(s.out.staging(""), 0o755); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(s.out.staging("")) // no half-built release stays
+		}
+	}()
 	if sum.Stopped != "" && s.cfg.FinalOnly {
 		// An interrupted hidden-state run holds an intermediate iterate:
 		// releasing it would void the bound, so there is no model.bin
 		// until the run completes (the checkpoint, private, carries it).
-		if err := s.out.removeRelease("model.bin"); err != nil {
-			return err
-		}
 		sum.Notes = append(sum.Notes, "no model.bin: the run was interrupted, and an intermediate iterate of a final_only run must not be released (resume to finish it)")
 		if sum.TestWithheld {
 			sum.Notes = append(sum.Notes, "no test figures: nothing about an interrupted final_only run's iterate is released")
@@ -200,6 +243,9 @@ func (s *state) writeOutputs(sum *Summary) error {
 	if err := s.writeCanaries(); err != nil {
 		return err
 	}
+	if err := copyFile(s.out.staging("metrics.jsonl"), s.out.work("metrics.jsonl"), 0o644); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
 	if s.cfg.Plots {
 		if err := s.writePlots(); err != nil {
 			return err
@@ -207,6 +253,13 @@ func (s *state) writeOutputs(sum *Summary) error {
 	}
 	if err := s.writeReport(sum); err != nil {
 		return err
+	}
+	if err := s.out.publish(); err != nil {
+		return err
+	}
+	// release/ holds the records now; a resume continues from them.
+	if err := os.RemoveAll(s.out.work("")); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
 	}
 	if sum.Stopped == "" && !s.cfg.KeepCheckpoint {
 		if err := os.Remove(s.checkpointPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -261,16 +314,17 @@ func (s *state) writeSummaries(sum *Summary) error {
 	return s.out.writePrivate("summary.json", b)
 }
 
-// writePlots draws release/test and release/epsilon from the released
-// metrics, and private/diagnostics from the private ones.
+// writePlots draws release/test and release/epsilon (into the staged
+// release) from the released metrics, and private/diagnostics from the
+// private ones.
 func (s *state) writePlots() error {
-	recs, err := ReadMetrics(s.out.release("metrics.jsonl"))
+	recs, err := ReadMetrics(s.out.work("metrics.jsonl"))
 	if err != nil {
 		return err
 	}
 	// The target ε is drawn only when the run has one: a calibration target or a budget stop.
 	opt := PlotOptions{Delta: s.cfg.Delta, TargetEpsilon: s.cfg.Epsilon}
-	if err := WritePlots(s.out.release(""), recs, opt); err != nil {
+	if err := WritePlots(s.out.staging(""), recs, opt); err != nil {
 		return err
 	}
 	if !s.cfg.PrivateDiagnostics {
@@ -285,21 +339,40 @@ func (s *state) writePlots() error {
 // checkResumable refuses to resume a run that already finished (its
 // released summary says it completed; the checkpoint was removed).
 func (s *state) checkResumable() error {
+	if err := s.checkFinished(); err != nil {
+		return err
+	}
+	// No summary of a completed run: a finished run may still have lost
+	// it; its other records must not be overwritten by a fresh run.
+	return s.checkNoRecords()
+}
+
+// checkFinished returns ErrFinished when release/ holds a completed run.
+// The release is published whole, so its summary says the run completed
+// only when the run did; a crash after that publish may have left the
+// work log and the checkpoint (with the noise seed), which go now.
+func (s *state) checkFinished() error {
 	b, err := os.ReadFile(s.out.release("summary.json"))
 	if err != nil {
-		// No summary: a finished run may still have lost it; its other
-		// records must not be overwritten by a fresh run.
-		return s.checkNoRecords()
+		return nil
 	}
 	var sum struct {
 		Steps   int    `json:"steps"`
 		Planned int    `json:"planned_steps"`
 		Stopped string `json:"stopped"`
 	}
-	if json.Unmarshal(b, &sum) == nil && sum.Stopped == "" && sum.Steps > 0 && sum.Steps == sum.Planned {
-		return fmt.Errorf("%w: %s holds a completed run (%d steps); nothing to resume (use a new --out to train again)", ErrFinished, s.cfg.OutDir, sum.Steps)
+	if json.Unmarshal(b, &sum) != nil || sum.Stopped != "" || sum.Steps <= 0 || sum.Steps != sum.Planned {
+		return nil
 	}
-	return s.checkNoRecords()
+	if err := os.RemoveAll(s.out.work("")); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	if !s.cfg.KeepCheckpoint {
+		if err := os.Remove(s.checkpointPath()); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("remove checkpoint: %w", err)
+		}
+	}
+	return fmt.Errorf("%w: %s holds a completed run (%d steps); nothing to resume (use a new --out to train again)", ErrFinished, s.cfg.OutDir, sum.Steps)
 }
 
 // checkNoRecords refuses to start afresh (resume without a checkpoint) in

@@ -47,7 +47,7 @@ type reportPlot struct {
 }
 
 // writeReport writes release/report.html from the released summary and
-// whichever released plots exist.
+// whichever released plots the staged release holds.
 func (s *state) writeReport(sum *Summary) error {
 	rel := releasedSummaryOf(sum, s.cfg)
 	cfg, err := json.MarshalIndent(rel.Config, "", "  ")
@@ -56,7 +56,7 @@ func (s *state) writeReport(sum *Summary) error {
 	}
 	var plots []reportPlot
 	for _, name := range []string{"test.png", "epsilon.png"} {
-		if b, err := os.ReadFile(s.out.release(name)); err == nil {
+		if b, err := os.ReadFile(s.out.staging(name)); err == nil {
 			plots = append(plots, reportPlot{name, base64.StdEncoding.EncodeToString(b)})
 		}
 	}

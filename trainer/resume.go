@@ -93,6 +93,9 @@ func (s *state) restoreLedger(ck *checkpoint) error {
 func (s *state) checkpointPath() string { return s.out.private("checkpoint.json") }
 
 func (s *state) checkpoint(step int) error {
+	if err := s.syncMetrics(); err != nil {
+		return fmt.Errorf("checkpoint: metrics: %w", err)
+	}
 	ck := &checkpoint{ConfigHash: s.cfg.Hash(), Config: s.cfg, Step: step, Sigma: s.sigma, Q: s.acct.q,
 		Params: float32Bytes(s.model.Params()), Private: s.cfg.FinalOnly, Root: s.rootState, Samples: s.samples,
 		Data: &dataRecord{Digest: s.data.digest, Released: s.data.released}}

@@ -141,23 +141,29 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		return nil, err
 	}
 	if cfg.OutDir != "" && s.dist.Rank() == 0 {
+		started := runStarted(cfg.OutDir)
 		unlock, err := lockOutDir(cfg.OutDir)
 		if err != nil {
 			return nil, err
 		}
 		defer unlock()
+		if err := recoverOutDir(cfg.OutDir); err != nil {
+			return nil, err
+		}
 		if !opts.Resume {
 			if err := claimOutDir(cfg.OutDir, opts.Overwrite); err != nil {
 				return nil, err
 			}
 		}
-		started := runStarted(cfg.OutDir)
 		out, err := newOutputs(cfg.OutDir)
 		if err != nil {
 			return nil, err
 		}
 		s.out = out
 		if opts.Resume && started {
+			if err := s.checkFinished(); err != nil {
+				return nil, err
+			}
 			if _, err := os.Stat(s.checkpointPath()); errors.Is(err, os.ErrNotExist) {
 				if err := s.checkResumable(); err != nil {
 					return nil, err
@@ -229,6 +235,12 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		}
 		first = ck.Step + 1
 		s.logf("resumed from step %d of %d", ck.Step, s.steps)
+	} else if s.out != nil {
+		// The run's settings and seed, durable before the first step: a
+		// resume after a crash at any point continues this run.
+		if err := s.checkpoint(0); err != nil {
+			return nil, err
+		}
 	}
 	if s.out != nil {
 		if err := s.openMetrics(first > 1, first-1); err != nil {
@@ -248,8 +260,13 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	if sum != nil {
 		sum.Seconds = time.Since(start).Seconds()
 		if s.out != nil {
-			if werr := s.writeOutputs(sum); werr != nil && err == nil {
-				err = werr
+			if werr := s.writeOutputs(sum); werr != nil {
+				// Nothing was published: no summary for the caller to
+				// print as a result, the failure and its account instead.
+				if err != nil {
+					werr = fmt.Errorf("%w; writing its outputs failed: %v", err, werr)
+				}
+				return nil, s.failedRun(werr, sum.Steps)
 			}
 		}
 	}

@@ -36,7 +36,11 @@ func claimOutDir(dir string, overwrite bool) error {
 	if !overwrite {
 		return fmt.Errorf("%w: out_dir %s holds another run (%s); pass --overwrite to replace it, --resume to continue it, or choose a new --out", ErrInvalidConfig, dir, filepath.ToSlash(held))
 	}
-	return errors.Join(os.RemoveAll(filepath.Join(dir, releaseDir)), os.RemoveAll(filepath.Join(dir, privateDir)))
+	var errs []error
+	for _, d := range []string{releaseDir, privateDir, workDir, stagingDir, oldReleaseDir} {
+		errs = append(errs, os.RemoveAll(filepath.Join(dir, d)))
+	}
+	return errors.Join(errs...)
 }
 
 // CheckpointConfig returns the configuration the run in outDir was started
@@ -52,10 +56,12 @@ func CheckpointConfig(outDir string) (Config, error) {
 	return cfg, nil
 }
 
-// runStarted reports whether dir holds a run's directories (release/ or
-// private/), before this run makes them.
+// runStarted reports whether a run was started in dir: it holds a run's
+// directories or the lock a run takes first (checked before this run takes
+// it), so a resume after a crash at any point continues that run's
+// settings or refuses, never starts another.
 func runStarted(dir string) bool {
-	for _, d := range []string{releaseDir, privateDir} {
+	for _, d := range []string{releaseDir, privateDir, workDir, lockFile} {
 		if _, err := os.Stat(filepath.Join(dir, d)); err == nil {
 			return true
 		}

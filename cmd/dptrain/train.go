@@ -139,13 +139,13 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.Uint64Var(&c.Seed, "seed", c.Seed, "seed of the initialisation; given explicitly on the command line it also seeds the DP noise and sampling: reproducible, NOT private for release (a config file's \"seed\" fixes the initialisation only unless it also says \"seeded\": true)")
 	fs.BoolVar(&c.Seeded, "seeded", c.Seeded, "derive the DP noise and sampling from --seed (reproducible; anyone who knows the seed can subtract the noise) instead of crypto/rand; implied by an explicit --seed, --seeded=false overrides")
 	fs.IntVar(&c.EvalEvery, "eval-every", c.EvalEvery, "evaluate on the test set every N steps (0: only at the end)")
-	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
+	fs.StringVar(&c.OutDir, "out", c.OutDir, "output directory: OUT/release/ (publishable: model.bin, summary.json, metrics.jsonl, test and ε plots; replaced whole when a run or an interrupted part of one ends) and OUT/private/ (0700, never publish: checkpoint, diagnostics)")
 	fs.TextVar(&c.Distributed, "distributed", c.Distributed, "mpi: one rank of a data-parallel run (mpirun -np N dptrain train --distributed mpi; needs a build with -tags mpi)")
 	fs.BoolVar(&c.PrivateDiagnostics, "private-diagnostics", c.PrivateDiagnostics, "also record raw training statistics (batch loss, gradient norms, clipped fraction, train accuracy) in OUT/private/ and show the batch loss; NOT covered by ε, never publish them")
 	fs.BoolVar(&c.KeepCheckpoint, "keep-checkpoint", c.KeepCheckpoint, "keep OUT/private/checkpoint.json after the run completes (it holds the noise seed; removed by default)")
 	fs.Float64Var(&c.ClippedCountSigma, "clipped-count-sigma", c.ClippedCountSigma, "release each step's count of clipped examples + N(0, σ_b²) (this σ_b; 0 = off) in OUT/release/metrics.jsonl; its cost is composed into ε (the step is charged at σ_eff = (σ⁻² + σ_b⁻²)^(−1/2)); poisson sampler, clip flat or linf")
 	fs.StringVar(&c.PublicData, "public-data", c.PublicData, "subspace clipping: a public dataset for the basis (a dataset name other than the private one, or test: the first --public-n test records); without it the first --public-n training records are carved out, unprotected")
-	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only on interrupt)")
+	fs.IntVar(&c.CheckpointEvery, "checkpoint-every", c.CheckpointEvery, "checkpoint every N steps (0: only before the first step, which holds the settings and seed, and on interrupt)")
 	fs.BoolVar(&c.Plots, "plots", c.Plots, "write training and ε plots (PNG and SVG) to --out")
 }
 
