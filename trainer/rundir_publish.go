@@ -72,6 +72,31 @@ func (o *outputs) publish() error {
 	return nil
 }
 
+// restage starts a .staging/ holding a copy of the published release/, to
+// be changed and published whole (after recoverOutDir's repairs).
+func (o *outputs) restage() error {
+	if err := recoverOutDir(o.root); err != nil {
+		return err
+	}
+	ents, err := os.ReadDir(o.release(""))
+	if err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	if err := os.Mkdir(o.staging(""), 0o755); err != nil {
+		return fmt.Errorf("out_dir: %w", err)
+	}
+	for _, e := range ents {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		if err := copyFile(o.staging(e.Name()), o.release(e.Name()), 0o644); err != nil {
+			os.RemoveAll(o.staging(""))
+			return fmt.Errorf("out_dir: %w", err)
+		}
+	}
+	return nil
+}
+
 // recoverOutDir repairs what a crash (SIGKILL, power loss) can leave in a
 // run directory, before a run uses it, under its lock: a release/ moved
 // aside by an unfinished two-rename publish is put back; a half-built

@@ -2,6 +2,7 @@ package trainer
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -52,10 +53,24 @@ func StampSweepTotal(sum *Summary, run, runs int, total RunsTotal, delta float64
 	sum.Sweep = share
 	s := &state{cfg: sum.cfg, out: &outputs{root: sum.cfg.OutDir}}
 	sum.Claim = s.claim(sum)
+	// The release is replaced whole, like a run's (rundir_publish.go).
+	unlock, err := lockOutDir(sum.cfg.OutDir)
+	if err != nil {
+		return fmt.Errorf("sweep run %d: %w", run, err)
+	}
+	defer unlock()
+	if err := s.out.restage(); err != nil {
+		return fmt.Errorf("sweep run %d: %w", run, err)
+	}
 	if err := s.writeSummaries(sum); err != nil {
+		os.RemoveAll(s.out.staging(""))
 		return fmt.Errorf("sweep run %d: %w", run, err)
 	}
 	if err := s.writeReport(sum); err != nil {
+		os.RemoveAll(s.out.staging(""))
+		return fmt.Errorf("sweep run %d: %w", run, err)
+	}
+	if err := s.out.publish(); err != nil {
 		return fmt.Errorf("sweep run %d: %w", run, err)
 	}
 	return nil
