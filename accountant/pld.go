@@ -44,10 +44,12 @@ type PLDAccountant struct {
 }
 
 // pldMech is one step: a Gaussian of multiplier Sigma on a Poisson sample of
-// rate Q (Q = 1: no sampling).
+// rate Q (Q = 1: no sampling), or, when Mix is set, the mixture of
+// Gaussians it names (mog.go) at standard deviation Sigma.
 type pldMech struct {
 	Q     float64 `json:"q"`
 	Sigma float64 `json:"sigma"`
+	Mix   string  `json:"mix,omitempty"`
 }
 
 type pldSegment struct {
@@ -97,7 +99,7 @@ func NewPLD(opts ...PLDOption) (*PLDAccountant, error) {
 // Name is "pld".
 func (*PLDAccountant) Name() string { return "pld" }
 
-// Supports accepts Gaussian, PoissonSampled(Gaussian), NoOp and their
+// Supports accepts Gaussian, PoissonSampled(Gaussian), MixtureOfGaussians, NoOp and their
 // SelfComposed / Composed forms. Other mechanisms (twice sampling, the
 // hidden state, SRDP's preprocessing, sampling without replacement) have no
 // PLD here: the tracker keeps using their own accountants.
@@ -127,6 +129,11 @@ func (a *PLDAccountant) flatten(ev Event, count int, out []pldSegment) ([]pldSeg
 			return out, nil
 		}
 		return append(out, pldSegment{pldMech{Q: e.Q, Sigma: g.Sigma}, count}), nil
+	case MixtureOfGaussians:
+		if m, ok := mogMech(e); ok {
+			return append(out, pldSegment{m, count}), nil
+		}
+		return out, nil
 	case SelfComposed:
 		return a.flatten(e.Event, count*e.Count, out)
 	case Composed:
@@ -182,7 +189,11 @@ func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	}
 	st := &pldStep{}
 	for i, remove := range []bool{true, false} {
-		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, h)
+		g, err := m.curve(remove)
+		if err != nil {
+			return nil, err
+		}
+		p, err := connectTheDots(g, h)
 		if err != nil {
 			return nil, err
 		}
@@ -335,10 +346,13 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 	minStd := math.Inf(1)
 	for _, s := range a.segs {
 		for _, remove := range []bool{true, false} {
-			g := gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}
+			g, err := s.curve(remove)
+			if err != nil {
+				return 0, err
+			}
 			span := g.gridSpan(h)
 			if math.IsNaN(span) || math.IsInf(span, 0) {
-				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
+				return 0, invalidf("pld: the privacy loss of %s is beyond floating point", g.describe())
 			}
 			if span > maxPLDPoints {
 				return h, nil // already too wide: certified coarsens it
@@ -359,8 +373,8 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 		fits := true
 		for _, s := range a.segs {
 			for _, remove := range []bool{true, false} {
-				if (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h/2) > maxPLDPoints/4 {
-					fits = false
+				if g, _ := s.curve(remove); g.gridSpan(h/2) > maxPLDPoints/4 {
+					fits = false // (curve's error was seen above)
 				}
 			}
 		}
@@ -429,6 +443,9 @@ func (a *PLDAccountant) UnmarshalJSON(b []byte) error {
 	for _, s := range st.Segments {
 		if err := (PoissonSampled{Q: s.Q, Event: Gaussian{Sigma: s.Sigma}}).Validate(); err != nil || s.Count < 1 || s.Q == 0 {
 			return fmt.Errorf("pld state: bad segment %+v", s)
+		}
+		if _, err := s.curve(true); err != nil {
+			return fmt.Errorf("pld state: bad segment %+v: %w", s, err)
 		}
 	}
 	if st.Grid != 0 && !(st.Grid >= st.Interval && !math.IsInf(st.Grid, 0)) {

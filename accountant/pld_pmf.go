@@ -88,11 +88,11 @@ func (g gaussianDirection) gridSpan(h float64) float64 {
 // δ-curve, whose rounding would leave spurious mass of about 1e-16/h in the
 // far tail, where a tilted composition reads it). Losses above the grid's
 // top are the mass at +∞; below its bottom, rounded up onto it.
-func connectTheDots(g gaussianDirection, h float64) (*pmf, error) {
+func connectTheDots(g lossCurve, h float64) (*pmf, error) {
 	lo, hi := g.lossRange()
 	if span := g.gridSpan(h); !(span <= maxPLDPoints) {
 		if math.IsNaN(span) || math.IsInf(span, 0) {
-			return nil, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", g.sigma, g.q)
+			return nil, invalidf("pld: the privacy loss of %s is beyond floating point", g.describe())
 		}
 		return nil, errPLDTooWide
 	}
