@@ -824,7 +824,4 @@ func (c *Config) validateBandMF(f *faults) {
 	if c.Preprocess != PreprocessNone {
 		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
 	}
-	if c.Distributed != DistributedNone {
-		bad("noise bandmf is not offered for distributed runs yet")
-	}
 }

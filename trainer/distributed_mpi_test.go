@@ -184,10 +184,15 @@ func TestMPIEquivalence(t *testing.T) {
 	// release one process's parameters bit for bit.
 	lat := mlp
 	lat.Noise, lat.Steps, lat.CheckpointEvery = NoiseLattice, 10, 10
+	// Banded noise: every rank samples the same cyclic parts, optimises
+	// the same strategy and draws the same correlated noise (its
+	// correlator's state is the checkpoint's, which every rank reads).
+	band := mlp
+	band.Noise, band.Bands, band.Steps, band.CheckpointEvery = NoiseBandMF, 3, 10, 10
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}, {"lattice", lat}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}, {"lattice", lat}, {"bandmf", band}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }
