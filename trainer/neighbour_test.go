@@ -53,7 +53,8 @@ var tabularStrategies = []neighbourCase{
 	{"lattice", "*trainer.latticeGradients", "", func(c *Config) { c.Noise = NoiseLattice }},
 }
 
-// imageStrategies are the MNIST CNN's: norm-only (flat, per-layer), layered
+// imageStrategies are the image models' (the MNIST CNN, ResNet-20 with
+// GroupNorm): norm-only (flat, per-layer), layered
 // (hybrid), materialised (L∞), augmentation multiplicity and lattice noise.
 var imageStrategies = []neighbourCase{
 	{"norm-only flat", "*trainer.normOnlyGradients", "", func(c *Config) {}},
@@ -78,9 +79,9 @@ var imageStrategies = []neighbourCase{
 //     same files with the same number of metrics records.
 //
 // The records do not cancel: all-positive 3e38 overflows the logits, and
-// the mixed one overflows the MLP's hidden layer to ±Inf. (The CNN's
-// normalisation keeps 3e38 finite, so its chunk check poisons with +Inf, a
-// stand-in for a hidden layer that overflows.) Before the fix, the
+// the mixed one overflows the MLP's hidden layer to ±Inf. (The image
+// models' normalisation keeps 3e38 finite, so their chunk check poisons
+// with +Inf, a stand-in for a hidden layer that overflows.) Before the fix, the
 // norm-only path multiplied the record's NaN output gradient by its clip
 // scale 0 (0·NaN = NaN), and the run stopped as diverged at a step the
 // record chose. The runs are small: 40 rows with q = 0.75 over 3 steps
@@ -90,10 +91,6 @@ func TestExtremeRecordChangesNothingReleasedButTheValues(t *testing.T) {
 	tabular := map[string][]float32{
 		"large": {3e38, 3e38, 3e38, 3e38},
 		"mixed": {3e38, -1e38, 2e38, 3e38},
-	}
-	image := make([]float32, 28*28)
-	for i := range image {
-		image[i] = 3e38
 	}
 	inf := float32(math.Inf(1))
 	for _, model := range []Model{ModelLogReg, ModelMLP} {
@@ -118,15 +115,24 @@ func TestExtremeRecordChangesNothingReleasedButTheValues(t *testing.T) {
 			})
 		}
 	}
-	for _, k := range imageStrategies {
-		t.Run("cnn/"+k.name, func(t *testing.T) {
-			c := neighbourConfig(t)
-			c.Model, c.Hidden = ModelCNN, nil
-			c.BatchSize, c.Steps, c.EvalEvery, c.MaxPhysicalBatch = 8, 2, 2, 8
-			k.set(&c)
-			dropsInChunk(t, c, k, imageData(t, 12), inf)
-			compareNeighbours(t, c, imageData(t, 10), map[string][]float32{"large": image})
-		})
+	for _, im := range []struct {
+		model Model
+		shape []int
+	}{{ModelCNN, []int{1, 28, 28}}, {ModelResNet20, []int{3, 32, 32}}} {
+		large := make([]float32, im.shape[0]*im.shape[1]*im.shape[2])
+		for i := range large {
+			large[i] = 3e38
+		}
+		for _, k := range imageStrategies {
+			t.Run(fmt.Sprintf("%s/%s", im.model, k.name), func(t *testing.T) {
+				c := neighbourConfig(t)
+				c.Model, c.Hidden = im.model, nil
+				c.BatchSize, c.Steps, c.EvalEvery, c.MaxPhysicalBatch = 8, 2, 2, 8
+				k.set(&c)
+				dropsInChunk(t, c, k, imageData(t, 12, im.shape), inf)
+				compareNeighbours(t, c, imageData(t, 10, im.shape), map[string][]float32{"large": large})
+			})
+		}
 	}
 }
 
@@ -223,15 +229,16 @@ func tabularData(t *testing.T, n, d int) [2]*datasets.Dataset {
 	return [2]*datasets.Dataset{mk(n), mk(30)}
 }
 
-// imageData is n 1×28×28 training images in 10 classes and 20 test images.
-func imageData(t *testing.T, n int) [2]*datasets.Dataset {
+// imageData is n training images of the given shape in 10 classes and 20
+// test images.
+func imageData(t *testing.T, n int, shape []int) [2]*datasets.Dataset {
 	t.Helper()
 	r := rng.New(43)
 	mk := func(m int) *datasets.Dataset {
 		rows, labels := make([][]float32, m), make([]int, m)
 		for i := range rows {
 			labels[i] = i % 10
-			rows[i] = make([]float32, 28*28)
+			rows[i] = make([]float32, shape[0]*shape[1]*shape[2])
 			for j := range rows[i] {
 				rows[i][j] = float32(r.Float64())
 			}
@@ -240,7 +247,7 @@ func imageData(t *testing.T, n int) [2]*datasets.Dataset {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds.Shape = []int{1, 28, 28}
+		ds.Shape = slices.Clone(shape)
 		return ds
 	}
 	return [2]*datasets.Dataset{mk(n), mk(20)}
