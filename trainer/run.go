@@ -78,6 +78,7 @@ var ErrInterrupted = errors.New("training interrupted")
 type state struct {
 	cfg  Config
 	opts Options
+	ctx  context.Context // the run's: setup's long searches (σ calibration) stop on it
 	data *prepared
 
 	model    models.PerSampleModel
@@ -133,7 +134,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	defer restore()
 	start := time.Now()
-	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
+	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer, ctx: ctx}
 	if s.dist == nil {
 		s.dist = oneProcess{}
 	}
@@ -388,7 +389,7 @@ func (s *state) setup() error {
 	}
 	s.sigma = cfg.Sigma
 	if s.sigma == 0 {
-		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
+		if s.sigma, err = s.acct.calibrate(s.ctx, s.steps); err != nil {
 			return err
 		}
 		by := "the run's primary accountant"

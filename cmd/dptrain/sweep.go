@@ -170,6 +170,9 @@ is itself a release; tune on public or held-out proxy data.
 			failed++
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: the runs failed because of it
+	}
 	if failed == len(rows) && len(rows) > 0 {
 		return fmt.Errorf("every run failed; first error: %v", rows[0].err)
 	}
