@@ -319,6 +319,7 @@ func (s *state) setup() error {
 		return err
 	}
 	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test, s.opts.resume)
+	err = s.syncData(data, err) // the ranks agree on their data
 	if errors.Is(err, ErrDataChanged) {
 		return fmt.Errorf("cannot resume from checkpoint %s: %w; a resume over changed data would release statistics of them with the same noise: start afresh (without --resume, with --overwrite) or use a new out_dir", s.checkpointPath(), err)
 	}
