@@ -67,6 +67,7 @@ the accounted ε (exit 3 when the lower bound exceeds it).
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
+	warnLearningRate(stderr, cfg.LR)
 	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
