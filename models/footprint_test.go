@@ -26,15 +26,22 @@ func TestFootprint(t *testing.T) {
 			t.Errorf("%+v: estimate %v parameters, %v bytes (%v); the model has %d", s, params, bytes, ok, m.NumParams())
 		}
 	}
-	if _, _, ok := (Spec{Arch: "mnistcnn"}).footprint(64); ok {
-		t.Error("the CNN's fixed size has an estimate")
+	// The image models count each example's input and output only: 2·4
+	// bytes per value, (784 + 10) values per example of the CNN.
+	if params, bytes, ok := (Spec{Arch: "mnistcnn"}).footprint(64); !ok || params != 0 || bytes != 8*64*(784+10) {
+		t.Errorf("CNN: %v parameters, %v bytes (%v); want 0 and %v", params, bytes, ok, 8*64*(784+10))
 	}
-	for _, s := range []Spec{
-		{Arch: "mlp", InputSize: 784, Classes: 10, Widths: []int{2000000000}},
-		{Arch: "logreg", InputSize: 1 << 50, Classes: 10},
+	for _, tc := range []struct {
+		s        Spec
+		maxBatch int
+	}{
+		{Spec{Arch: "mlp", InputSize: 784, Classes: 10, Widths: []int{2000000000}}, 0},
+		{Spec{Arch: "logreg", InputSize: 1 << 50, Classes: 10}, 0},
+		{Spec{Arch: "mnistcnn"}, 1e12},
+		{Spec{Arch: "resnet20gn"}, 1e12},
 	} {
-		if _, err := New(s, Options{}); !errors.Is(err, sysmem.ErrTooLarge) {
-			t.Errorf("%+v: %v, want a refusal for memory", s, err)
+		if _, err := New(tc.s, Options{MaxBatch: tc.maxBatch}); !errors.Is(err, sysmem.ErrTooLarge) {
+			t.Errorf("%+v, max batch %d: %v, want a refusal for memory", tc.s, tc.maxBatch, err)
 		}
 	}
 }

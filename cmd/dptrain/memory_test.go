@@ -23,6 +23,8 @@ func TestMemoryRefusedBeforeAllocation(t *testing.T) {
 			[]string{"hidden widths [2000000000]", "needs about", "TiB of memory", "is available"}},
 		{[]string{"train", "--quiet", "--model", "mlp", "--hidden", "64", "--max-physical-batch", "1e12", "--out", filepath.Join(dir, "b")},
 			[]string{"physical batch of 1000000000000", "needs about"}},
+		{[]string{"train", "--quiet", "--model", "cnn", "--max-physical-batch", "1e12", "--out", filepath.Join(dir, "c")},
+			[]string{"model mnistcnn", "physical batch of 1000000000000 needs about"}},
 		{[]string{"report", "--synthetic", "--d", "1e9"},
 			[]string{"report --synthetic --n 1000 --d 1000000000 needs about", "EiB of memory"}},
 		{[]string{"audit", "--quiet", "--canaries", "1e10", "--model", "logreg", "--out", filepath.Join(dir, "a")},
