@@ -25,6 +25,8 @@ func TestMemoryRefusedBeforeAllocation(t *testing.T) {
 			[]string{"physical batch of 1000000000000", "needs about"}},
 		{[]string{"train", "--quiet", "--model", "cnn", "--max-physical-batch", "1e12", "--out", filepath.Join(dir, "c")},
 			[]string{"model mnistcnn", "physical batch of 1000000000000 needs about"}},
+		{[]string{"sweep", "--model", "mlp", "--grid", "hidden=2000000000", "--steps", "2"},
+			[]string{"every run failed", "hidden widths [2000000000]", "needs about"}},
 		{[]string{"report", "--synthetic", "--d", "1e9"},
 			[]string{"report --synthetic --n 1000 --d 1000000000 needs about", "EiB of memory"}},
 		{[]string{"audit", "--quiet", "--canaries", "1e10", "--model", "logreg", "--out", filepath.Join(dir, "a")},
