@@ -216,6 +216,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
+	warnLearningRate(stderr, cfg.LR)
 	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *f.resume, Overwrite: *f.overwrite, InterruptedTest: *f.interruptedTest}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
