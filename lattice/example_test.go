@@ -31,7 +31,7 @@ func Example() {
 	// true
 	// false
 	// [769658141081 879609302220 -219902328832]
-	// [0.9460 1.2162 -0.5332]
+	// [1.5460 1.9942 -0.7334]
 }
 
 // A noisy count: the count plus exactly drawn round(N(0, σ²)), an integer.
@@ -46,7 +46,7 @@ func ExampleCountNoise() {
 	}
 	fmt.Println(v)
 	// Output:
-	// 138
+	// 139
 }
 
 // A private sum of real vectors of L2 norm at most 2: each record is put on
@@ -69,5 +69,5 @@ func ExampleSum() {
 	}
 	fmt.Printf("γ = 2^%d, released %.4f\n", int(math.Log2(s.Gamma())), out)
 	// Output:
-	// γ = 2^-39, released [3.0579 2.9554]
+	// γ = 2^-39, released [3.9306 4.0869]
 }

@@ -33,7 +33,7 @@ type Noise struct {
 	k     int
 	gamma float64
 	sizes []int
-	scale []scale   // σ_j·2ᵏ, the noise std in lattice units, split for the sampler
+	scale []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the sampler
 	lstd  []float64 // the same as float64
 	n     int
 	exact *exactNormal
@@ -72,7 +72,7 @@ func NewBlocks(c float64, k int, sizes []int, sigmas []float64) (*Noise, error) 
 		if !(s >= 0x1p-10 && s <= 0x1p52) {
 			return nil, fmt.Errorf("lattice: block %d: noise std %v·2^%d lattice steps is outside [2^-10, 2^52]", j, sg, k)
 		}
-		nz.scale = append(nz.scale, newScale(s))
+		nz.scale = append(nz.scale, binScaleOf(s))
 		nz.lstd = append(nz.lstd, s)
 		nz.n += sizes[j]
 	}

@@ -33,7 +33,7 @@ func NewCountNoise(sigma float64) (*CountNoise, error) {
 	if !(sigma >= 0x1p-10 && sigma <= 0x1p52) {
 		return nil, fmt.Errorf("lattice: count noise std %v is outside [2^-10, 2^52]", sigma)
 	}
-	return &CountNoise{sigma: sigma, sc: newScale(sigma), exact: newExactNormal()}, nil
+	return &CountNoise{sigma: sigma, sc: binScaleOf(sigma), exact: newExactNormal()}, nil
 }
 
 // Sigma is the noise's standard deviation.
