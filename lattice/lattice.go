@@ -117,20 +117,42 @@ func (n *Noise) Quantize(example []float32, acc []int64) Outcome {
 	if len(example) != len(acc) {
 		panic(fmt.Sprintf("lattice: example has %d coordinates, accumulator %d", len(example), len(acc)))
 	}
-	norm := math.Sqrt(vec.SumSquares(example))
-	if math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return NonFinite
-	}
-	inv := math.Ldexp(1, n.k) / n.c                       // 1/γ, rounded
-	lim := math.Ldexp(1-Margin(len(example)), n.k) / norm // 2ᵏ(1−η)/‖x‖, rounded
-	t, out := inv, Kept
-	if lim < inv {
-		t, out = lim, Clipped
-	}
-	for j, v := range example {
-		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
+	t, out := n.ClipFactor(vec.SumSquares(example), len(example))
+	if out != NonFinite {
+		AddScaled(example, t, acc)
 	}
 	return out
+}
+
+// ClipFactor returns the factor t that Quantize applies to an example of d
+// coordinates whose sum of squares, computed in float64, is sumSq: t =
+// min(fl(2ᵏ/C), fl(2ᵏ(1−η(d))/√sumSq)), with the outcome (NonFinite, and
+// t = 0, for a non-finite sumSq). sumSq must be a float64 sum of the exact
+// squares of the example's float32 coordinates, added in any order and
+// grouping (per layer, per lane, over threads): the margin's argument
+// bounds the error of every such sum (docs/secure-noise.md). Then
+// AddScaled(x, t, acc), over the whole example in one call or over its
+// pieces in several, adds a lattice point of L2 norm at most 2ᵏ.
+func (n *Noise) ClipFactor(sumSq float64, d int) (float64, Outcome) {
+	norm := math.Sqrt(sumSq)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, NonFinite
+	}
+	inv := math.Ldexp(1, n.k) / n.c            // 1/γ, rounded
+	lim := math.Ldexp(1-Margin(d), n.k) / norm // 2ᵏ(1−η)/‖x‖, rounded
+	if lim < inv {
+		return lim, Clipped
+	}
+	return inv, Kept
+}
+
+// AddScaled adds trunc(fl(x_j·t)) to acc[j] for every j: the truncation
+// step of Quantize for a factor from ClipFactor.
+func AddScaled(x []float32, t float64, acc []int64) {
+	acc = acc[:len(x)]
+	for j, v := range x {
+		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
+	}
 }
 
 // Truncate adds to acc the lattice point q of an already clipped vector x

@@ -8,6 +8,7 @@ import (
 	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
+	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/sampler"
 )
 
@@ -48,8 +49,13 @@ func (s *state) newGradients() (gradients, error) {
 	}
 	base := floatRelease{s}
 	if lat, ok := s.noise.(*mechanism.LatticeNoise); ok {
+		g := &latticeGradients{s: s, acc: make([]int64, lat.Len())}
+		if lm, ok := s.model.(layeredModel); ok && !materialiseAlways {
+			g.layered, g.sq, g.t = lm, make([]float64, mb), make([]float64, mb)
+			return g, nil
+		}
 		rows()
-		return &latticeGradients{s: s, acc: make([]int64, lat.Len())}, nil
+		return g, nil
 	}
 	if s.cfg.Augmult > 1 {
 		a, err := newAugmenter(s.cfg.Augmult, s.data.train.Shape, s.cfg.Seed)
@@ -244,15 +250,27 @@ type augmultGradients struct {
 func (g augmultGradients) start(step int) { g.aug.startStep(step) }
 func (g augmultGradients) chunkLen() int  { return max(1, g.s.model.MaxBatch()/g.aug.k) }
 
-// latticeGradients materialises each example's gradient and quantises it
-// onto the lattice (clipped to C(1−η) in L2, truncated toward zero) into
-// the step's exact int64 sum; its release is γ·(S + round(Z)) from that sum
-// (docs/secure-noise.md), overwriting the float sum, which stays zero.
+// latticeGradients quantises each example's clipped gradient onto the
+// lattice (clipped to C(1−η) in L2, truncated toward zero) into the step's
+// exact int64 sum; its release is γ·(S + round(Z)) from that sum
+// (docs/secure-noise.md), overwriting the float sum, which stays zero. A
+// model that hands out its per-sample gradients per layer (models.Net) is
+// read where the engine keeps them, with no b×D copy; others are
+// materialised.
 type latticeGradients struct {
-	s   *state
-	lat *mechanism.LatticeNoise // the run's noise (rebuilt on resume), fixed at start
-	acc []int64                 // the step's exact lattice sum
+	s       *state
+	lat     *mechanism.LatticeNoise // the run's noise (rebuilt on resume), fixed at start
+	acc     []int64                 // the step's exact lattice sum
+	layered layeredModel            // nil: materialise
+	sq, t   []float64               // the chunk's squared norms and clip factors
+	pieces  []latticePiece
 }
+
+// latticePiece is a range of one layer's coordinates: the unit of the
+// parallel quantisation, whose slice of the sum only one worker writes.
+type latticePiece struct{ layer, lo, hi int }
+
+const latticePieceLen = 2048
 
 func (g *latticeGradients) start(int) {
 	g.lat = g.s.noise.(*mechanism.LatticeNoise)
@@ -262,6 +280,9 @@ func (g *latticeGradients) start(int) {
 func (g *latticeGradients) chunkLen() int { return g.s.model.MaxBatch() }
 
 func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
+	if g.layered != nil {
+		return g.chunkLayers(idx, st)
+	}
 	s, b, d := g.s, len(idx), g.s.model.NumParams()
 	grads := s.batches.rows[:b*d]
 	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
@@ -272,15 +293,62 @@ func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 		if s.cfg.PrivateDiagnostics {
 			st.addNorm(math.Sqrt(clip.SumSquares(row)))
 		}
-		switch g.lat.Quantize(row, g.acc) {
-		case lattice.Clipped:
-			st.clipped++
-		case lattice.NonFinite:
-			st.nonFinite++
-		}
+		st.addOutcome(g.lat.Quantize(row, g.acc))
 	}
 	s.addLosses(b, st)
 	return nil
+}
+
+// chunkLayers is chunk on the engine's per-layer per-sample gradients:
+// each example's squared norm in SumSquares' order over its layers (so the
+// lattice sum equals the materialised path's bit for bit), its clip factor,
+// then every example's truncated terms added piece by piece, pieces in
+// parallel. Integer addition is exact, so the split changes nothing.
+func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
+	s, b, d := g.s, len(idx), g.s.model.NumParams()
+	ls, err := g.layered.LayerGrads(s.gather(idx), s.batches.losses[:b])
+	if err != nil {
+		return err
+	}
+	if g.pieces == nil {
+		for k, l := range ls {
+			for lo := 0; lo < l.Len; lo += latticePieceLen {
+				g.pieces = append(g.pieces, latticePiece{k, lo, min(l.Len, lo+latticePieceLen)})
+			}
+		}
+	}
+	clip.LayerSumSquares(ls, b, g.sq)
+	for i := range b {
+		if s.cfg.PrivateDiagnostics {
+			st.addNorm(math.Sqrt(g.sq[i]))
+		}
+		var out lattice.Outcome
+		g.t[i], out = g.lat.ClipFactor(g.sq[i], d)
+		st.addOutcome(out)
+	}
+	nn.Parallel(len(g.pieces), b*d, func(_, lo, hi int) {
+		for _, p := range g.pieces[lo:hi] {
+			l := ls[p.layer]
+			acc := g.acc[l.Offset+p.lo : l.Offset+p.hi]
+			for i := range b {
+				if g.t[i] != 0 { // 0: NonFinite, the example adds nothing
+					lattice.AddScaled(l.Sample(i)[p.lo:p.hi], g.t[i], acc)
+				}
+			}
+		}
+	})
+	s.addLosses(b, st)
+	return nil
+}
+
+// addOutcome counts a quantised example as clipped or dropped.
+func (st *stepStats) addOutcome(o lattice.Outcome) {
+	switch o {
+	case lattice.Clipped:
+		st.clipped++
+	case lattice.NonFinite:
+		st.nonFinite++
+	}
 }
 
 // reduce sums the exact int64 lattice sums, which add exactly and in any

@@ -10,6 +10,7 @@ import (
 
 	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -164,5 +165,89 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 	bad.Noise = "discrete"
 	if err := bad.Validate(); !errors.Is(err, ErrUnknownChoice) {
 		t.Errorf("noise discrete: Validate = %v, want ErrUnknownChoice", err)
+	}
+}
+
+// latticeConvState is a seeded lattice-noise run of a conv net on random
+// images, set up to its first step.
+func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64) *state {
+	t.Helper()
+	shape := []int{1, 28, 28}
+	if model != ModelCNN {
+		shape = []int{3, 32, 32}
+	}
+	train := randomImages(20*batch, shape, 1)
+	c := Default()
+	c.Dataset, c.Model, c.BatchSize, c.MaxPhysicalBatch = InMemory, model, batch, 16
+	c.Steps, c.Sigma, c.Epsilon, c.Seeded, c.Plots, c.Noise = 1000, 1, 0, true, false, NoiseLattice
+	c.ClipNorm = clipNorm
+	s := &state{cfg: c, opts: Options{Train: train, Test: train}}
+	if err := s.setup(); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// Lattice noise on conv nets reads the engine's per-layer per-sample
+// gradients (no b×D buffer is allocated) and releases what the
+// materialised path releases, bit for bit: the same exact int64 sum (each
+// norm in SumSquares' order over the layers, the same clip factors, every
+// truncated term) and so the same noisy parameters, with the same clip
+// counts, over chunks of 16 (and the conv cache off for one case), with
+// every example clipped or none.
+func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
+	defer func(old int) { materialiseAlways, nn.CacheLimit = false, old }(nn.CacheLimit)
+	for _, tc := range []struct {
+		name       string
+		model      Model
+		batch      int
+		steps      int
+		cacheLimit int
+		clip       float64
+	}{
+		{"cnn", ModelCNN, 40, 2, nn.CacheLimit, 0.05},
+		{"cnn/kept", ModelCNN, 40, 1, nn.CacheLimit, 1e4},
+		{"cnn/no-cache", ModelCNN, 24, 1, 0, 0.05},
+		{"resnet20", ModelResNet20, 8, 1, nn.CacheLimit, 0.05},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			nn.CacheLimit = tc.cacheLimit
+			params := map[bool][]float32{}
+			clipped, kept := map[bool]int{}, map[bool]int{}
+			for _, mat := range []bool{false, true} {
+				materialiseAlways = mat
+				s := latticeConvState(t, tc.model, tc.batch, tc.clip)
+				g, ok := s.grad.(*latticeGradients)
+				if !ok || (g.layered == nil) != mat {
+					t.Fatalf("materialiseAlways=%v: strategy %T", mat, s.grad)
+				}
+				if rows := len(s.batches.rows); (rows == 0) == mat {
+					t.Fatalf("materialiseAlways=%v: %d floats of rows buffer", mat, rows)
+				}
+				for range tc.steps {
+					st, err := s.step()
+					if err != nil {
+						t.Fatal(err)
+					}
+					clipped[mat] += st.clipped
+					kept[mat] += st.n - st.clipped
+				}
+				params[mat] = append([]float32(nil), s.model.Params()...)
+			}
+			a, b := params[false], params[true]
+			diffs := 0
+			for j := range a {
+				if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+					diffs++
+				}
+			}
+			if diffs > 0 || clipped[false] != clipped[true] {
+				t.Errorf("layered vs materialised: %d of %d parameters differ; clipped %d vs %d", diffs, len(a), clipped[false], clipped[true])
+			}
+			if (clipped[false] == 0) != (tc.clip > 1) || kept[false]+clipped[false] == 0 {
+				t.Errorf("clipped %d, kept %d: the case does not exercise its branch of the clip factor", clipped[false], kept[false])
+			}
+			t.Logf("clipped %d, kept %d", clipped[false], kept[false])
+		})
 	}
 }
