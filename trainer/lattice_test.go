@@ -192,8 +192,9 @@ func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64) *s
 // gradients (no b×D buffer is allocated) and releases what the
 // materialised path releases, bit for bit: the same exact int64 sum (each
 // norm in SumSquares' order over the layers, the same clip factors, every
-// truncated term) and so the same noisy parameters, with the same clip
-// counts, over chunks of 16 (and the conv cache off for one case), with
+// truncated term; compared as the released int64 points, since float32
+// parameters cannot show one lattice step) and so the same noisy
+// parameters, with the same clip counts, over chunks of 16 (and the conv cache off for one case), with
 // every example clipped or none.
 func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
 	defer func(old int) { materialiseAlways, nn.CacheLimit = false, old }(nn.CacheLimit)
@@ -212,7 +213,7 @@ func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nn.CacheLimit = tc.cacheLimit
-			params := map[bool][]float32{}
+			params, points := map[bool][]float32{}, map[bool][]int64{}
 			clipped, kept := map[bool]int{}, map[bool]int{}
 			for _, mat := range []bool{false, true} {
 				materialiseAlways = mat
@@ -231,6 +232,7 @@ func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
 					}
 					clipped[mat] += st.clipped
 					kept[mat] += st.n - st.clipped
+					points[mat] = append(points[mat], g.acc...) // S + round(Z), exact
 				}
 				params[mat] = append([]float32(nil), s.model.Params()...)
 			}
@@ -241,8 +243,14 @@ func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
 					diffs++
 				}
 			}
-			if diffs > 0 || clipped[false] != clipped[true] {
-				t.Errorf("layered vs materialised: %d of %d parameters differ; clipped %d vs %d", diffs, len(a), clipped[false], clipped[true])
+			pointDiffs := 0
+			for j, v := range points[false] {
+				if v != points[true][j] {
+					pointDiffs++
+				}
+			}
+			if diffs > 0 || pointDiffs > 0 || clipped[false] != clipped[true] {
+				t.Errorf("layered vs materialised: %d of %d parameters and %d of %d lattice coordinates differ; clipped %d vs %d", diffs, len(a), pointDiffs, len(points[false]), clipped[false], clipped[true])
 			}
 			if (clipped[false] == 0) != (tc.clip > 1) || kept[false]+clipped[false] == 0 {
 				t.Errorf("clipped %d, kept %d: the case does not exercise its branch of the clip factor", clipped[false], kept[false])
