@@ -88,6 +88,10 @@ func (n *Noise) Gamma() float64 { return n.gamma }
 // LatticeStd returns the per-block noise std in lattice steps, σ_j·2ᵏ.
 func (n *Noise) LatticeStd() []float64 { return append([]float64(nil), n.lstd...) }
 
+// ClipSteps is the clip norm in lattice steps, 2ᵏ: the lattice image of a
+// vector C·e_j (an audit's gradient canary) is exactly ClipSteps·e_j.
+func (n *Noise) ClipSteps() int64 { return 1 << n.k }
+
 // MaxExamples is the largest number of quantised examples whose sum is
 // guaranteed to stay below 2⁶² in absolute value per coordinate: each is at
 // most 2ᵏ lattice steps.

@@ -22,17 +22,19 @@ type LatticeNoise struct {
 func (n *LatticeNoise) TotalVariance() float64 { return n.variance }
 
 // LatticeNoise is the gradient noise at noise multiplier sigma on the
-// lattice γℤᵈ, γ = Δ2·2⁻ᵏ. Only an isotropic mechanism whose sensitivity is
-// a flat L2 bound has one: per-block noise (subspace) and the adaptive
-// clip's split multiplier are refused.
-func (m *Mechanism) LatticeNoise(sigma float64, k int) (*LatticeNoise, error) {
+// lattice γℤᵈ, γ = Δ2·2⁻ᵏ, over the clipper's coordinates and extra more
+// (an audit's canary block, whose canaries are lattice points of norm
+// exactly Δ2). Only an isotropic mechanism whose sensitivity is a flat L2
+// bound has one: per-block noise (subspace) and the adaptive clip's split
+// multiplier are refused.
+func (m *Mechanism) LatticeNoise(sigma float64, extra, k int) (*LatticeNoise, error) {
 	if m.clipper == nil {
 		return nil, fmt.Errorf("%w: the mechanism has no clipper to noise", ErrInvalid)
 	}
 	if m.shape != nil || m.countSB != 0 || m.spec.Clip != Flat {
 		return nil, fmt.Errorf("%w: lattice noise needs clip flat with one noise multiplier", ErrInvalid)
 	}
-	d := m.clipper.OutDim()
+	d := m.clipper.OutDim() + extra
 	nz, err := lattice.New(m.sens.L2, sigma, d, k)
 	if err != nil {
 		return nil, err

@@ -50,6 +50,15 @@ func (s *state) newGradients() (gradients, error) {
 	base := floatRelease{s}
 	if lat, ok := s.noise.(*mechanism.LatticeNoise); ok {
 		g := &latticeGradients{s: s, acc: make([]int64, lat.Len())}
+		if s.cfg.Augmult > 1 { // the means are materialised
+			a, err := newAugmenter(s.cfg.Augmult, s.data.train.Shape, s.cfg.Seed)
+			if err != nil {
+				return nil, err
+			}
+			g.aug = a
+			rows()
+			return g, nil
+		}
 		if lm, ok := s.model.(layeredModel); ok && !materialiseAlways {
 			g.layered, g.sq, g.t = lm, make([]float64, mb), make([]float64, mb)
 			return g, nil
@@ -262,6 +271,7 @@ type latticeGradients struct {
 	lat     *mechanism.LatticeNoise // the run's noise (rebuilt on resume), fixed at start
 	acc     []int64                 // the step's exact lattice sum
 	layered layeredModel            // nil: materialise
+	aug     *augmenter              // augmentation multiplicity: quantise the means
 	sq, t   []float64               // the chunk's squared norms and clip factors
 	pieces  []latticePiece
 }
@@ -272,21 +282,38 @@ type latticePiece struct{ layer, lo, hi int }
 
 const latticePieceLen = 2048
 
-func (g *latticeGradients) start(int) {
+func (g *latticeGradients) start(step int) {
 	g.lat = g.s.noise.(*mechanism.LatticeNoise)
 	clear(g.acc)
+	if g.aug != nil {
+		g.aug.startStep(step)
+	}
 }
 
-func (g *latticeGradients) chunkLen() int { return g.s.model.MaxBatch() }
+func (g *latticeGradients) chunkLen() int {
+	if g.aug != nil {
+		return max(1, g.s.model.MaxBatch()/g.aug.k)
+	}
+	return g.s.model.MaxBatch()
+}
 
 func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 	if g.layered != nil {
 		return g.chunkLayers(idx, st)
 	}
 	s, b, d := g.s, len(idx), g.s.model.NumParams()
-	grads := s.batches.rows[:b*d]
-	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
-		return err
+	var grads []float32
+	if g.aug != nil {
+		var err error
+		if grads, err = g.aug.meanRows(s, idx, st); err != nil {
+			return err
+		}
+	} else {
+		grads = s.batches.rows[:b*d]
+		if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
+			return err
+		}
+		s.addLosses(b, st)
 	}
 	for i := 0; i < b; i++ {
 		row := grads[i*d : (i+1)*d]
@@ -295,7 +322,6 @@ func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 		}
 		st.addOutcome(g.lat.Quantize(row, g.acc))
 	}
-	s.addLosses(b, st)
 	return nil
 }
 
@@ -361,7 +387,19 @@ func (g *latticeGradients) reduce(r Reducer) error {
 	return nil
 }
 
+// latticeExtra is a feature whose extra coordinates (addExtra) the
+// lattice release must add to its exact sum: the release overwrites the
+// float sum, extra block included.
+type latticeExtra interface {
+	addLatticeExtra(acc []int64, clipSteps int64)
+}
+
 func (g *latticeGradients) release(sum []float32) error {
+	for _, f := range g.s.features {
+		if le, ok := f.(latticeExtra); ok {
+			le.addLatticeExtra(g.acc, g.lat.ClipSteps())
+		}
+	}
 	if err := g.lat.Release(g.acc, sum, g.s.noiseRNG); err != nil {
 		return fmt.Errorf("lattice noise: %w", err)
 	}

@@ -151,7 +151,7 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 		sigma *= h.noiseScale // negative control: the account keeps σ
 	}
 	if s.cfg.Noise.Lattice() {
-		lat, err := s.acct.mech.LatticeNoise(sigma, lattice.DefaultK)
+		lat, err := s.acct.mech.LatticeNoise(sigma, s.extraDim(), lattice.DefaultK)
 		if err != nil {
 			return nil, err
 		}
