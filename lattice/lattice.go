@@ -150,6 +150,25 @@ func (n *Noise) ClipFactor(sumSq float64, d int) (float64, Outcome) {
 	return inv, Kept
 }
 
+// ClipFactorTo is ClipFactor for a block of d coordinates clipped to its
+// own bound c ≤ C (per-layer clipping): t = min(fl(2ᵏ/C),
+// fl(fl(2ᵏ·fl(c/C))·fl(1−η(d))/√sumSq)), so that the block's lattice point
+// has L2 norm at most 2ᵏ·c/C in exact arithmetic (two more roundings than
+// ClipFactor, inside η's slack: docs/secure-noise.md). Blocks whose bounds
+// satisfy Σc_b² ≤ C² exactly then give a point of norm at most 2ᵏ.
+func (n *Noise) ClipFactorTo(sumSq float64, d int, c float64) (float64, Outcome) {
+	norm := math.Sqrt(sumSq)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, NonFinite
+	}
+	inv := math.Ldexp(1, n.k) / n.c
+	lim := math.Ldexp(c/n.c, n.k) * (1 - Margin(d)) / norm
+	if lim < inv {
+		return lim, Clipped
+	}
+	return inv, Kept
+}
+
 // AddScaled adds trunc(fl(x_j·t)) to acc[j] for every j: the truncation
 // step of Quantize for a factor from ClipFactor.
 func AddScaled(x []float32, t float64, acc []int64) {

@@ -488,3 +488,47 @@ func TestTruncateExact(t *testing.T) {
 		}
 	}
 }
+
+// ClipFactorTo bounds a block by its own c: for every adversarial block
+// (norms at, and one float32 step around, c), every ratio c/C (one, and
+// ones whose quotient rounds) and three lattices, the block's exact
+// lattice point satisfies Σq²·C² ≤ 2²ᵏ·c² in exact rationals (C and c are
+// exact float64 values), and no coordinate grows.
+func TestClipFactorToBound(t *testing.T) {
+	for _, C := range []float64{1, 3.7} {
+		for _, ratio := range []float64{1, 1 / math.Sqrt(3), 0.3, 1e-3} {
+			c := C * ratio
+			for _, k := range []int{12, DefaultK, 52} {
+				nz, err := New(C, 1, 1, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := new(big.Rat).SetFloat64(c)
+				want.Mul(want, want)
+				want.Mul(want, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(2*k))))
+				for _, tc := range adversarial(c) {
+					f, out := nz.ClipFactorTo(vec.SumSquares(tc.x), len(tc.x), c)
+					if (out == NonFinite) != (tc.want == NonFinite) {
+						t.Fatalf("C=%v c=%v %s: outcome %v", C, c, tc.name, out)
+					}
+					if out == NonFinite {
+						continue
+					}
+					acc := make([]int64, len(tc.x))
+					AddScaled(tc.x, f, acc)
+					got := new(big.Rat).SetInt(bigSumSquares(acc))
+					cc := new(big.Rat).SetFloat64(C)
+					got.Mul(got, cc.Mul(cc, cc))
+					if got.Cmp(want) > 0 {
+						t.Errorf("C=%v c=%v k=%d %s: Σq²·C² exceeds 2^2k·c²", C, c, k, tc.name)
+					}
+					for j, q := range acc {
+						if x := float64(tc.x[j]); q != 0 && (math.Signbit(x) != (q < 0) || math.Abs(float64(q))*nz.Gamma() > math.Abs(x)*(1+1e-15)) {
+							t.Fatalf("C=%v c=%v k=%d %s: coordinate %d: %v became %d steps", C, c, k, tc.name, j, x, q)
+						}
+					}
+				}
+			}
+		}
+	}
+}

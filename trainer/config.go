@@ -770,8 +770,8 @@ func (c *Config) validateNoise(f *faults) {
 	if !c.Noise.Lattice() {
 		return
 	}
-	if c.Clip != mechanism.Flat {
-		bad("noise lattice supports clip flat only (it quantises each example clipped to C(1−η) in L2), got clip %s", c.Clip)
+	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
+		bad("noise lattice supports clip flat and per-layer (it quantises each example, or each layer, clipped in L2 with a margin), got clip %s", c.Clip)
 	}
 	if c.Sampler == mechanism.Twice {
 		bad("noise lattice does not support sampler twice (its coordinate masks are not applied before quantising)")

@@ -50,6 +50,13 @@ func (s *state) newGradients() (gradients, error) {
 	base := floatRelease{s}
 	if lat, ok := s.noise.(*mechanism.LatticeNoise); ok {
 		g := &latticeGradients{s: s, acc: make([]int64, lat.Len())}
+		if cs := lat.LayerNorms(); cs != nil {
+			gs := s.model.Groups()
+			if len(gs) != len(cs) {
+				return nil, fmt.Errorf("noise lattice: %d per-layer clip norms for %d parameter groups", len(cs), len(gs))
+			}
+			g.groups, g.layerC, g.tl = gs, cs, make([]float64, len(cs))
+		}
 		if s.cfg.Augmult > 1 { // the means are materialised
 			a, err := newAugmenter(s.cfg.Augmult, s.data.train.Shape, s.cfg.Seed)
 			if err != nil {
@@ -60,7 +67,7 @@ func (s *state) newGradients() (gradients, error) {
 			return g, nil
 		}
 		if lm, ok := s.model.(layeredModel); ok && !materialiseAlways {
-			g.layered, g.sq, g.t = lm, make([]float64, mb), make([]float64, mb)
+			g.layered, g.sq, g.t = lm, make([]float64, mb), make([]float64, mb*max(1, len(g.layerC)))
 			return g, nil
 		}
 		rows()
@@ -272,7 +279,10 @@ type latticeGradients struct {
 	acc     []int64                 // the step's exact lattice sum
 	layered layeredModel            // nil: materialise
 	aug     *augmenter              // augmentation multiplicity: quantise the means
-	sq, t   []float64               // the chunk's squared norms and clip factors
+	groups  []nn.Group              // per-layer clipping's layers (nil: flat)
+	layerC  []float64               // and their clip norms
+	sq, t   []float64               // the chunk's squared norms and clip factors (per example, or per example and layer)
+	tl      []float64               // one example's per-layer factors
 	pieces  []latticePiece
 }
 
@@ -320,9 +330,41 @@ func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 		if s.cfg.PrivateDiagnostics {
 			st.addNorm(math.Sqrt(clip.SumSquares(row)))
 		}
-		st.addOutcome(g.lat.Quantize(row, g.acc))
+		if g.layerC == nil {
+			st.addOutcome(g.lat.Quantize(row, g.acc))
+			continue
+		}
+		t := g.layerFactors(func(k int) []float32 { return row[g.groups[k].Offset : g.groups[k].Offset+g.groups[k].Len] }, st)
+		for k, gr := range g.groups {
+			if t[k] != 0 {
+				lattice.AddScaled(row[gr.Offset:gr.Offset+gr.Len], t[k], g.acc[gr.Offset:gr.Offset+gr.Len])
+			}
+		}
 	}
 	return nil
+}
+
+// layerFactors returns per-layer clipping's factors for one example whose
+// layer k is layer(k): each layer clipped to its C_l onto the lattice
+// (lattice.Noise.ClipFactorTo), counting clipped layers as PerLayer does;
+// all zero (the example adds nothing) if any layer is not finite.
+func (g *latticeGradients) layerFactors(layer func(k int) []float32, st *stepStats) []float64 {
+	clipped := 0
+	for k, c := range g.layerC {
+		v := layer(k)
+		f, out := g.lat.ClipFactorTo(clip.SumSquares(v), len(v), c)
+		if out == lattice.NonFinite {
+			clear(g.tl)
+			st.addOutcome(lattice.NonFinite)
+			return g.tl
+		}
+		if out == lattice.Clipped {
+			clipped++
+		}
+		g.tl[k] = f
+	}
+	st.clipped += clipped
+	return g.tl
 }
 
 // chunkLayers is chunk on the engine's per-layer per-sample gradients:
@@ -343,22 +385,49 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 			}
 		}
 	}
-	clip.LayerSumSquares(ls, b, g.sq)
-	for i := range b {
-		if s.cfg.PrivateDiagnostics {
-			st.addNorm(math.Sqrt(g.sq[i]))
+	L := 1 // factors per example
+	if g.layerC != nil {
+		L = len(g.layerC)
+		if len(ls) != L {
+			return fmt.Errorf("noise lattice: the model hands out %d layers for %d per-layer clip norms", len(ls), L)
 		}
-		var out lattice.Outcome
-		g.t[i], out = g.lat.ClipFactor(g.sq[i], d)
-		st.addOutcome(out)
+		for k, l := range ls {
+			if l.Offset != g.groups[k].Offset || l.Len != g.groups[k].Len {
+				return fmt.Errorf("noise lattice: layer %d at offset %d len %d is not parameter group %q", k, l.Offset, l.Len, g.groups[k].Name)
+			}
+		}
+		for i := range b {
+			if s.cfg.PrivateDiagnostics {
+				var sq float64
+				for _, l := range ls {
+					sq += clip.SumSquares(l.Sample(i))
+				}
+				st.addNorm(math.Sqrt(sq))
+			}
+			copy(g.t[i*L:(i+1)*L], g.layerFactors(func(k int) []float32 { return ls[k].Sample(i) }, st))
+		}
+	} else {
+		clip.LayerSumSquares(ls, b, g.sq)
+		for i := range b {
+			if s.cfg.PrivateDiagnostics {
+				st.addNorm(math.Sqrt(g.sq[i]))
+			}
+			var out lattice.Outcome
+			g.t[i], out = g.lat.ClipFactor(g.sq[i], d)
+			st.addOutcome(out)
+		}
 	}
 	nn.Parallel(len(g.pieces), b*d, func(_, lo, hi int) {
 		for _, p := range g.pieces[lo:hi] {
 			l := ls[p.layer]
 			acc := g.acc[l.Offset+p.lo : l.Offset+p.hi]
 			for i := range b {
-				if g.t[i] != 0 { // 0: NonFinite, the example adds nothing
-					lattice.AddScaled(l.Sample(i)[p.lo:p.hi], g.t[i], acc)
+				f := g.t[i] // flat: one factor per example
+				if g.layerC != nil {
+					f = g.t[i*L+p.layer]
+				}
+				if f != 0 { // 0: NonFinite, the example adds nothing
+					lattice.AddScaled(l.Sample(i)[p.lo:p.hi], f, acc)
 				}
 			}
 		}

@@ -137,7 +137,6 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 		name string
 		edit func(*Config)
 	}{
-		{"per-layer", func(c *Config) { c.Clip = mechanism.PerLayer }},
 		{"subspace", func(c *Config) { c.Clip = mechanism.Subspace; c.SubspaceRanks = []int{2} }},
 		{"twice", func(c *Config) { c.Sampler, c.Q2 = mechanism.Twice, 0.5 }},
 		{"final-only", func(c *Config) { c.FinalOnly = true }},
@@ -169,7 +168,7 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 
 // latticeConvState is a seeded lattice-noise run of a conv net on random
 // images, set up to its first step.
-func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64) *state {
+func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64, edits ...func(*Config)) *state {
 	t.Helper()
 	shape := []int{1, 28, 28}
 	if model != ModelCNN {
@@ -180,6 +179,9 @@ func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64) *s
 	c.Dataset, c.Model, c.BatchSize, c.MaxPhysicalBatch = InMemory, model, batch, 16
 	c.Steps, c.Sigma, c.Epsilon, c.Seeded, c.Plots, c.Noise = 1000, 1, 0, true, false, NoiseLattice
 	c.ClipNorm = clipNorm
+	for _, e := range edits {
+		e(&c)
+	}
 	s := &state{cfg: c, opts: Options{Train: train, Test: train}}
 	if err := s.setup(); err != nil {
 		t.Fatal(err)
@@ -345,6 +347,84 @@ func TestLatticeAuditControls(t *testing.T) {
 		}
 		if tc.min > 0 && !(r.EpsilonLower > tc.min*acc) {
 			t.Errorf("%s: ε_lower %v not above %g × the accounted ε %v", tc.name, r.EpsilonLower, tc.min, acc)
+		}
+	}
+}
+
+// Per-layer clipping under lattice noise: the lattice's bound Δ is at
+// least √ΣC_l² in exact rationals; one example's contribution (a chunk
+// with it minus the chunk without it) has, in every layer, Σq²·Δ² ≤
+// 2²ᵏ·C_l² exactly, and so Σq² ≤ 2²ᵏ over the whole vector, with the clip
+// active; and the layered path's exact sum is the materialised one's.
+func TestLatticePerLayer(t *testing.T) {
+	defer func() { materialiseAlways = false }()
+	perLayer := func(c *Config) { c.Clip = mechanism.PerLayer }
+	sums := map[bool][]int64{}
+	for _, mat := range []bool{false, true} {
+		materialiseAlways = mat
+		s := latticeConvState(t, ModelCNN, 16, 0.05, perLayer)
+		g, ok := s.grad.(*latticeGradients)
+		if !ok || g.layerC == nil || (g.layered == nil) != mat {
+			t.Fatalf("per-layer lattice: strategy %T", s.grad)
+		}
+		idx := []int{3, 17, 40, 5}
+		var st stepStats
+		g.start(1)
+		if err := g.chunk(idx, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		with := append([]int64(nil), g.acc...)
+		sums[mat] = with
+		if mat {
+			continue
+		}
+		if st.clipped == 0 {
+			t.Fatal("no layer was clipped")
+		}
+		cs := g.lat.LayerNorms()
+		delta := new(big.Rat).SetFloat64(math.Ldexp(g.lat.Gamma(), lattice.DefaultK))
+		d2 := new(big.Rat).Mul(delta, delta)
+		ss := new(big.Rat)
+		for _, c := range cs {
+			r := new(big.Rat).SetFloat64(c)
+			ss.Add(ss, r.Mul(r, r))
+		}
+		if d2.Cmp(ss) < 0 {
+			t.Fatalf("Δ² = %v below ΣC_l² = %v", d2.FloatString(20), ss.FloatString(20))
+		}
+		g.start(1)
+		if err := g.chunk(idx[1:], nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		unit := new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), 2*lattice.DefaultK))
+		total := new(big.Int)
+		var fullest float64
+		for k, gr := range g.groups {
+			sq := new(big.Int)
+			for j := gr.Offset; j < gr.Offset+gr.Len; j++ {
+				x := big.NewInt(with[j] - g.acc[j])
+				sq.Add(sq, x.Mul(x, x))
+			}
+			total.Add(total, sq)
+			lhs := new(big.Rat).Mul(new(big.Rat).SetInt(sq), d2)
+			c := new(big.Rat).SetFloat64(cs[k])
+			rhs := new(big.Rat).Mul(unit, c.Mul(c, c))
+			if lhs.Cmp(rhs) > 0 {
+				t.Errorf("layer %q: Σq²·Δ² exceeds 2^2k·C_l²", gr.Name)
+			}
+			r, _ := new(big.Rat).Quo(lhs, rhs).Float64()
+			fullest = max(fullest, r)
+		}
+		if total.Cmp(new(big.Int).Lsh(big.NewInt(1), 2*lattice.DefaultK)) > 0 {
+			t.Errorf("the example's lattice point has Σq² = %v > 2^%d", total, 2*lattice.DefaultK)
+		}
+		if fullest < 0.99 {
+			t.Errorf("no layer reaches its bound (fullest %.4f of C_l²): the clip is not exercised", fullest)
+		}
+	}
+	for j, v := range sums[false] {
+		if v != sums[true][j] {
+			t.Fatalf("coordinate %d: layered %d, materialised %d", j, v, sums[true][j])
 		}
 	}
 }
