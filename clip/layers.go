@@ -174,9 +174,10 @@ type laneSumKernel struct {
 
 // LayerSumSquares writes to out[i] the float64 sum of squares of example
 // i's gradient over every layer, for i < b: SumSquares of the materialised
-// row, bit for bit (the lattice noise clips from it; docs/secure-noise.md).
-// A non-finite coordinate makes the sum non-finite.
-func LayerSumSquares(ls []nn.LayerGrads[float32], b int, out []float64) {
+// row, bit for bit (the lattice noise clips from it; docs/secure-noise.md),
+// and, when tops is not nil, its largest magnitude to tops[i]. A
+// non-finite coordinate makes the sum non-finite.
+func LayerSumSquares(ls []nn.LayerGrads[float32], b int, out []float64, tops []float32) {
 	d := 0
 	for _, l := range ls {
 		d += l.Len
@@ -186,10 +187,14 @@ func LayerSumSquares(ls []nn.LayerGrads[float32], b int, out []float64) {
 		for i := lo; i < hi; i++ {
 			var acc laneSum
 			acc.n4 = d &^ 3
+			var top float32
 			for _, l := range ls {
-				acc.add(l.Sample(i))
+				top = max(top, acc.add(l.Sample(i)))
 			}
 			out[i] = acc.total()
+			if tops != nil {
+				tops[i] = top
+			}
 		}
 	})
 }

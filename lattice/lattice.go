@@ -169,6 +169,52 @@ func (n *Noise) ClipFactorTo(sumSq float64, d int, c float64) (float64, Outcome)
 	return inv, Kept
 }
 
+// FloorSteps returns the largest integer Q with Q·γ ≤ c exactly (the
+// L∞ bound c in lattice steps), or 2ᵏ when c ≥ C: a coordinate clipped in
+// L2 to at most C spans at most 2ᵏ steps anyway.
+func (n *Noise) FloorSteps(c float64) int64 {
+	if !(c >= 0) {
+		return 0
+	}
+	if c >= n.c {
+		return 1 << n.k
+	}
+	q := math.Floor(c / n.gamma) // below 2ᵏ ≤ 2⁵²: q and q+1 are exact
+	// FMA rounds qγ − c once, so its sign is exact.
+	for q > 0 && math.FMA(q, n.gamma, -c) > 0 {
+		q--
+	}
+	for math.FMA(q+1, n.gamma, -c) <= 0 {
+		q++
+	}
+	return int64(q)
+}
+
+// AddScaledClamped adds to acc[j] the truncation trunc(fl(x_j·t)) clamped
+// to [−qmax, qmax] (0 < qmax ≤ 2⁵²), for the coordinates j whose bit
+// off+j is set in words (every coordinate when words is nil: twice
+// sampling's coordinate mask, whose layout this is). Clamping and masking
+// only move coordinates toward zero, so every L2 bound of the truncation
+// holds, and |q_j| ≤ qmax.
+func AddScaledClamped(x []float32, t float64, qmax int64, words []uint64, off int, acc []int64) {
+	acc = acc[:len(x)]
+	qf := float64(qmax)
+	for j, v := range x {
+		if words != nil && words[(off+j)>>6]&(1<<(uint(off+j)&63)) == 0 {
+			continue
+		}
+		f := float64(v) * t
+		switch {
+		case f >= qf:
+			acc[j] += qmax
+		case f <= -qf:
+			acc[j] -= qmax
+		default:
+			acc[j] += int64(f) // truncates toward zero
+		}
+	}
+}
+
 // AddScaled adds trunc(fl(x_j·t)) to acc[j] for every j: the truncation
 // step of Quantize for a factor from ClipFactor.
 func AddScaled(x []float32, t float64, acc []int64) {

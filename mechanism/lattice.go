@@ -16,7 +16,7 @@ import (
 // unchanged: the released lattice point is a post-processing of it.
 type LatticeNoise struct {
 	*lattice.Noise
-	layers   []float64 // per-layer clip norms (nil: flat)
+	bounds   LatticeBounds
 	variance float64
 }
 
@@ -28,40 +28,50 @@ func (n *LatticeNoise) TotalVariance() float64 { return n.variance }
 // LatticeNoise is the gradient noise at noise multiplier sigma on the
 // lattice γℤᵈ, γ = Δ·2⁻ᵏ, over the clipper's coordinates and extra more
 // (an audit's canary block, whose canaries are lattice points of norm
-// exactly Δ). Flat clipping has Δ = C. Per-layer clipping has
-// Δ = fl(√ΣC_l²)·(1 + 2⁻⁴⁰), an upper bound of the exact √ΣC_l² for fewer
-// than 4096 layers (the float sum and root err by less than (L+4)·2⁻⁵³
-// relatively), so the layers' lattice points, each within 2ᵏ·C_l/Δ, have a
-// total norm within 2ᵏ; the noise std σΔ exceeds σ times the sensitivity
-// by that factor, so the charged multiplier σ stays a lower bound
-// (docs/secure-noise.md). Per-block noise (subspace), L∞ and hybrid clips
-// and the adaptive clip's split multiplier are refused.
+// exactly Δ). Flat clipping has Δ = C. Per-layer, L∞ and hybrid clipping
+// have Δ = fl(Δ2)·(1 + 2⁻⁴⁰) with Δ2 the clipper's L2 sensitivity
+// (√ΣC_l², √d·c∞, min(C, √d·c∞)): an upper bound of its exact value,
+// which the float computation misses by less than (L+4)·2⁻⁵³ relatively
+// (L < 4096 layers), so the clipped lattice points have norm within 2ᵏ. The
+// noise std σΔ then exceeds σ times the exact sensitivity by that factor:
+// the release is the charged Gaussian mechanism plus independent Gaussian
+// noise, rounded, so the charged multiplier σ stays valid
+// (docs/secure-noise.md). Per-block noise (subspace) and the adaptive
+// clip's split multiplier are refused.
 func (m *Mechanism) LatticeNoise(sigma float64, extra, k int) (*LatticeNoise, error) {
 	if m.clipper == nil {
 		return nil, fmt.Errorf("%w: the mechanism has no clipper to noise", ErrInvalid)
 	}
-	if m.shape != nil || m.countSB != 0 || (m.spec.Clip != Flat && m.spec.Clip != PerLayer) {
-		return nil, fmt.Errorf("%w: lattice noise needs clip flat or per-layer with one noise multiplier", ErrInvalid)
+	if m.shape != nil || m.countSB != 0 {
+		return nil, fmt.Errorf("%w: lattice noise needs one noise multiplier over every coordinate (not subspace clipping or clip quantile)", ErrInvalid)
 	}
+	b := LatticeBounds{C2: m.sens.L2, CInf: math.Inf(1)}
 	delta := m.sens.L2
-	var layers []float64
-	if m.spec.Clip == PerLayer {
+	switch m.spec.Clip {
+	case Flat:
+	case PerLayer:
 		pl, ok := m.clipper.(*clip.PerLayer)
 		if !ok {
 			return nil, fmt.Errorf("%w: clip per-layer with a %T clipper", ErrInvalid, m.clipper)
 		}
-		layers = pl.Norms()
-		if len(layers) >= 4096 {
-			return nil, fmt.Errorf("%w: lattice noise with clip per-layer takes fewer than 4096 layers, got %d", ErrInvalid, len(layers))
+		b.Layers = pl.Norms()
+		if len(b.Layers) >= 4096 {
+			return nil, fmt.Errorf("%w: lattice noise with clip per-layer takes fewer than 4096 layers, got %d", ErrInvalid, len(b.Layers))
 		}
-		var ss float64
-		for _, c := range layers {
-			ss += c * c
+		delta = m.sens.L2 * (1 + 0x1p-40)
+	case LInf, Hybrid:
+		if len(m.sens.Blocks) != 1 {
+			return nil, fmt.Errorf("%w: clip %s with %d blocks", ErrInvalid, m.spec.Clip, len(m.sens.Blocks))
 		}
-		delta = math.Sqrt(ss) * (1 + 0x1p-40)
-		if !(delta >= m.sens.L2) {
-			return nil, fmt.Errorf("%w: per-layer lattice bound %v below the sensitivity %v", ErrInvalid, delta, m.sens.L2)
+		b.CInf = m.sens.LInf
+		if m.spec.Clip == LInf {
+			b.C2 = math.Inf(1) // clamped only
+		} else {
+			b.C2 = m.sens.Blocks[0].C2
 		}
+		delta = m.sens.L2 * (1 + 0x1p-40)
+	default:
+		return nil, fmt.Errorf("%w: lattice noise does not support clip %s", ErrInvalid, m.spec.Clip)
 	}
 	d := m.clipper.OutDim() + extra
 	nz, err := lattice.New(delta, sigma, d, k)
@@ -69,9 +79,17 @@ func (m *Mechanism) LatticeNoise(sigma float64, extra, k int) (*LatticeNoise, er
 		return nil, err
 	}
 	s, g := nz.LatticeStd()[0], nz.Gamma()
-	return &LatticeNoise{Noise: nz, layers: layers, variance: float64(d) * g * g * (s*s + 1.0/12)}, nil
+	return &LatticeNoise{Noise: nz, bounds: b, variance: float64(d) * g * g * (s*s + 1.0/12)}, nil
 }
 
-// LayerNorms returns per-layer clipping's bounds C_l, each layer clipped
-// with lattice.Noise.ClipFactorTo (nil: flat clipping, ClipFactor).
-func (n *LatticeNoise) LayerNorms() []float64 { return n.layers }
+// LatticeBounds are the clip bounds the lattice strategy applies to each
+// example: per-layer L2 bounds (Layers, nil unless per-layer), else one L2
+// bound C2 over the whole vector (+Inf: none) and a per-coordinate bound
+// CInf (+Inf: none).
+type LatticeBounds struct {
+	Layers   []float64
+	C2, CInf float64
+}
+
+// Bounds returns the clip bounds of the mechanism's clipper.
+func (n *LatticeNoise) Bounds() LatticeBounds { return n.bounds }

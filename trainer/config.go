@@ -770,11 +770,8 @@ func (c *Config) validateNoise(f *faults) {
 	if !c.Noise.Lattice() {
 		return
 	}
-	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
-		bad("noise lattice supports clip flat and per-layer (it quantises each example, or each layer, clipped in L2 with a margin), got clip %s", c.Clip)
-	}
-	if c.Sampler == mechanism.Twice {
-		bad("noise lattice does not support sampler twice (its coordinate masks are not applied before quantising)")
+	if c.Clip == mechanism.Subspace {
+		bad("noise lattice does not support clip subspace (its per-block noise and rotated clips are not on the lattice yet)")
 	}
 	if c.FinalOnly {
 		bad("noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")

@@ -138,7 +138,6 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 		edit func(*Config)
 	}{
 		{"subspace", func(c *Config) { c.Clip = mechanism.Subspace; c.SubspaceRanks = []int{2} }},
-		{"twice", func(c *Config) { c.Sampler, c.Q2 = mechanism.Twice, 0.5 }},
 		{"final-only", func(c *Config) { c.FinalOnly = true }},
 		{"clip quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
 		{"radius", func(c *Config) { c.Radius = 5 }}, // issue 37 LOW 10: the outer clip acted on a sum the lattice overwrote
@@ -364,7 +363,7 @@ func TestLatticePerLayer(t *testing.T) {
 		materialiseAlways = mat
 		s := latticeConvState(t, ModelCNN, 16, 0.05, perLayer)
 		g, ok := s.grad.(*latticeGradients)
-		if !ok || g.layerC == nil || (g.layered == nil) != mat {
+		if !ok || g.bounds.Layers == nil || (g.layered == nil) != mat {
 			t.Fatalf("per-layer lattice: strategy %T", s.grad)
 		}
 		idx := []int{3, 17, 40, 5}
@@ -381,7 +380,7 @@ func TestLatticePerLayer(t *testing.T) {
 		if st.clipped == 0 {
 			t.Fatal("no layer was clipped")
 		}
-		cs := g.lat.LayerNorms()
+		cs := g.lat.Bounds().Layers
 		delta := new(big.Rat).SetFloat64(math.Ldexp(g.lat.Gamma(), lattice.DefaultK))
 		d2 := new(big.Rat).Mul(delta, delta)
 		ss := new(big.Rat)
@@ -426,5 +425,105 @@ func TestLatticePerLayer(t *testing.T) {
 		if v != sums[true][j] {
 			t.Fatalf("coordinate %d: layered %d, materialised %d", j, v, sums[true][j])
 		}
+	}
+}
+
+// L∞, hybrid and twice sampling under lattice noise, on the CNN: one
+// example's lattice point (a chunk of that example alone) satisfies the
+// clip's bounds in exact arithmetic — every |q_j|·γ ≤ c∞ (FloorSteps
+// checked in rationals), Σq²·Δ² ≤ 2²ᵏ·C² for the hybrid's L2 bound, and
+// Σq² ≤ 2²ᵏ always — with the L∞ clamp reached; under twice sampling only
+// the coordinates its mask keeps are nonzero; and the layered path's
+// exact sum over a chunk is the materialised one's (the same masks).
+func TestLatticeLInfHybridTwice(t *testing.T) {
+	defer func() { materialiseAlways = false }()
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+	}{
+		{"linf", func(c *Config) { c.Clip = mechanism.LInf }},
+		{"hybrid", func(c *Config) { c.Clip, c.D0 = mechanism.Hybrid, 100 }},
+		{"hybrid/twice", func(c *Config) { c.Clip, c.D0, c.Sampler, c.Q2 = mechanism.Hybrid, 100, mechanism.Twice, 0.3 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sums := map[bool][]int64{}
+			for _, mat := range []bool{false, true} {
+				materialiseAlways = mat
+				s := latticeConvState(t, ModelCNN, 16, 0.5, tc.edit)
+				g, ok := s.grad.(*latticeGradients)
+				if !ok || (g.layered == nil) != mat || g.qinf == 0 {
+					t.Fatalf("strategy %T (qinf %d)", s.grad, g.qinf)
+				}
+				var st stepStats
+				g.start(1)
+				if err := g.chunk([]int{3, 17, 40, 5, 8}, nil, &st); err != nil {
+					t.Fatal(err)
+				}
+				sums[mat] = append([]int64(nil), g.acc...)
+				if mat {
+					continue
+				}
+				b := g.bounds
+				gamma := new(big.Rat).SetFloat64(g.lat.Gamma())
+				qinf := new(big.Rat).SetInt64(g.qinf)
+				if new(big.Rat).Mul(qinf, gamma).Cmp(new(big.Rat).SetFloat64(b.CInf)) > 0 ||
+					new(big.Rat).Mul(new(big.Rat).SetInt64(g.qinf+1), gamma).Cmp(new(big.Rat).SetFloat64(b.CInf)) <= 0 {
+					t.Fatalf("FloorSteps(%v) = %d is not the largest Q with Qγ ≤ c∞", b.CInf, g.qinf)
+				}
+				atBound := 0 // coordinates at the L∞ bound over the examples (a mask may hide one's)
+				for _, i := range []int{3, 17, 40} {
+					g.start(1)
+					if twice := s.share.twice != nil; twice {
+						// The chunk of one example draws that example's mask first.
+						state, _ := s.share.twice.MarshalBinary()
+						kept := append([]uint64(nil), s.drawMasks(1)[0].Words()...)
+						if err := s.share.twice.UnmarshalBinary(state); err != nil {
+							t.Fatal(err)
+						}
+						if err := g.chunk([]int{i}, nil, &st); err != nil {
+							t.Fatal(err)
+						}
+						for j, v := range g.acc {
+							if v != 0 && kept[j>>6]&(1<<(uint(j)&63)) == 0 {
+								t.Fatalf("example %d: coordinate %d outside the mask is %d", i, j, v)
+							}
+						}
+					} else if err := g.chunk([]int{i}, nil, &st); err != nil {
+						t.Fatal(err)
+					}
+					sq := new(big.Int)
+					for _, v := range g.acc {
+						if v > g.qinf || v < -g.qinf {
+							t.Fatalf("example %d: |q_j| = %d above the L∞ bound %d", i, v, g.qinf)
+						}
+						if v == g.qinf || v == -g.qinf {
+							atBound++
+						}
+						x := big.NewInt(v)
+						sq.Add(sq, x.Mul(x, x))
+					}
+					unit := new(big.Int).Lsh(big.NewInt(1), 2*lattice.DefaultK)
+					if sq.Cmp(unit) > 0 {
+						t.Errorf("example %d: Σq² = %v > 2^%d", i, sq, 2*lattice.DefaultK)
+					}
+					if !math.IsInf(b.C2, 1) {
+						delta := new(big.Rat).SetFloat64(math.Ldexp(g.lat.Gamma(), lattice.DefaultK))
+						c2 := new(big.Rat).SetFloat64(b.C2)
+						lhs := new(big.Rat).Mul(new(big.Rat).SetInt(sq), delta.Mul(delta, delta))
+						if lhs.Cmp(new(big.Rat).Mul(new(big.Rat).SetInt(unit), c2.Mul(c2, c2))) > 0 {
+							t.Errorf("example %d: Σq²·Δ² exceeds 2^2k·C²", i)
+						}
+					}
+				}
+				if atBound == 0 {
+					t.Errorf("no coordinate reaches the L∞ bound: the clamp is not exercised")
+				}
+			}
+			for j, v := range sums[false] {
+				if v != sums[true][j] {
+					t.Fatalf("coordinate %d: layered %d, materialised %d", j, v, sums[true][j])
+				}
+			}
+		})
 	}
 }
