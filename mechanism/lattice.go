@@ -36,14 +36,19 @@ func (n *LatticeNoise) TotalVariance() float64 { return n.variance }
 // noise std σΔ then exceeds σ times the exact sensitivity by that factor:
 // the release is the charged Gaussian mechanism plus independent Gaussian
 // noise, rounded, so the charged multiplier σ stays valid
-// (docs/secure-noise.md). Per-block noise (subspace) and the adaptive
-// clip's split multiplier are refused.
+// (docs/secure-noise.md). With the adaptive clip the gradient's
+// multiplier is its share of σ (GradientMultiplier), as for the float
+// noise. Per-block noise (subspace) is refused.
 func (m *Mechanism) LatticeNoise(sigma float64, extra, k int) (*LatticeNoise, error) {
 	if m.clipper == nil {
 		return nil, fmt.Errorf("%w: the mechanism has no clipper to noise", ErrInvalid)
 	}
-	if m.shape != nil || m.countSB != 0 {
-		return nil, fmt.Errorf("%w: lattice noise needs one noise multiplier over every coordinate (not subspace clipping or clip quantile)", ErrInvalid)
+	if m.shape != nil {
+		return nil, fmt.Errorf("%w: lattice noise needs one noise multiplier over every coordinate (not subspace clipping)", ErrInvalid)
+	}
+	z, err := m.GradientMultiplier(sigma) // the adaptive clip's share of σ (σ itself otherwise)
+	if err != nil {
+		return nil, err
 	}
 	b := LatticeBounds{C2: m.sens.L2, CInf: math.Inf(1)}
 	delta := m.sens.L2
@@ -74,7 +79,7 @@ func (m *Mechanism) LatticeNoise(sigma float64, extra, k int) (*LatticeNoise, er
 		return nil, fmt.Errorf("%w: lattice noise does not support clip %s", ErrInvalid, m.spec.Clip)
 	}
 	d := m.clipper.OutDim() + extra
-	nz, err := lattice.New(delta, sigma, d, k)
+	nz, err := lattice.New(delta, z, d, k)
 	if err != nil {
 		return nil, err
 	}

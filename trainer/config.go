@@ -776,9 +776,6 @@ func (c *Config) validateNoise(f *faults) {
 	if c.FinalOnly {
 		bad("noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")
 	}
-	if c.ClipQuantile > 0 {
-		bad("noise lattice does not support clip_quantile (the clip norm, hence the lattice, would change every step)")
-	}
 	if c.Radius > 0 {
 		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
 	}

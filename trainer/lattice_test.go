@@ -527,3 +527,75 @@ func TestLatticeLInfHybridTwice(t *testing.T) {
 		})
 	}
 }
+
+// The adaptive clip under lattice noise: the gradient's lattice noise has
+// std z_Δ·2ᵏ steps with z_Δ the gradient's share of σ (QuantileSigmas,
+// recomputed here), the run's ε is the continuous run's (the same event),
+// and once C_t has moved, one example's lattice point is Quantize of its
+// gradient times C/C_t (the float32 ratio the continuous path applies),
+// bit for bit.
+func TestLatticeClipQuantile(t *testing.T) {
+	c := latticeConfig(t)
+	c.ClipQuantile, c.Steps = 0.5, 4
+	runEps := func(n Noise) float64 {
+		c := c
+		c.Noise, c.OutDir = n, t.TempDir()
+		sum, err := Run(context.Background(), c, Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sum.Best.Epsilon
+	}
+	if l, f := runEps(NoiseLattice), runEps(NoiseContinuous); l != f || !(l > 0) {
+		t.Errorf("ε %v (lattice) vs %v (continuous)", l, f)
+	}
+	c.OutDir = ""
+	s := &state{cfg: c}
+	if err := s.initRoot(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.setup(); err != nil {
+		t.Fatal(err)
+	}
+	g, ok := s.grad.(*latticeGradients)
+	if !ok || g.layered != nil || s.quant == nil {
+		t.Fatalf("clip quantile with lattice noise: strategy %T", s.grad)
+	}
+	zd := 1 / math.Sqrt(1/(c.Sigma*c.Sigma)-1/(4*s.quant.sigmaB*s.quant.sigmaB)) // z_Δ⁻² = σ⁻² − (2σ_b)⁻²
+	lat := s.noise.(*mechanism.LatticeNoise)
+	if got, want := lat.LatticeStd()[0], math.Ldexp(zd, lattice.DefaultK); math.Abs(got-want) > 1e-14*want || zd <= c.Sigma {
+		t.Fatalf("lattice std %v steps, want z_Δ·2^k = %v (z_Δ = %v, σ = %v)", got, want, zd, c.Sigma)
+	}
+	for step := 1; step <= 3; step++ {
+		s.now.step = step
+		if _, err := s.step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := float32(s.quant.ratio())
+	if r == 1 {
+		t.Fatal("C_t did not move in three steps")
+	}
+	d := s.model.NumParams()
+	for _, i := range []int{0, 7, 21} {
+		g.start(4)
+		var st stepStats
+		if err := g.chunk([]int{i}, nil, &st); err != nil {
+			t.Fatal(err)
+		}
+		row := make([]float32, d)
+		if err := s.model.PerSampleGrads(s.gather([]int{i}), row, s.batches.losses[:1]); err != nil {
+			t.Fatal(err)
+		}
+		for j := range row {
+			row[j] *= r
+		}
+		want := make([]int64, d)
+		lat.Quantize(row, want)
+		for j := range want {
+			if want[j] != g.acc[j] {
+				t.Fatalf("example %d coordinate %d: %d, want %d", i, j, g.acc[j], want[j])
+			}
+		}
+	}
+}

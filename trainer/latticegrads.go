@@ -66,7 +66,8 @@ func (s *state) newLatticeGradients(lat *mechanism.LatticeNoise, rows func()) (g
 		rows()
 		return g, nil
 	}
-	if lm, ok := s.model.(layeredModel); ok && !materialiseAlways {
+	// The adaptive clip rescales rows, which the layered views cannot.
+	if lm, ok := s.model.(layeredModel); ok && !materialiseAlways && s.quant == nil {
 		g.layered, g.sq, g.tops = lm, make([]float64, mb), make([]float32, mb)
 		g.t = make([]float64, mb*max(1, len(g.tl)))
 		return g, nil
@@ -164,13 +165,21 @@ func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 		}
 		s.addLosses(b, st)
 	}
+	if s.cfg.PrivateDiagnostics {
+		for i := 0; i < b; i++ {
+			st.addNorm(math.Sqrt(clip.SumSquares(grads[i*d : (i+1)*d])))
+		}
+	}
+	if s.quant != nil {
+		// The adaptive clip: rows times C/C_t (counted into its
+		// quantile), clipped at C; its afterNoise hook maps the release
+		// back to C_t's scale, a post-processing.
+		s.quant.scaleRows(grads, b, d)
+	}
 	masks := s.drawMasks(b)
 	for i := 0; i < b; i++ {
 		row, m := grads[i*d:(i+1)*d], maskOf(masks, i)
 		sq := clip.SumSquares(row)
-		if s.cfg.PrivateDiagnostics {
-			st.addNorm(math.Sqrt(sq))
-		}
 		if g.groups != nil {
 			t := g.layerFactors(func(k int) []float32 { return row[g.groups[k].Offset : g.groups[k].Offset+g.groups[k].Len] }, st)
 			for k, gr := range g.groups {
