@@ -58,13 +58,13 @@ func (s *state) newGradients() (gradients, error) {
 		return augmultGradients{base, a}, nil
 	}
 	nc, ok := s.clipper.(clip.NormClipper)
-	if ok && s.share.twice == nil && !s.cfg.Noise.Lattice() {
+	if ok && s.share.twice == nil && !s.cfg.usesLattice() {
 		return &normOnlyGradients{floatRelease: base, norm: precisionMargin(nc, s.cfg.Precision), normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
 	}
 	// The factored and layered paths read no materialised rows: not with
 	// adaptive clipping (it rescales them) or the private diagnostics
 	// (they read their norms).
-	if s.quant == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.Noise.Lattice() {
+	if s.quant == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.usesLattice() {
 		fm, ok := s.model.(factoredModel)
 		if fc, isFC := s.clipper.(clip.FactoredClipper); ok && isFC && fm.Factored() {
 			return factoredGradients{base, fm, fc}, nil

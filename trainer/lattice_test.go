@@ -131,7 +131,8 @@ func TestLatticeRunReproducible(t *testing.T) {
 }
 
 // The combinations the lattice noise does not support are refused by
-// Validate with the mechanism sentinel, each for its own reason.
+// Validate with the mechanism sentinel, each for its own reason; the ones
+// it supports pass.
 func TestLatticeRefusesUnsupported(t *testing.T) {
 	tests := []struct {
 		name string
@@ -139,7 +140,6 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 	}{
 		{"subspace", func(c *Config) { c.Clip = mechanism.Subspace; c.SubspaceRanks = []int{2} }},
 		{"final-only", func(c *Config) { c.FinalOnly = true }},
-		{"clip quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
 		{"radius", func(c *Config) { c.Radius = 5 }}, // issue 37 LOW 10: the outer clip acted on a sum the lattice overwrote
 	}
 	base := latticeConfig(t)
@@ -156,6 +156,20 @@ func TestLatticeRefusesUnsupported(t *testing.T) {
 		c.Noise = NoiseContinuous
 		if err := c.Validate(); errors.Is(err, ErrMechanism) && tc.name != "subspace" {
 			t.Errorf("%s: refused with continuous noise too: %v", tc.name, err)
+		}
+	}
+	// What issue 42 extended the lattice to is accepted.
+	for name, edit := range map[string]func(*Config){
+		"per-layer":     func(c *Config) { c.Clip = mechanism.PerLayer },
+		"linf":          func(c *Config) { c.Clip = mechanism.LInf },
+		"hybrid twice":  func(c *Config) { c.Clip, c.Sampler, c.Q2 = mechanism.Hybrid, mechanism.Twice, 0.5 },
+		"clip quantile": func(c *Config) { c.ClipQuantile = 0.5 },
+		"audit":         func(c *Config) { c.AuditCanaries, c.AuditKind = 10, AuditGradient },
+	} {
+		c := base
+		edit(&c)
+		if err := c.Validate(); err != nil {
+			t.Errorf("%s with lattice noise: %v", name, err)
 		}
 	}
 	bad := base
@@ -596,6 +610,36 @@ func TestLatticeClipQuantile(t *testing.T) {
 			if want[j] != g.acc[j] {
 				t.Fatalf("example %d coordinate %d: %d, want %d", i, j, g.acc[j], want[j])
 			}
+		}
+	}
+}
+
+// A run takes the lattice noise when it asks for it, never when it asks
+// for another, and, without a setting, exactly when DefaultNoise is the
+// lattice and the lattice supports the run (not final-only, subspace or
+// radius runs).
+func TestUsesLattice(t *testing.T) {
+	def := DefaultNoise == NoiseLattice
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want bool
+	}{
+		{"lattice", func(c *Config) { c.Noise = NoiseLattice }, true},
+		{"continuous", func(c *Config) { c.Noise = NoiseContinuous }, false},
+		{"bandmf", func(c *Config) { c.Noise = NoiseBandMF }, false},
+		{"unset", func(c *Config) { c.Noise = noiseUnset }, def},
+		{"unset, final-only", func(c *Config) { c.Noise, c.FinalOnly = noiseUnset, true }, false},
+		{"unset, subspace", func(c *Config) { c.Noise, c.Clip = noiseUnset, mechanism.Subspace }, false},
+		{"unset, radius", func(c *Config) { c.Noise, c.Radius = noiseUnset, 3 }, false},
+		{"unset, per-layer twice", func(c *Config) {
+			c.Noise, c.Clip, c.Sampler, c.Q2 = noiseUnset, mechanism.PerLayer, mechanism.Twice, 0.5
+		}, def},
+	} {
+		c := latticeConfig(t)
+		tc.edit(&c)
+		if got := c.usesLattice(); got != tc.want {
+			t.Errorf("%s: usesLattice = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
