@@ -532,3 +532,53 @@ func TestClipFactorToBound(t *testing.T) {
 		}
 	}
 }
+
+// FloorSteps is the largest Q with Q·γ ≤ c, checked in exact rationals
+// for bounds on, just below and just above lattice points, tiny and at C;
+// AddScaledClamped truncates, clamps to ±qmax and skips masked
+// coordinates, against a direct computation.
+func TestFloorStepsAndClamp(t *testing.T) {
+	nz, err := New(3.7, 1, 1, DefaultK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := nz.Gamma()
+	for _, c := range []float64{0, g / 2, g, 3 * g, math.Nextafter(3*g, 0), math.Nextafter(3*g, 4), 0.1, 1 / math.Sqrt(7), 3.7 / 100, math.Nextafter(3.7, 0), 3.7, 50} {
+		q := nz.FloorSteps(c)
+		if c >= 3.7 {
+			if q != 1<<DefaultK {
+				t.Errorf("FloorSteps(%v) = %d, want 2^k", c, q)
+			}
+			continue
+		}
+		cr, gr := new(big.Rat).SetFloat64(c), new(big.Rat).SetFloat64(g)
+		lo := new(big.Rat).Mul(new(big.Rat).SetInt64(q), gr)
+		hi := new(big.Rat).Mul(new(big.Rat).SetInt64(q+1), gr)
+		if lo.Cmp(cr) > 0 || hi.Cmp(cr) <= 0 {
+			t.Errorf("FloorSteps(%v) = %d: not the largest Q with Qγ ≤ c", c, q)
+		}
+	}
+	x := []float32{1, -1, 0.25, -0.25, 3, -3, 0.5, 7}
+	words := []uint64{0b01111111} // coordinate 7 masked out
+	for _, tc := range []struct {
+		qmax  int64
+		words []uint64
+		want  []int64
+	}{
+		{100, nil, []int64{40, -40, 10, -10, 100, -100, 20, 100}},
+		{15, nil, []int64{15, -15, 10, -10, 15, -15, 15, 15}},
+		{15, words, []int64{15, -15, 10, -10, 15, -15, 15, 0}},
+	} {
+		acc := make([]int64, len(x))
+		AddScaledClamped(x, 40, tc.qmax, tc.words, 0, acc)
+		if !slices.Equal(acc, tc.want) {
+			t.Errorf("qmax %d mask %v: %v, want %v", tc.qmax, tc.words, acc, tc.want)
+		}
+	}
+	// An offset into the mask: coordinates 64.. of a longer vector.
+	acc := make([]int64, 2)
+	AddScaledClamped([]float32{1, 1}, 2, 10, []uint64{0, 0b10}, 64, acc)
+	if !slices.Equal(acc, []int64{0, 2}) {
+		t.Errorf("mask offset 64: %v, want [0 2]", acc)
+	}
+}
