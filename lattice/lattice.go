@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/dptrain/dptrain/internal/vec"
 	"github.com/dptrain/dptrain/rng"
@@ -29,14 +31,16 @@ var ErrOverflow = errors.New("lattice: noised coordinate overflows int64")
 // γℤᵈ with γ = C·2⁻ᵏ and Gaussian noise of standard deviation σ_j·C on the
 // coordinates of block j, released as γ·(S + round(Z)).
 type Noise struct {
-	c     float64
-	k     int
-	gamma float64
-	sizes []int
-	scale []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the sampler
-	lstd  []float64 // the same as float64
-	n     int
-	exact *exactNormal
+	c       float64
+	k       int
+	gamma   float64
+	sizes   []int
+	scale   []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the sampler
+	lstd    []float64 // the same as float64
+	n       int
+	exact   *exactNormal
+	pool    []*exactNormal // the parallel AddNoise's per-worker scratch
+	scratch []int64        // Add's lattice point
 }
 
 // New returns isotropic lattice noise over d coordinates for clip norm c,
@@ -291,16 +295,56 @@ func (n *Noise) RotatedBound(c float64, d int) (float64, error) {
 // exactly from r. acc then holds the released lattice point S + round(Z).
 // The draws do not depend on acc; distributed runs reduce acc exactly first
 // and call AddNoise with the same stream on every rank.
+//
+// Above 2·noiseChunk coordinates the noise is drawn in chunks of
+// noiseChunk coordinates, chunk c from its own stream r.Child(nonce, c)
+// with one nonce word drawn from r per call, on up to GOMAXPROCS workers:
+// the values depend on r's state alone, never on the number of workers or
+// their timing, and every chunk's stream is keyed by r's secret seed.
 func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 	if len(acc) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(acc)))
 	}
+	if n.n < 2*noiseChunk {
+		return n.addNoiseRange(acc, 0, n.n, n.exact, r)
+	}
+	nonce := r.Uint64()
+	chunks := (n.n + noiseChunk - 1) / noiseChunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	for len(n.pool) < workers {
+		n.pool = append(n.pool, newExactNormal())
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := w; c < chunks; c += workers {
+				cr := r.Child(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c))
+				lo := c * noiseChunk
+				if err := n.addNoiseRange(acc, lo, min(n.n, lo+noiseChunk), n.pool[w], cr); err != nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// noiseChunk is the coordinates per noise stream of a parallel AddNoise.
+const noiseChunk = 1 << 14
+
+// addNoiseRange adds the noise of coordinates [lo, hi) to acc[lo:hi],
+// drawn from r with the sampler scratch e.
+func (n *Noise) addNoiseRange(acc []int64, lo, hi int, e *exactNormal, r *rng.Stream) error {
 	var err error
 	off := 0
 	for j, size := range n.sizes {
 		sc := n.scale[j]
-		for i := off; i < off+size; i++ {
-			m := n.exact.sample(sc, r)
+		for i := max(off, lo); i < min(off+size, hi); i++ {
+			m := e.sample(sc, r)
 			v := acc[i] + m
 			if (acc[i] >= 0) == (m >= 0) && (v >= 0) != (m >= 0) {
 				err, v = ErrOverflow, saturate(m)
@@ -350,24 +394,25 @@ func (n *Noise) Add(sum []float32, r *rng.Stream) {
 	if len(sum) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(sum)))
 	}
-	inv := math.Ldexp(1, n.k) / n.c
-	off := 0
-	for j, size := range n.sizes {
-		sc := n.scale[j]
-		for i := off; i < off+size; i++ {
-			q := math.Round(float64(sum[i]) * inv)
-			switch {
-			case q != q:
-				q = 0
-			case q > 0x1p62:
-				q = 0x1p62
-			case q < -0x1p62:
-				q = -0x1p62
-			}
-			sum[i] = float32(n.gamma * float64(int64(q)+n.exact.sample(sc, r)))
-		}
-		off += size
+	if len(n.scratch) != n.n {
+		n.scratch = make([]int64, n.n)
 	}
+	q := n.scratch
+	inv := math.Ldexp(1, n.k) / n.c
+	for i, v := range sum {
+		f := math.Round(float64(v) * inv)
+		switch {
+		case f != f:
+			f = 0
+		case f > 0x1p62:
+			f = 0x1p62
+		case f < -0x1p62:
+			f = -0x1p62
+		}
+		q[i] = int64(f)
+	}
+	_ = n.AddNoise(q, r) // |q_i| ≤ 2⁶²: only a noise draw beyond 2⁶² steps overflows, and saturates
+	n.ToFloat(q, sum)
 }
 
 // bigSumSquares is Σ q_j² exactly, for tests and callers that check a bound:

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -580,5 +581,66 @@ func TestFloorStepsAndClamp(t *testing.T) {
 	AddScaledClamped([]float32{1, 1}, 2, 10, []uint64{0, 0b10}, 64, acc)
 	if !slices.Equal(acc, []int64{0, 2}) {
 		t.Errorf("mask offset 64: %v, want [0 2]", acc)
+	}
+}
+
+// A large AddNoise is drawn in chunks on parallel workers: the values are
+// the same for 1, 2 and 3 workers, the parent stream advances by exactly
+// one word (the nonce), each chunk's noise (and each block's, across a
+// chunk boundary) has the block's std within 4%, and neighbouring chunks
+// are uncorrelated (|r| < 5/√noiseChunk), not copies of each other.
+func TestAddNoiseChunks(t *testing.T) {
+	sizes := []int{2*noiseChunk + 1000, 3*noiseChunk - 1000 + 77}
+	sigmas := []float64{0.5, 3}
+	nz, err := NewBlocks(1, DefaultK, sizes, sigmas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := nz.Len()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var first []int64
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		acc, r := make([]int64, d), rng.New(11)
+		if err := nz.AddNoise(acc, r); err != nil {
+			t.Fatal(err)
+		}
+		ref := rng.New(11)
+		ref.Uint64()
+		if r.Uint64() != ref.Uint64() {
+			t.Fatalf("GOMAXPROCS=%d: the stream did not advance by exactly one word", procs)
+		}
+		if first == nil {
+			first = acc
+			continue
+		}
+		if !slices.Equal(acc, first) {
+			t.Fatalf("GOMAXPROCS=%d: noise differs from one worker's", procs)
+		}
+	}
+	unit := math.Ldexp(1, DefaultK)
+	for c := 0; c*noiseChunk < d; c++ {
+		lo, hi := c*noiseChunk, min(d, (c+1)*noiseChunk)
+		for b, off := range []int{0, sizes[0]} {
+			l, h := max(lo, off), min(hi, off+sizes[b])
+			if h-l < 1000 {
+				continue
+			}
+			var v float64
+			for _, m := range first[l:h] {
+				v += float64(m) * float64(m)
+			}
+			if sd := math.Sqrt(v/float64(h-l)) / unit; math.Abs(sd/sigmas[b]-1) > 0.04 {
+				t.Errorf("chunk %d block %d: std %.4f, want %v", c, b, sd, sigmas[b])
+			}
+		}
+	}
+	var xy, xx, yy float64 // chunks 0 and 1, both in block 0
+	for i := range noiseChunk {
+		x, y := float64(first[i]), float64(first[noiseChunk+i])
+		xy, xx, yy = xy+x*y, xx+x*x, yy+y*y
+	}
+	if r := xy / math.Sqrt(xx*yy); math.Abs(r) > 5/math.Sqrt(noiseChunk) {
+		t.Errorf("chunks 0 and 1 correlate: r = %.4f", r)
 	}
 }
