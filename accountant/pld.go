@@ -174,20 +174,18 @@ func (a *PLDAccountant) add(s pldSegment) {
 	a.segs = append(a.segs, s)
 }
 
-// step is a single step's PLD of m in both directions on grid h (cached).
+// step is a single step's PLD of m in both directions on grid h, from
+// the accountant's own map or the process-wide cache (stepCache).
 func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	k := pldKey{m, h}
 	if st, ok := a.single[k]; ok {
 		return st, nil
 	}
-	st := &pldStep{}
-	for i, remove := range []bool{true, false} {
-		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, h)
-		if err != nil {
-			return nil, err
-		}
-		st.p[i] = p
+	p, err := pldStepCache.get(k)
+	if err != nil {
+		return nil, err
 	}
+	st := &pldStep{p: p}
 	if a.single == nil {
 		a.single = map[pldKey]*pldStep{}
 	}
