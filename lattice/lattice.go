@@ -203,19 +203,16 @@ func (n *Noise) FloorSteps(c float64) int64 {
 func AddScaledClamped(x []float32, t float64, qmax int64, words []uint64, off int, acc []int64) {
 	acc = acc[:len(x)]
 	qf := float64(qmax)
+	if words == nil {
+		for j, v := range x {
+			acc[j] += int64(min(max(float64(v)*t, -qf), qf)) // truncates toward zero
+		}
+		return
+	}
 	for j, v := range x {
-		if words != nil && words[(off+j)>>6]&(1<<(uint(off+j)&63)) == 0 {
-			continue
-		}
-		f := float64(v) * t
-		switch {
-		case f >= qf:
-			acc[j] += qmax
-		case f <= -qf:
-			acc[j] -= qmax
-		default:
-			acc[j] += int64(f) // truncates toward zero
-		}
+		q := int64(min(max(float64(v)*t, -qf), qf))
+		k := off + j
+		acc[j] += q & -int64(words[k>>6]>>(uint(k)&63)&1) // 0 where the mask is clear
 	}
 }
 
