@@ -480,7 +480,7 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 	// fine grid's smallest (3% at ε = 0.5, δ = 1e-8, q = 0.001, T = 5e4):
 	// walk down on the fine grid in growing steps to a σ it does not
 	// certify, then bisect.
-	lo := hi
+	lo, eLo := hi, math.Inf(1)
 	for step := 0.005; ; step = min(2*step, 0.5) {
 		lo = hi * (1 - step)
 		if lo < 1e-3 {
@@ -488,19 +488,14 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 		}
 		e, err := fine(lo)
 		if err != nil || e > target {
+			if err == nil {
+				eLo = e
+			}
 			break
 		}
 		hi, eHi = lo, e
 	}
-	for unresolved(target, eHi, tol, lo, hi) {
-		mid := lo + (hi-lo)/2
-		if e, err := fine(mid); err == nil && e <= target {
-			hi, eHi = mid, e
-		} else {
-			lo = mid
-		}
-	}
-	return hi, nil
+	return narrowSigma(fine, target, tol, lo, eLo, hi, eHi), nil
 }
 
 // calibratePLD calibrates σ for a PLD account pld(σ), bracketed by an RDP
@@ -522,11 +517,14 @@ func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol flo
 	if eHi > target { // cannot happen for a correct pair; keep the RDP σ
 		return hi, nil
 	}
-	lo := hi
+	lo, eLo := hi, math.Inf(1)
 	for {
 		lo *= 0.8
 		e, err := pld(lo)
 		if err != nil || e > target {
+			if err == nil {
+				eLo = e
+			}
 			break
 		}
 		hi, eHi = lo, e
@@ -534,14 +532,72 @@ func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol flo
 			return hi, nil
 		}
 	}
-	for unresolved(target, eHi, tol, lo, hi) {
-		mid := lo + (hi-lo)/2
-		e, err := pld(mid)
-		if err == nil && e <= target {
-			hi, eHi = mid, e
-		} else {
-			lo = mid
+	return narrowSigma(pld, target, tol, lo, eLo, hi, eHi), nil
+}
+
+// narrowSigma narrows a bracket of σ, ε(lo) = eLo > target ≥ ε(hi) = eHi
+// (eLo +Inf where lo was not certified), until unresolved says it is done,
+// and returns its certified end hi. A PLD query costs a composition, so
+// instead of halving the bracket it aims: ε is close to a power of σ over a
+// narrow bracket, and the probe is where the line through the ends in
+// (log σ, log ε) meets ε a quarter tolerance below target (regula falsi,
+// with the Illinois halving of an end kept twice in a row). Once ε(hi) is
+// within the tolerance, the line's crossing of target itself is bracketed
+// at the resolution: a probe just below it, then just above. A probe that
+// does not halve the bracket is followed by a halving, so the search never
+// takes more than about twice bisection's.
+func narrowSigma(eps func(float64) (float64, error), target, tol, lo, eLo, hi, eHi float64) float64 {
+	gLo, gHi := math.Log(eLo), math.Log(eHi) // log ε at the ends
+	wLo, wHi := 1.0, 1.0                     // Illinois weights
+	halve, kept := false, 0                  // kept: +1 lo kept last, −1 hi kept last
+	// cross is where the weighted line through the ends meets log ε = a.
+	cross := func(a float64) (float64, bool) {
+		fLo, fHi := wLo*(gLo-a), wHi*(gHi-a)
+		if math.IsInf(fLo, 0) || !(fLo > fHi) || !(lo > 0) {
+			return 0, false
 		}
+		return lo * math.Exp(fLo/(fLo-fHi)*(math.Log(hi)-math.Log(lo))), true
 	}
-	return hi, nil
+	for unresolved(target, eHi, tol, lo, hi) {
+		width := hi - lo
+		x := lo + width/2
+		if !halve {
+			if target-eHi > tol {
+				if c, ok := cross(math.Log(max(target-tol/4, target*(1-1e-12)))); ok {
+					x = c
+				}
+			} else if c, ok := cross(math.Log(target)); ok {
+				if c-lo > SigmaResolution*c/2 {
+					x = c * (1 - 0.4*SigmaResolution)
+				} else {
+					x = c * (1 + 0.4*SigmaResolution)
+				}
+			} else {
+				x = hi * (1 - 0.9*SigmaResolution)
+			}
+			if !(x > lo && x < hi) {
+				x = lo + width/2
+			}
+		}
+		e, err := eps(x)
+		if err == nil && e <= target {
+			hi, eHi, gHi, wHi = x, e, math.Log(e), 1
+			if kept == 1 {
+				wLo /= 2 // lo kept twice: Illinois
+			}
+			kept = 1
+		} else {
+			lo, eLo, gLo, wLo = x, math.Inf(1), math.Inf(1), 1
+			if err == nil {
+				eLo, gLo = e, math.Log(e)
+			}
+			if kept == -1 {
+				wHi /= 2
+			}
+			kept = -1
+		}
+		// After an aimed probe that did not halve the bracket, halve it.
+		halve = !halve && hi-lo > width/2
+	}
+	return hi
 }

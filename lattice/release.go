@@ -189,6 +189,19 @@ func absInt(v int64) int64 {
 	return v
 }
 
+// Exact returns γ·S, the lattice sum before noise. It is not a release:
+// a caller uses it only for a statistic that is a function of the exact
+// sum and is released through its own exact noise, with the float error of
+// that function bounded (objective perturbation's λ_min of its Hessian,
+// docs/per-instance.md#exact-releases). Call it before Release.
+func (s *Sum) Exact() []float64 {
+	out := make([]float64, len(s.acc))
+	for i, v := range s.acc {
+		out[i] = s.nz.gamma * float64(v)
+	}
+	return out
+}
+
 // Release adds round(Z) to the lattice sum (AddNoise) and returns the
 // released vector γ·(S + round(Z)) in the records' units. The sum is left
 // noised: Release is called once.

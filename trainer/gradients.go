@@ -133,7 +133,7 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 	// only in a chunk that drops an example.
 	g.kept = g.kept[:0]
 	for i, j := range idx {
-		if !dropped(g.scales[i*k : (i+1)*k]) {
+		if !models.Dropped(g.scales[i*k : (i+1)*k]) {
 			g.kept = append(g.kept, j)
 		}
 	}
@@ -147,7 +147,7 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 		}
 		g.scale(b, k, false)
 		for i := 0; i < b; i++ {
-			if dropped(g.scales[i*k : (i+1)*k]) {
+			if models.Dropped(g.scales[i*k : (i+1)*k]) {
 				// Finite in the first pass, not in the second: refuse
 				// rather than add a non-finite product.
 				return fmt.Errorf("per-sample norms differ between two passes over the same examples")
@@ -168,17 +168,6 @@ func (g *normOnlyGradients) scale(b, k int, observe bool) clip.Stats {
 		return q.scalesObserving(g.norm, g.normsSq[:b*k], b, k, g.scales[:b*k], observe)
 	}
 	return g.norm.Scales(g.normsSq[:b*k], b, g.scales[:b*k])
-}
-
-// dropped reports whether an example with these per-group clip scales is
-// dropped: any scale of 0 (a non-finite norm) drops the whole example.
-func dropped(scales []float32) bool {
-	for _, v := range scales {
-		if v == 0 || v != v {
-			return true
-		}
-	}
-	return false
 }
 
 // factoredGradients is clipMaterialised for a factored model: the same
