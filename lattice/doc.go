@@ -9,8 +9,9 @@
 // round(Z), Z ~ N(0, (σC/γ)²) per coordinate in lattice units, sampled
 // exactly with random bits and integer arithmetic: bins of the half-normal
 // drawn from a table compared digit by digit, then an exact acceptance
-// (bins.go); Karney's algorithm (Karney 2016, "Sampling exactly from the
-// normal distribution") is kept as the reference. Because the sum S is a lattice
+// (bins.go). Counts and real sums keep the reference sampler, Karney's
+// algorithm (Karney 2016, "Sampling exactly from the normal
+// distribution"), which has the same output distribution. Because the sum S is a lattice
 // point, S + round(Z) = round(S + Z): the released point is a post-processing
 // of the Gaussian mechanism at sensitivity C, so every accountant of the
 // continuous mechanism (RDP, PLD, twice sampling) holds unchanged and δ is

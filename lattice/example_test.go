@@ -46,7 +46,7 @@ func ExampleCountNoise() {
 	}
 	fmt.Println(v)
 	// Output:
-	// 139
+	// 138
 }
 
 // A private sum of real vectors of L2 norm at most 2: each record is put on
@@ -69,5 +69,5 @@ func ExampleSum() {
 	}
 	fmt.Printf("γ = 2^%d, released %.4f\n", int(math.Log2(s.Gamma())), out)
 	// Output:
-	// γ = 2^-39, released [3.9306 4.0869]
+	// γ = 2^-39, released [3.0579 2.9554]
 }

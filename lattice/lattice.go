@@ -31,16 +31,18 @@ var ErrOverflow = errors.New("lattice: noised coordinate overflows int64")
 // γℤᵈ with γ = C·2⁻ᵏ and Gaussian noise of standard deviation σ_j·C on the
 // coordinates of block j, released as γ·(S + round(Z)).
 type Noise struct {
-	c       float64
-	k       int
-	gamma   float64
-	sizes   []int
-	scale   []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the sampler
-	lstd    []float64 // the same as float64
-	n       int
-	exact   *exactNormal
-	pool    []*exactNormal // the parallel AddNoise's per-worker scratch
-	scratch []int64        // Add's lattice point
+	c         float64
+	k         int
+	gamma     float64
+	sizes     []int
+	scale     []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the binned sampler
+	refScale  []scale   // σ_j·2ᵏ for the reference sampler
+	reference bool      // draw with the reference sampler, sequentially (Sum: its seeded releases predate the binned one)
+	lstd      []float64 // the same as float64
+	n         int
+	exact     *exactNormal
+	pool      []*exactNormal // the parallel AddNoise's per-worker scratch
+	scratch   []int64        // Add's lattice point
 }
 
 // New returns isotropic lattice noise over d coordinates for clip norm c,
@@ -77,6 +79,7 @@ func NewBlocks(c float64, k int, sizes []int, sigmas []float64) (*Noise, error) 
 			return nil, fmt.Errorf("lattice: block %d: noise std %v·2^%d lattice steps is outside [2^-10, 2^52]", j, sg, k)
 		}
 		nz.scale = append(nz.scale, binScaleOf(s))
+		nz.refScale = append(nz.refScale, newScale(s))
 		nz.lstd = append(nz.lstd, s)
 		nz.n += sizes[j]
 	}
@@ -302,7 +305,7 @@ func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 	if len(acc) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(acc)))
 	}
-	if n.n < 2*noiseChunk {
+	if n.n < 2*noiseChunk || n.reference {
 		return n.addNoiseRange(acc, 0, n.n, n.exact, r)
 	}
 	nonce := r.Uint64()
@@ -339,9 +342,14 @@ func (n *Noise) addNoiseRange(acc []int64, lo, hi int, e *exactNormal, r *rng.St
 	var err error
 	off := 0
 	for j, size := range n.sizes {
-		sc := n.scale[j]
+		sc, ref := n.scale[j], n.refScale[j]
 		for i := max(off, lo); i < min(off+size, hi); i++ {
-			m := e.sample(sc, r)
+			var m int64
+			if n.reference {
+				m = e.sampleKarney(ref, r)
+			} else {
+				m = e.sample(sc, r)
+			}
 			v := acc[i] + m
 			if (acc[i] >= 0) == (m >= 0) && (v >= 0) != (m >= 0) {
 				err, v = ErrOverflow, saturate(m)
