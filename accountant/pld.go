@@ -44,10 +44,12 @@ type PLDAccountant struct {
 }
 
 // pldMech is one step: a Gaussian of multiplier Sigma on a Poisson sample of
-// rate Q (Q = 1: no sampling).
+// rate Q (Q = 1: no sampling), or, when Mix is set, the mixture of
+// Gaussians it names (mog.go) at standard deviation Sigma.
 type pldMech struct {
 	Q     float64 `json:"q"`
 	Sigma float64 `json:"sigma"`
+	Mix   string  `json:"mix,omitempty"`
 }
 
 type pldSegment struct {
@@ -97,7 +99,7 @@ func NewPLD(opts ...PLDOption) (*PLDAccountant, error) {
 // Name is "pld".
 func (*PLDAccountant) Name() string { return "pld" }
 
-// Supports accepts Gaussian, PoissonSampled(Gaussian), NoOp and their
+// Supports accepts Gaussian, PoissonSampled(Gaussian), MixtureOfGaussians, NoOp and their
 // SelfComposed / Composed forms. Other mechanisms (twice sampling, the
 // hidden state, SRDP's preprocessing, sampling without replacement) have no
 // PLD here: the tracker keeps using their own accountants.
@@ -127,6 +129,11 @@ func (a *PLDAccountant) flatten(ev Event, count int, out []pldSegment) ([]pldSeg
 			return out, nil
 		}
 		return append(out, pldSegment{pldMech{Q: e.Q, Sigma: g.Sigma}, count}), nil
+	case MixtureOfGaussians:
+		if m, ok := mogMech(e); ok {
+			return append(out, pldSegment{m, count}), nil
+		}
+		return out, nil
 	case SelfComposed:
 		return a.flatten(e.Event, count*e.Count, out)
 	case Composed:
@@ -174,20 +181,18 @@ func (a *PLDAccountant) add(s pldSegment) {
 	a.segs = append(a.segs, s)
 }
 
-// step is a single step's PLD of m in both directions on grid h (cached).
+// step is a single step's PLD of m in both directions on grid h, from
+// the accountant's own map or the process-wide cache (stepCache).
 func (a *PLDAccountant) step(m pldMech, h float64) (*pldStep, error) {
 	k := pldKey{m, h}
 	if st, ok := a.single[k]; ok {
 		return st, nil
 	}
-	st := &pldStep{}
-	for i, remove := range []bool{true, false} {
-		p, err := connectTheDots(gaussianDirection{q: m.Q, sigma: m.Sigma, remove: remove}, h)
-		if err != nil {
-			return nil, err
-		}
-		st.p[i] = p
+	p, err := pldStepCache.get(k)
+	if err != nil {
+		return nil, err
 	}
+	st := &pldStep{p: p}
 	if a.single == nil {
 		a.single = map[pldKey]*pldStep{}
 	}
@@ -335,10 +340,13 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 	minStd := math.Inf(1)
 	for _, s := range a.segs {
 		for _, remove := range []bool{true, false} {
-			g := gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}
+			g, err := s.curve(remove)
+			if err != nil {
+				return 0, err
+			}
 			span := g.gridSpan(h)
 			if math.IsNaN(span) || math.IsInf(span, 0) {
-				return 0, invalidf("pld: the privacy loss of σ = %g, q = %g is beyond floating point", s.Sigma, s.Q)
+				return 0, invalidf("pld: the privacy loss of %s is beyond floating point", g.describe())
 			}
 			if span > maxPLDPoints {
 				return h, nil // already too wide: certified coarsens it
@@ -359,8 +367,8 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 		fits := true
 		for _, s := range a.segs {
 			for _, remove := range []bool{true, false} {
-				if (gaussianDirection{q: s.Q, sigma: s.Sigma, remove: remove}).gridSpan(h/2) > maxPLDPoints/4 {
-					fits = false
+				if g, _ := s.curve(remove); g.gridSpan(h/2) > maxPLDPoints/4 {
+					fits = false // (curve's error was seen above)
 				}
 			}
 		}
@@ -430,6 +438,9 @@ func (a *PLDAccountant) UnmarshalJSON(b []byte) error {
 		if err := (PoissonSampled{Q: s.Q, Event: Gaussian{Sigma: s.Sigma}}).Validate(); err != nil || s.Count < 1 || s.Q == 0 {
 			return fmt.Errorf("pld state: bad segment %+v", s)
 		}
+		if _, err := s.curve(true); err != nil {
+			return fmt.Errorf("pld state: bad segment %+v: %w", s, err)
+		}
 	}
 	if st.Grid != 0 && !(st.Grid >= st.Interval && !math.IsInf(st.Grid, 0)) {
 		return errors.New("pld state: grid must be at least the interval")
@@ -482,7 +493,7 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 	// fine grid's smallest (3% at ε = 0.5, δ = 1e-8, q = 0.001, T = 5e4):
 	// walk down on the fine grid in growing steps to a σ it does not
 	// certify, then bisect.
-	lo := hi
+	lo, eLo := hi, math.Inf(1)
 	for step := 0.005; ; step = min(2*step, 0.5) {
 		lo = hi * (1 - step)
 		if lo < 1e-3 {
@@ -490,19 +501,14 @@ func calibratePLDGrids(fine, coarse, rdp func(sigma float64) (float64, error), t
 		}
 		e, err := fine(lo)
 		if err != nil || e > target {
+			if err == nil {
+				eLo = e
+			}
 			break
 		}
 		hi, eHi = lo, e
 	}
-	for unresolved(target, eHi, tol, lo, hi) {
-		mid := lo + (hi-lo)/2
-		if e, err := fine(mid); err == nil && e <= target {
-			hi, eHi = mid, e
-		} else {
-			lo = mid
-		}
-	}
-	return hi, nil
+	return narrowSigma(fine, target, tol, lo, eLo, hi, eHi), nil
 }
 
 // calibratePLD calibrates σ for a PLD account pld(σ), bracketed by an RDP
@@ -524,11 +530,14 @@ func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol flo
 	if eHi > target { // cannot happen for a correct pair; keep the RDP σ
 		return hi, nil
 	}
-	lo := hi
+	lo, eLo := hi, math.Inf(1)
 	for {
 		lo *= 0.8
 		e, err := pld(lo)
 		if err != nil || e > target {
+			if err == nil {
+				eLo = e
+			}
 			break
 		}
 		hi, eHi = lo, e
@@ -536,14 +545,72 @@ func calibratePLD(pld, rdp func(sigma float64) (float64, error), target, tol flo
 			return hi, nil
 		}
 	}
-	for unresolved(target, eHi, tol, lo, hi) {
-		mid := lo + (hi-lo)/2
-		e, err := pld(mid)
-		if err == nil && e <= target {
-			hi, eHi = mid, e
-		} else {
-			lo = mid
+	return narrowSigma(pld, target, tol, lo, eLo, hi, eHi), nil
+}
+
+// narrowSigma narrows a bracket of σ, ε(lo) = eLo > target ≥ ε(hi) = eHi
+// (eLo +Inf where lo was not certified), until unresolved says it is done,
+// and returns its certified end hi. A PLD query costs a composition, so
+// instead of halving the bracket it aims: ε is close to a power of σ over a
+// narrow bracket, and the probe is where the line through the ends in
+// (log σ, log ε) meets ε a quarter tolerance below target (regula falsi,
+// with the Illinois halving of an end kept twice in a row). Once ε(hi) is
+// within the tolerance, the line's crossing of target itself is bracketed
+// at the resolution: a probe just below it, then just above. A probe that
+// does not halve the bracket is followed by a halving, so the search never
+// takes more than about twice bisection's.
+func narrowSigma(eps func(float64) (float64, error), target, tol, lo, eLo, hi, eHi float64) float64 {
+	gLo, gHi := math.Log(eLo), math.Log(eHi) // log ε at the ends
+	wLo, wHi := 1.0, 1.0                     // Illinois weights
+	halve, kept := false, 0                  // kept: +1 lo kept last, −1 hi kept last
+	// cross is where the weighted line through the ends meets log ε = a.
+	cross := func(a float64) (float64, bool) {
+		fLo, fHi := wLo*(gLo-a), wHi*(gHi-a)
+		if math.IsInf(fLo, 0) || !(fLo > fHi) || !(lo > 0) {
+			return 0, false
 		}
+		return lo * math.Exp(fLo/(fLo-fHi)*(math.Log(hi)-math.Log(lo))), true
 	}
-	return hi, nil
+	for unresolved(target, eHi, tol, lo, hi) {
+		width := hi - lo
+		x := lo + width/2
+		if !halve {
+			if target-eHi > tol {
+				if c, ok := cross(math.Log(max(target-tol/4, target*(1-1e-12)))); ok {
+					x = c
+				}
+			} else if c, ok := cross(math.Log(target)); ok {
+				if c-lo > SigmaResolution*c/2 {
+					x = c * (1 - 0.4*SigmaResolution)
+				} else {
+					x = c * (1 + 0.4*SigmaResolution)
+				}
+			} else {
+				x = hi * (1 - 0.9*SigmaResolution)
+			}
+			if !(x > lo && x < hi) {
+				x = lo + width/2
+			}
+		}
+		e, err := eps(x)
+		if err == nil && e <= target {
+			hi, eHi, gHi, wHi = x, e, math.Log(e), 1
+			if kept == 1 {
+				wLo /= 2 // lo kept twice: Illinois
+			}
+			kept = 1
+		} else {
+			lo, eLo, gLo, wLo = x, math.Inf(1), math.Inf(1), 1
+			if err == nil {
+				eLo, gLo = e, math.Log(e)
+			}
+			if kept == -1 {
+				wHi /= 2
+			}
+			kept = -1
+		}
+		// After an aimed probe that did not halve the bracket, halve it.
+		halve = !halve && hi-lo > width/2
+	}
+	return hi
 }

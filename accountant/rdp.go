@@ -294,6 +294,8 @@ func (a *RDP) addEventRDP(dst []float64, ev Event, mult float64) (Relation, erro
 			}
 		}
 		return rel, nil
+	case MixtureOfGaussians:
+		return 0, fmt.Errorf("%w (%s)", Unsupported(a.name, ev), mogRDPReason)
 	}
 	return 0, Unsupported(a.name, ev)
 }

@@ -321,8 +321,8 @@ func TestDescribeSeeding(t *testing.T) {
 
 // The noise axis: each clip × sampler cell once per noise kind; noise
 // bandmf (2 bands) samples cyclically, so its ε is the amplified banded
-// account of ⌈3/2⌉ steps at twice the rate, and the lattice refuses
-// per-layer clipping.
+// account of ⌈3/2⌉ steps at twice the rate, and the lattice runs both
+// clips with the continuous noise's ε.
 func TestRunNoiseAxis(t *testing.T) {
 	g := tinyGrid()
 	g.Clips, g.Samplers, g.Noises = []string{"flat", "per-layer"}, []string{"poisson"}, []string{"continuous", "lattice", "bandmf"}
@@ -338,13 +338,15 @@ func TestRunNoiseAxis(t *testing.T) {
 	for _, r := range rows {
 		byKey[r.Clip+"/"+r.Noise] = r
 	}
-	for _, k := range []string{"flat/continuous", "flat/lattice", "flat/bandmf", "per-layer/continuous", "per-layer/bandmf"} {
+	for _, k := range []string{"flat/continuous", "flat/lattice", "flat/bandmf", "per-layer/continuous", "per-layer/lattice", "per-layer/bandmf"} {
 		if byKey[k].Err != "" || byKey[k].Steps != 3 {
 			t.Errorf("%s: %+v", k, byKey[k])
 		}
 	}
-	if !strings.Contains(byKey["per-layer/lattice"].Err, "clip flat") {
-		t.Errorf("per-layer × lattice: %q, want the lattice's refusal", byKey["per-layer/lattice"].Err)
+	for _, clip := range []string{"flat", "per-layer"} {
+		if a, b := byKey[clip+"/lattice"].Epsilon, byKey[clip+"/continuous"].Epsilon; a != b {
+			t.Errorf("%s: lattice ε %v, continuous %v", clip, a, b)
+		}
 	}
 	want, err := accountant.PoissonEpsilon(2*64.0/5000, g.Base.Sigma, 2, g.Base.Delta)
 	if r := byKey["flat/bandmf"]; r.Accountant == "pld" {

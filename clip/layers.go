@@ -171,3 +171,30 @@ type laneSumKernel struct {
 	ok   bool
 	fn   func(v []float32, acc *[4]float64) uint32
 }
+
+// LayerSumSquares writes to out[i] the float64 sum of squares of example
+// i's gradient over every layer, for i < b: SumSquares of the materialised
+// row, bit for bit (the lattice noise clips from it; docs/secure-noise.md),
+// and, when tops is not nil, its largest magnitude to tops[i]. A
+// non-finite coordinate makes the sum non-finite.
+func LayerSumSquares(ls []nn.LayerGrads[float32], b int, out []float64, tops []float32) {
+	d := 0
+	for _, l := range ls {
+		d += l.Len
+	}
+	out = out[:b]
+	nn.Parallel(b, b*d, func(_, lo, hi int) {
+		for i := lo; i < hi; i++ {
+			var acc laneSum
+			acc.n4 = d &^ 3
+			var top float32
+			for _, l := range ls {
+				top = max(top, acc.add(l.Sample(i)))
+			}
+			out[i] = acc.total()
+			if tops != nil {
+				tops[i] = top
+			}
+		}
+	})
+}

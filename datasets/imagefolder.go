@@ -129,12 +129,18 @@ func readImageFolder(dir string, opts ImageFolderOptions) (*imageSet, error) {
 		if err != nil {
 			return nil, fmt.Errorf("image folder: class %q: %w", c, err)
 		}
+		before := len(files)
 		for _, e := range ents { // ReadDir returns entries sorted by name
 			p := filepath.Join(dir, c, e.Name())
 			if isImageFile(e.Name()) && isRegularFile(e, p) {
 				files = append(files, p)
 				labels = append(labels, k)
 			}
+		}
+		if len(files) == before {
+			// A class no image teaches would still widen the model and
+			// be named in its outputs: almost always a mistake.
+			return nil, fmt.Errorf("image folder %s: class folder %s holds no .jpg/.jpeg/.png files: add its images or remove the folder", dir, filepath.Join(dir, c))
 		}
 	}
 	if len(files) == 0 {

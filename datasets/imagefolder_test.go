@@ -352,3 +352,30 @@ func TestImportCIFAR10UnknownClass(t *testing.T) {
 		}
 	}
 }
+
+// An empty class folder (or one holding no image files) is refused with a
+// message naming it; before, the class was silently added with no images.
+func TestImageFolderEmptyClassNamed(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		extra func(root string)
+		opts  ImageFolderOptions
+		want  string
+	}{
+		{"empty folder", func(root string) { os.MkdirAll(filepath.Join(root, "train", "bee"), 0o755) }, ImageFolderOptions{}, filepath.Join("train", "bee") + " holds no .jpg/.jpeg/.png files"},
+		{"no images in it", func(root string) { writeFile(t, filepath.Join(root, "train", "bee", "notes.txt"), []byte("x")) }, ImageFolderOptions{}, filepath.Join("train", "bee") + " holds no"},
+		{"listed class, empty folder", func(root string) { os.MkdirAll(filepath.Join(root, "train", "bee"), 0o755) }, ImageFolderOptions{Classes: []string{"ant", "bee", "cat"}}, filepath.Join("train", "bee") + " holds no"},
+		{"listed class, no folder", func(string) {}, ImageFolderOptions{Classes: []string{"ant", "bee", "cat"}}, ""},
+	} {
+		root := t.TempDir()
+		tinyTree(t, root, 4)
+		tc.extra(root)
+		_, err := LoadImageFolder(root, "train", tc.opts)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrBadData)):
+			t.Errorf("%s: %v, want a bad-data refusal naming %q", tc.name, err, tc.want)
+		}
+	}
+}

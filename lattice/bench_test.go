@@ -193,3 +193,36 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSampler compares one draw of the noise at the lattice's usual
+// scale (σ = 1, k = 40): the binned exact sampler, Karney's exact sampler
+// it replaced, and rng's ziggurat NormFloat64 (the continuous noise's).
+func BenchmarkSampler(b *testing.B) {
+	const s = 0x1p40
+	b.Run("binned", func(b *testing.B) {
+		e, r, sc := newExactNormal(), rng.New(1), binScaleOf(s)
+		var acc int64
+		for range b.N {
+			acc += e.sample(sc, r)
+		}
+		sinkInt = acc
+	})
+	b.Run("karney", func(b *testing.B) {
+		e, r, sc := newExactNormal(), rng.New(1), newScale(s)
+		var acc int64
+		for range b.N {
+			acc += e.sampleKarney(sc, r)
+		}
+		sinkInt = acc
+	})
+	b.Run("normfloat64", func(b *testing.B) {
+		r := rng.New(1)
+		var acc float64
+		for range b.N {
+			acc += r.NormFloat64()
+		}
+		sinkInt = int64(acc)
+	})
+}
+
+var sinkInt int64

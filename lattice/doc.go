@@ -7,15 +7,20 @@
 // norm, and the batch sum is an exact int64 vector (the same on every
 // machine, in any order, and through an MPI reduction). Release adds
 // round(Z), Z ~ N(0, (σC/γ)²) per coordinate in lattice units, sampled
-// exactly with random bits and integer arithmetic (Karney 2016, "Sampling
-// exactly from the normal distribution"). Because the sum S is a lattice
+// exactly with random bits and integer arithmetic: bins of the half-normal
+// drawn from a table compared digit by digit, then an exact acceptance
+// (bins.go). Counts and real sums keep the reference sampler, Karney's
+// algorithm (Karney 2016, "Sampling exactly from the normal
+// distribution"), which has the same output distribution. Because the sum S is a lattice
 // point, S + round(Z) = round(S + Z): the released point is a post-processing
 // of the Gaussian mechanism at sensitivity C, so every accountant of the
 // continuous mechanism (RDP, PLD, twice sampling) holds unchanged and δ is
 // not increased. The float32 parameters are a post-processing of that point.
 //
-// The package does not clip in a rotated basis, choose σ, or compute
-// per-sample gradients; RotatedBound gives the clip norm a rotated-basis
+// ClipFactor, ClipFactorTo, AddScaled, AddScaledClamped and FloorSteps are
+// Quantize's steps for callers that hold an example in pieces (per layer)
+// or clip it per layer or per coordinate. The package does not clip in a
+// rotated basis, choose σ, or compute per-sample gradients; RotatedBound gives the clip norm a rotated-basis
 // clipper must use so that the lattice rounding keeps its bound.
 // docs/secure-noise.md gives the derivations (η, k, the sampler's
 // exactness, the accounting argument) and the measured cost.

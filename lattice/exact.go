@@ -221,7 +221,10 @@ func newScale(s float64) scale {
 	return scale{a: uint64(math.Ldexp(f, 53)), e: exp - 53}
 }
 
-// sample returns round(s·N) for N ~ N(0, 1), exactly.
+// sampleKarney returns round(s·N) for N ~ N(0, 1), exactly. It was the
+// noise sampler before the binned one (sample, bins.go), which has the same
+// output distribution at a fraction of the random words; it stays as the
+// reference the tests and benchmarks compare against.
 //
 // Karney (2016), algorithm N, with its steps 1–2 replaced by sampleK:
 // (1) k ≥ 0 with probability ∝ exp(−k²/2); (2) x uniform in (0, 1);
@@ -229,7 +232,7 @@ func newScale(s float64) scale {
 // else restart from (1); (4) a random sign. Step 3 multiplies the weight of
 // k by exp(−x(2k+x)/2), so k+x has density ∝ exp(−(k+x)²/2) on [0, ∞): the
 // half-normal.
-func (e *exactNormal) sample(sc scale, r *rng.Stream) int64 {
+func (e *exactNormal) sampleKarney(sc scale, r *rng.Stream) int64 {
 	for {
 		k := e.sampleK(r)
 		ok := true
@@ -255,11 +258,13 @@ func (e *exactNormal) sample(sc scale, r *rng.Stream) int64 {
 // L >> (64n−e) equals (L + a − 1) >> (64n−e). (The symmetric sign makes the
 // tie rule irrelevant: ties have probability zero.)
 func (e *exactNormal) round(sc scale, k int, r *rng.Stream) int64 {
-	sh := 64 - sc.e // in [64, 126] for s in [2⁻¹⁰, 2⁵²] (New checks)
-	if k < 1<<8 && sh > 0 && sh < 127 {
+	sh := 64 - sc.e // in [70, 132] for s·2⁻⁶ with s in [2⁻¹⁰, 2⁵²] (New checks)
+	if k < 1<<10 && sh > 0 && sh < 127 {
 		x := e.x.first(r)
 		hi, lo := bits.Mul64(sc.a, x)
-		hi += sc.a * uint64(k) // a·k·2⁶⁴: a < 2⁵³, k < 2⁸, no overflow
+		// a·k·2⁶⁴: a < 2⁵³ and k < 2¹⁰, so hi < a(k+1) ≤ 2⁶³, and the
+		// half (below 2⁶¹ in hi) and a − 1 leave no overflow.
+		hi += sc.a * uint64(k)
 		ph, pl := pow2(sh - 1)
 		hi, lo = add128(hi, lo, ph, pl)
 		h2, l2 := add128(hi, lo, 0, sc.a-1)

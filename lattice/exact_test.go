@@ -203,25 +203,31 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 		}
 		r := rng.New(uint64(100 + i))
 		e := newExactNormal()
-		sc := newScale(s)
-		pBins, pMod := draw(func() int64 { return e.sample(sc, r) })
-		if pBins < 1e-6 {
-			t.Errorf("s=%v: χ² over %d bins rejects the exact sampler, p = %.2g", s, len(probs), pBins)
-		}
-		if s >= 1e3 && pMod < 1e-6 {
-			t.Errorf("s=%v: residues mod 4 reject the exact sampler, p = %.2g", s, pMod)
-		}
-		wrong := newScale(s * 1.015)
-		if p, _ := draw(func() int64 { return e.sample(wrong, r) }); p >= 1e-6 {
-			t.Errorf("s=%v: σ·1.015 not rejected (p = %.2g): the test has no power", s, p)
-		}
-		if s >= 1e3 {
-			half := newScale(s / 2)
-			if _, p := draw(func() int64 { return 2 * e.sample(half, r) }); p >= 1e-6 {
-				t.Errorf("s=%v: even-only sampler not rejected mod 4 (p = %.2g)", s, p)
+		// The binned sampler (the noise's) and Karney's (the reference).
+		for _, sm := range []struct {
+			name string
+			draw func(s float64) int64
+		}{
+			{"binned", func(s float64) int64 { return e.sample(binScaleOf(s), r) }},
+			{"Karney", func(s float64) int64 { return e.sampleKarney(newScale(s), r) }},
+		} {
+			pBins, pMod := draw(func() int64 { return sm.draw(s) })
+			if pBins < 1e-6 {
+				t.Errorf("s=%v %s: χ² over %d bins rejects the exact sampler, p = %.2g", s, sm.name, len(probs), pBins)
 			}
+			if s >= 1e3 && pMod < 1e-6 {
+				t.Errorf("s=%v %s: residues mod 4 reject the exact sampler, p = %.2g", s, sm.name, pMod)
+			}
+			if p, _ := draw(func() int64 { return sm.draw(s * 1.015) }); p >= 1e-6 {
+				t.Errorf("s=%v %s: σ·1.015 not rejected (p = %.2g): the test has no power", s, sm.name, p)
+			}
+			if s >= 1e3 {
+				if _, p := draw(func() int64 { return 2 * sm.draw(s/2) }); p >= 1e-6 {
+					t.Errorf("s=%v %s: even-only sampler not rejected mod 4 (p = %.2g)", s, sm.name, p)
+				}
+			}
+			t.Logf("s=%v %s: %d bins p = %.3f, mod 4 p = %.3f; power against σ·1.015 %.4f (λ = %.0f)", s, sm.name, len(probs), pBins, pMod, power, lambda)
 		}
-		t.Logf("s=%v: %d bins p = %.3f, mod 4 p = %.3f; power against σ·1.015 %.4f (λ = %.0f)", s, len(probs), pBins, pMod, power, lambda)
 	}
 }
 

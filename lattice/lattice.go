@@ -6,6 +6,8 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
+	"runtime"
+	"sync"
 
 	"github.com/dptrain/dptrain/internal/vec"
 	"github.com/dptrain/dptrain/rng"
@@ -29,14 +31,18 @@ var ErrOverflow = errors.New("lattice: noised coordinate overflows int64")
 // γℤᵈ with γ = C·2⁻ᵏ and Gaussian noise of standard deviation σ_j·C on the
 // coordinates of block j, released as γ·(S + round(Z)).
 type Noise struct {
-	c     float64
-	k     int
-	gamma float64
-	sizes []int
-	scale []scale   // σ_j·2ᵏ, the noise std in lattice units, split for the sampler
-	lstd  []float64 // the same as float64
-	n     int
-	exact *exactNormal
+	c         float64
+	k         int
+	gamma     float64
+	sizes     []int
+	scale     []scale   // σ_j·2ᵏ·h, the noise std in lattice units times the bin width, split for the binned sampler
+	refScale  []scale   // σ_j·2ᵏ for the reference sampler
+	reference bool      // draw with the reference sampler, sequentially (Sum: its seeded releases predate the binned one)
+	lstd      []float64 // the same as float64
+	n         int
+	exact     *exactNormal
+	pool      []*exactNormal // the parallel AddNoise's per-worker scratch
+	scratch   []int64        // Add's lattice point
 }
 
 // New returns isotropic lattice noise over d coordinates for clip norm c,
@@ -72,7 +78,8 @@ func NewBlocks(c float64, k int, sizes []int, sigmas []float64) (*Noise, error) 
 		if !(s >= 0x1p-10 && s <= 0x1p52) {
 			return nil, fmt.Errorf("lattice: block %d: noise std %v·2^%d lattice steps is outside [2^-10, 2^52]", j, sg, k)
 		}
-		nz.scale = append(nz.scale, newScale(s))
+		nz.scale = append(nz.scale, binScaleOf(s))
+		nz.refScale = append(nz.refScale, newScale(s))
 		nz.lstd = append(nz.lstd, s)
 		nz.n += sizes[j]
 	}
@@ -87,6 +94,10 @@ func (n *Noise) Gamma() float64 { return n.gamma }
 
 // LatticeStd returns the per-block noise std in lattice steps, σ_j·2ᵏ.
 func (n *Noise) LatticeStd() []float64 { return append([]float64(nil), n.lstd...) }
+
+// ClipSteps is the clip norm in lattice steps, 2ᵏ: the lattice image of a
+// vector C·e_j (an audit's gradient canary) is exactly ClipSteps·e_j.
+func (n *Noise) ClipSteps() int64 { return 1 << n.k }
 
 // MaxExamples is the largest number of quantised examples whose sum is
 // guaranteed to stay below 2⁶² in absolute value per coordinate: each is at
@@ -117,20 +128,104 @@ func (n *Noise) Quantize(example []float32, acc []int64) Outcome {
 	if len(example) != len(acc) {
 		panic(fmt.Sprintf("lattice: example has %d coordinates, accumulator %d", len(example), len(acc)))
 	}
-	norm := math.Sqrt(vec.SumSquares(example))
-	if math.IsNaN(norm) || math.IsInf(norm, 0) {
-		return NonFinite
-	}
-	inv := math.Ldexp(1, n.k) / n.c                       // 1/γ, rounded
-	lim := math.Ldexp(1-Margin(len(example)), n.k) / norm // 2ᵏ(1−η)/‖x‖, rounded
-	t, out := inv, Kept
-	if lim < inv {
-		t, out = lim, Clipped
-	}
-	for j, v := range example {
-		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
+	t, out := n.ClipFactor(vec.SumSquares(example), len(example))
+	if out != NonFinite {
+		AddScaled(example, t, acc)
 	}
 	return out
+}
+
+// ClipFactor returns the factor t that Quantize applies to an example of d
+// coordinates whose sum of squares, computed in float64, is sumSq: t =
+// min(fl(2ᵏ/C), fl(2ᵏ(1−η(d))/√sumSq)), with the outcome (NonFinite, and
+// t = 0, for a non-finite sumSq). sumSq must be a float64 sum of the exact
+// squares of the example's float32 coordinates, added in any order and
+// grouping (per layer, per lane, over threads): the margin's argument
+// bounds the error of every such sum (docs/secure-noise.md). Then
+// AddScaled(x, t, acc), over the whole example in one call or over its
+// pieces in several, adds a lattice point of L2 norm at most 2ᵏ.
+func (n *Noise) ClipFactor(sumSq float64, d int) (float64, Outcome) {
+	norm := math.Sqrt(sumSq)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, NonFinite
+	}
+	inv := math.Ldexp(1, n.k) / n.c            // 1/γ, rounded
+	lim := math.Ldexp(1-Margin(d), n.k) / norm // 2ᵏ(1−η)/‖x‖, rounded
+	if lim < inv {
+		return lim, Clipped
+	}
+	return inv, Kept
+}
+
+// ClipFactorTo is ClipFactor for a block of d coordinates clipped to its
+// own bound c ≤ C (per-layer clipping): t = min(fl(2ᵏ/C),
+// fl(fl(2ᵏ·fl(c/C))·fl(1−η(d))/√sumSq)), so that the block's lattice point
+// has L2 norm at most 2ᵏ·c/C in exact arithmetic (two more roundings than
+// ClipFactor, inside η's slack: docs/secure-noise.md). Blocks whose bounds
+// satisfy Σc_b² ≤ C² exactly then give a point of norm at most 2ᵏ.
+func (n *Noise) ClipFactorTo(sumSq float64, d int, c float64) (float64, Outcome) {
+	norm := math.Sqrt(sumSq)
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		return 0, NonFinite
+	}
+	inv := math.Ldexp(1, n.k) / n.c
+	lim := math.Ldexp(c/n.c, n.k) * (1 - Margin(d)) / norm
+	if lim < inv {
+		return lim, Clipped
+	}
+	return inv, Kept
+}
+
+// FloorSteps returns the largest integer Q with Q·γ ≤ c exactly (the
+// L∞ bound c in lattice steps), or 2ᵏ when c ≥ C: a coordinate clipped in
+// L2 to at most C spans at most 2ᵏ steps anyway.
+func (n *Noise) FloorSteps(c float64) int64 {
+	if !(c >= 0) {
+		return 0
+	}
+	if c >= n.c {
+		return 1 << n.k
+	}
+	q := math.Floor(c / n.gamma) // below 2ᵏ ≤ 2⁵²: q and q+1 are exact
+	// FMA rounds qγ − c once, so its sign is exact.
+	for q > 0 && math.FMA(q, n.gamma, -c) > 0 {
+		q--
+	}
+	for math.FMA(q+1, n.gamma, -c) <= 0 {
+		q++
+	}
+	return int64(q)
+}
+
+// AddScaledClamped adds to acc[j] the truncation trunc(fl(x_j·t)) clamped
+// to [−qmax, qmax] (0 < qmax ≤ 2⁵²), for the coordinates j whose bit
+// off+j is set in words (every coordinate when words is nil: twice
+// sampling's coordinate mask, whose layout this is). Clamping and masking
+// only move coordinates toward zero, so every L2 bound of the truncation
+// holds, and |q_j| ≤ qmax.
+func AddScaledClamped(x []float32, t float64, qmax int64, words []uint64, off int, acc []int64) {
+	acc = acc[:len(x)]
+	qf := float64(qmax)
+	if words == nil {
+		for j, v := range x {
+			acc[j] += int64(min(max(float64(v)*t, -qf), qf)) // truncates toward zero
+		}
+		return
+	}
+	for j, v := range x {
+		q := int64(min(max(float64(v)*t, -qf), qf))
+		k := off + j
+		acc[j] += q & -int64(words[k>>6]>>(uint(k)&63)&1) // 0 where the mask is clear
+	}
+}
+
+// AddScaled adds trunc(fl(x_j·t)) to acc[j] for every j: the truncation
+// step of Quantize for a factor from ClipFactor.
+func AddScaled(x []float32, t float64, acc []int64) {
+	acc = acc[:len(x)]
+	for j, v := range x {
+		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
+	}
 }
 
 // Truncate adds to acc the lattice point q of an already clipped vector x
@@ -200,16 +295,61 @@ func (n *Noise) RotatedBound(c float64, d int) (float64, error) {
 // exactly from r. acc then holds the released lattice point S + round(Z).
 // The draws do not depend on acc; distributed runs reduce acc exactly first
 // and call AddNoise with the same stream on every rank.
+//
+// Above 2·noiseChunk coordinates the noise is drawn in chunks of
+// noiseChunk coordinates, chunk c from its own stream r.Child(nonce, c)
+// with one nonce word drawn from r per call, on up to GOMAXPROCS workers:
+// the values depend on r's state alone, never on the number of workers or
+// their timing, and every chunk's stream is keyed by r's secret seed.
 func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 	if len(acc) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(acc)))
 	}
+	if n.n < 2*noiseChunk || n.reference {
+		return n.addNoiseRange(acc, 0, n.n, n.exact, r)
+	}
+	nonce := r.Uint64()
+	chunks := (n.n + noiseChunk - 1) / noiseChunk
+	workers := min(runtime.GOMAXPROCS(0), chunks)
+	for len(n.pool) < workers {
+		n.pool = append(n.pool, newExactNormal())
+	}
+	errs := make([]error, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := w; c < chunks; c += workers {
+				cr := r.Child(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c))
+				lo := c * noiseChunk
+				if err := n.addNoiseRange(acc, lo, min(n.n, lo+noiseChunk), n.pool[w], cr); err != nil {
+					errs[w] = err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// noiseChunk is the coordinates per noise stream of a parallel AddNoise.
+const noiseChunk = 1 << 14
+
+// addNoiseRange adds the noise of coordinates [lo, hi) to acc[lo:hi],
+// drawn from r with the sampler scratch e.
+func (n *Noise) addNoiseRange(acc []int64, lo, hi int, e *exactNormal, r *rng.Stream) error {
 	var err error
 	off := 0
 	for j, size := range n.sizes {
-		sc := n.scale[j]
-		for i := off; i < off+size; i++ {
-			m := n.exact.sample(sc, r)
+		sc, ref := n.scale[j], n.refScale[j]
+		for i := max(off, lo); i < min(off+size, hi); i++ {
+			var m int64
+			if n.reference {
+				m = e.sampleKarney(ref, r)
+			} else {
+				m = e.sample(sc, r)
+			}
 			v := acc[i] + m
 			if (acc[i] >= 0) == (m >= 0) && (v >= 0) != (m >= 0) {
 				err, v = ErrOverflow, saturate(m)
@@ -259,24 +399,25 @@ func (n *Noise) Add(sum []float32, r *rng.Stream) {
 	if len(sum) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(sum)))
 	}
-	inv := math.Ldexp(1, n.k) / n.c
-	off := 0
-	for j, size := range n.sizes {
-		sc := n.scale[j]
-		for i := off; i < off+size; i++ {
-			q := math.Round(float64(sum[i]) * inv)
-			switch {
-			case q != q:
-				q = 0
-			case q > 0x1p62:
-				q = 0x1p62
-			case q < -0x1p62:
-				q = -0x1p62
-			}
-			sum[i] = float32(n.gamma * float64(int64(q)+n.exact.sample(sc, r)))
-		}
-		off += size
+	if len(n.scratch) != n.n {
+		n.scratch = make([]int64, n.n)
 	}
+	q := n.scratch
+	inv := math.Ldexp(1, n.k) / n.c
+	for i, v := range sum {
+		f := math.Round(float64(v) * inv)
+		switch {
+		case f != f:
+			f = 0
+		case f > 0x1p62:
+			f = 0x1p62
+		case f < -0x1p62:
+			f = -0x1p62
+		}
+		q[i] = int64(f)
+	}
+	_ = n.AddNoise(q, r) // |q_i| ≤ 2⁶²: only a noise draw beyond 2⁶² steps overflows, and saturates
+	n.ToFloat(q, sum)
 }
 
 // bigSumSquares is Σ q_j² exactly, for tests and callers that check a bound:

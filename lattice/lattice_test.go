@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/big"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -486,5 +487,160 @@ func TestTruncateExact(t *testing.T) {
 		if nz.Truncate(x, acc) || acc[0] != 5 {
 			t.Errorf("Truncate(%v) accepted or changed the sum: %v", x, acc)
 		}
+	}
+}
+
+// ClipFactorTo bounds a block by its own c: for every adversarial block
+// (norms at, and one float32 step around, c), every ratio c/C (one, and
+// ones whose quotient rounds) and three lattices, the block's exact
+// lattice point satisfies Σq²·C² ≤ 2²ᵏ·c² in exact rationals (C and c are
+// exact float64 values), and no coordinate grows.
+func TestClipFactorToBound(t *testing.T) {
+	for _, C := range []float64{1, 3.7} {
+		for _, ratio := range []float64{1, 1 / math.Sqrt(3), 0.3, 1e-3} {
+			c := C * ratio
+			for _, k := range []int{12, DefaultK, 52} {
+				nz, err := New(C, 1, 1, k)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := new(big.Rat).SetFloat64(c)
+				want.Mul(want, want)
+				want.Mul(want, new(big.Rat).SetInt(new(big.Int).Lsh(big.NewInt(1), uint(2*k))))
+				for _, tc := range adversarial(c) {
+					f, out := nz.ClipFactorTo(vec.SumSquares(tc.x), len(tc.x), c)
+					if (out == NonFinite) != (tc.want == NonFinite) {
+						t.Fatalf("C=%v c=%v %s: outcome %v", C, c, tc.name, out)
+					}
+					if out == NonFinite {
+						continue
+					}
+					acc := make([]int64, len(tc.x))
+					AddScaled(tc.x, f, acc)
+					got := new(big.Rat).SetInt(bigSumSquares(acc))
+					cc := new(big.Rat).SetFloat64(C)
+					got.Mul(got, cc.Mul(cc, cc))
+					if got.Cmp(want) > 0 {
+						t.Errorf("C=%v c=%v k=%d %s: Σq²·C² exceeds 2^2k·c²", C, c, k, tc.name)
+					}
+					for j, q := range acc {
+						if x := float64(tc.x[j]); q != 0 && (math.Signbit(x) != (q < 0) || math.Abs(float64(q))*nz.Gamma() > math.Abs(x)*(1+1e-15)) {
+							t.Fatalf("C=%v c=%v k=%d %s: coordinate %d: %v became %d steps", C, c, k, tc.name, j, x, q)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// FloorSteps is the largest Q with Q·γ ≤ c, checked in exact rationals
+// for bounds on, just below and just above lattice points, tiny and at C;
+// AddScaledClamped truncates, clamps to ±qmax and skips masked
+// coordinates, against a direct computation.
+func TestFloorStepsAndClamp(t *testing.T) {
+	nz, err := New(3.7, 1, 1, DefaultK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := nz.Gamma()
+	for _, c := range []float64{0, g / 2, g, 3 * g, math.Nextafter(3*g, 0), math.Nextafter(3*g, 4), 0.1, 1 / math.Sqrt(7), 3.7 / 100, math.Nextafter(3.7, 0), 3.7, 50} {
+		q := nz.FloorSteps(c)
+		if c >= 3.7 {
+			if q != 1<<DefaultK {
+				t.Errorf("FloorSteps(%v) = %d, want 2^k", c, q)
+			}
+			continue
+		}
+		cr, gr := new(big.Rat).SetFloat64(c), new(big.Rat).SetFloat64(g)
+		lo := new(big.Rat).Mul(new(big.Rat).SetInt64(q), gr)
+		hi := new(big.Rat).Mul(new(big.Rat).SetInt64(q+1), gr)
+		if lo.Cmp(cr) > 0 || hi.Cmp(cr) <= 0 {
+			t.Errorf("FloorSteps(%v) = %d: not the largest Q with Qγ ≤ c", c, q)
+		}
+	}
+	x := []float32{1, -1, 0.25, -0.25, 3, -3, 0.5, 7}
+	words := []uint64{0b01111111} // coordinate 7 masked out
+	for _, tc := range []struct {
+		qmax  int64
+		words []uint64
+		want  []int64
+	}{
+		{100, nil, []int64{40, -40, 10, -10, 100, -100, 20, 100}},
+		{15, nil, []int64{15, -15, 10, -10, 15, -15, 15, 15}},
+		{15, words, []int64{15, -15, 10, -10, 15, -15, 15, 0}},
+	} {
+		acc := make([]int64, len(x))
+		AddScaledClamped(x, 40, tc.qmax, tc.words, 0, acc)
+		if !slices.Equal(acc, tc.want) {
+			t.Errorf("qmax %d mask %v: %v, want %v", tc.qmax, tc.words, acc, tc.want)
+		}
+	}
+	// An offset into the mask: coordinates 64.. of a longer vector.
+	acc := make([]int64, 2)
+	AddScaledClamped([]float32{1, 1}, 2, 10, []uint64{0, 0b10}, 64, acc)
+	if !slices.Equal(acc, []int64{0, 2}) {
+		t.Errorf("mask offset 64: %v, want [0 2]", acc)
+	}
+}
+
+// A large AddNoise is drawn in chunks on parallel workers: the values are
+// the same for 1, 2 and 3 workers, the parent stream advances by exactly
+// one word (the nonce), each chunk's noise (and each block's, across a
+// chunk boundary) has the block's std within 4%, and neighbouring chunks
+// are uncorrelated (|r| < 5/√noiseChunk), not copies of each other.
+func TestAddNoiseChunks(t *testing.T) {
+	sizes := []int{2*noiseChunk + 1000, 3*noiseChunk - 1000 + 77}
+	sigmas := []float64{0.5, 3}
+	nz, err := NewBlocks(1, DefaultK, sizes, sigmas)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := nz.Len()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	var first []int64
+	for _, procs := range []int{1, 2, 3} {
+		runtime.GOMAXPROCS(procs)
+		acc, r := make([]int64, d), rng.New(11)
+		if err := nz.AddNoise(acc, r); err != nil {
+			t.Fatal(err)
+		}
+		ref := rng.New(11)
+		ref.Uint64()
+		if r.Uint64() != ref.Uint64() {
+			t.Fatalf("GOMAXPROCS=%d: the stream did not advance by exactly one word", procs)
+		}
+		if first == nil {
+			first = acc
+			continue
+		}
+		if !slices.Equal(acc, first) {
+			t.Fatalf("GOMAXPROCS=%d: noise differs from one worker's", procs)
+		}
+	}
+	unit := math.Ldexp(1, DefaultK)
+	for c := 0; c*noiseChunk < d; c++ {
+		lo, hi := c*noiseChunk, min(d, (c+1)*noiseChunk)
+		for b, off := range []int{0, sizes[0]} {
+			l, h := max(lo, off), min(hi, off+sizes[b])
+			if h-l < 1000 {
+				continue
+			}
+			var v float64
+			for _, m := range first[l:h] {
+				v += float64(m) * float64(m)
+			}
+			if sd := math.Sqrt(v/float64(h-l)) / unit; math.Abs(sd/sigmas[b]-1) > 0.04 {
+				t.Errorf("chunk %d block %d: std %.4f, want %v", c, b, sd, sigmas[b])
+			}
+		}
+	}
+	var xy, xx, yy float64 // chunks 0 and 1, both in block 0
+	for i := range noiseChunk {
+		x, y := float64(first[i]), float64(first[noiseChunk+i])
+		xy, xx, yy = xy+x*y, xx+x*x, yy+y*y
+	}
+	if r := xy / math.Sqrt(xx*yy); math.Abs(r) > 5/math.Sqrt(noiseChunk) {
+		t.Errorf("chunks 0 and 1 correlate: r = %.4f", r)
 	}
 }

@@ -42,7 +42,7 @@ func (c *CountNoise) Sigma() float64 { return c.sigma }
 // Release returns count + round(Z) with Z ~ N(0, σ²) drawn exactly from r.
 // The draw does not depend on count.
 func (c *CountNoise) Release(count int64, r *rng.Stream) (int64, error) {
-	m := c.exact.sample(c.sc, r)
+	m := c.exact.sampleKarney(c.sc, r) // the reference sampler: one value per release (docs/secure-noise.md)
 	out := count + m
 	if (count >= 0) == (m >= 0) && (out >= 0) != (m >= 0) {
 		return saturate(m), ErrOverflow
@@ -89,6 +89,7 @@ func NewSum(bound, sigma float64, d, k int) (*Sum, error) {
 	if err != nil {
 		return nil, err
 	}
+	nz.reference = true // few draws per run: the reference sampler (docs/secure-noise.md)
 	return &Sum{nz: nz, acc: make([]int64, d), limit: 1 << (61 - k), q: make([]int64, d), eta: 2 * Margin(d)}, nil
 }
 
@@ -187,6 +188,19 @@ func absInt(v int64) int64 {
 		return -v
 	}
 	return v
+}
+
+// Exact returns γ·S, the lattice sum before noise. It is not a release:
+// a caller uses it only for a statistic that is a function of the exact
+// sum and is released through its own exact noise, with the float error of
+// that function bounded (objective perturbation's λ_min of its Hessian,
+// docs/per-instance.md#exact-releases). Call it before Release.
+func (s *Sum) Exact() []float64 {
+	out := make([]float64, len(s.acc))
+	for i, v := range s.acc {
+		out[i] = s.nz.gamma * float64(v)
+	}
+	return out
 }
 
 // Release adds round(Z) to the lattice sum (AddNoise) and returns the

@@ -223,3 +223,39 @@ func TestSumExponent(t *testing.T) {
 		}
 	}
 }
+
+// Exact is γ·S before the noise: for records inside the bound (Δ = 1, so
+// the scaling by 2ᵏ is exact) S_j = Σ trunc(x_j·2ᵏ), and the release then
+// differs from it by γ times integers.
+func TestSumExactIsTheNoiseFreeSum(t *testing.T) {
+	const k = 30
+	s, err := NewSum(1, 2, 3, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := [][]float64{{0.5, -0.25, 0.1}, {-0.3, 0.3, 1e-12}, {0, 0.7, -0.7}}
+	want := make([]float64, 3)
+	for _, x := range recs {
+		if out, err := s.Add(x); err != nil || out != Kept {
+			t.Fatalf("Add(%v) = %v, %v", x, out, err)
+		}
+		for j, v := range x {
+			want[j] += math.Trunc(math.Ldexp(v, k))
+		}
+	}
+	got := s.Exact()
+	for j := range want {
+		if got[j] != math.Ldexp(want[j], -k) {
+			t.Errorf("Exact()[%d] = %v, want %v", j, got[j], math.Ldexp(want[j], -k))
+		}
+	}
+	rel, err := s.Release(rng.New(5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range rel {
+		if n := math.Ldexp(rel[j]-got[j], k); n != math.Round(n) || n == 0 {
+			t.Errorf("release %v minus the exact sum %v is %v steps: want a nonzero integer (σ·2ᵏ = 2³¹)", rel[j], got[j], n)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/accountant"
@@ -118,6 +119,11 @@ func TestBandMFRefusals(t *testing.T) {
 			t.Errorf("%s: Validate = %v", name, err)
 		}
 	}
+	// Ordinary Poisson sampling is refused with the analysis it would need.
+	poisson := Spec{Sampler: Poisson, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1}
+	if err := poisson.Validate(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "mixture-of-Gaussians (MMCC) analysis") {
+		t.Errorf("poisson: Validate = %v, want the missing analysis named", err)
+	}
 	sp := bandSpec(4, 4)
 	cl, _ := sp.NewClipper(5, nil)
 	m, err := New(sp, cl)
@@ -134,5 +140,89 @@ func TestBandMFRefusals(t *testing.T) {
 	big := bandSpec(4, 20) // rate within a part 3·20/40 > 1
 	if _, err := New(big, cl); err == nil {
 		t.Error("part rate above 1 accepted")
+	}
+}
+
+// Every example's participations, drawn by the banded mechanism's own
+// sampler, are covered by the events it charges: the example takes part
+// only in steps ≡ its index (mod parts), so its steps are at least b apart
+// and its columns of C orthogonal (the sensitivity is then exactly
+// √Σ‖C_j‖²); each column moves C·x by at most 1/σ_event noise stds (a
+// gradient of norm C against the noise σ·C·‖c‖ the mechanism adds); and it
+// takes part in no more steps than events are charged. The negative
+// controls show each check can fail: noise calibrated to c₀ alone (a wrong
+// sensitivity) breaks the second, a strategy one band wider than the parts
+// the first.
+func TestBandMFParticipationCovered(t *testing.T) {
+	const d, steps = 3, 23
+	for _, bands := range []int{1, 2, 4} {
+		sp := bandSpec(bands, bands)
+		sp.Batch = 8 // rate within a part 8·b/40
+		cl, err := sp.NewClipper(d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(sp, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		smp, _, err := sp.NewSampler(d, rng.New(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := bandmf.Optimize(mustPrefix(t, steps), bands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn, err := m.CorrelatedNoise(tblSigma, 0, s, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		std := math.Sqrt(cn.TotalVariance() / d)
+		charged, evSigma := 0, 0.0
+		part := map[int][]int{}
+		for step := 0; step < steps; step++ {
+			for _, i := range smp.Next(nil) {
+				part[i] = append(part[i], step)
+			}
+			if ps, ok := m.StepEvent(tblSigma, step+1).(accountant.PoissonSampled); ok {
+				charged++
+				evSigma = ps.Event.(accountant.Gaussian).Sigma
+			}
+		}
+		wider, _ := bandmf.NewStrategy(append(s.Coef(), 0.5))
+		overlapped, tooLoud := false, false
+		for i, js := range part {
+			if !s.Separated(js) {
+				t.Errorf("b=%d: example %d in steps %v, closer than b", bands, i, js)
+			}
+			if len(js) > charged {
+				t.Errorf("b=%d: example %d in %d steps, %d charged", bands, i, len(js), charged)
+			}
+			ss := 0.0
+			for _, j := range js {
+				if j%bands != i%bands {
+					t.Errorf("b=%d: example %d sampled at step %d, outside its part", bands, i, j)
+				}
+				cj := s.ColumnNorm(steps, j)
+				ss += cj * cj
+				if shift := tblC * cj / std; shift > (1+1e-12)/evSigma {
+					t.Errorf("b=%d: column %d moves C·x by %v noise stds, the event allows %v", bands, j, shift, 1/evSigma)
+				}
+				if tblC*cj/(tblSigma*tblC) > (1+1e-12)/evSigma {
+					tooLoud = true
+				}
+			}
+			sens, err := s.Sensitivity(steps, js)
+			if err != nil || math.Abs(sens-math.Sqrt(ss)) > 1e-12*sens {
+				t.Errorf("b=%d: example %d's sensitivity %v (%v), orthogonal columns give %v", bands, i, sens, err, math.Sqrt(ss))
+			}
+			if !wider.Separated(js) {
+				overlapped = true
+			}
+		}
+		if bands > 1 && (!tooLoud || !overlapped) {
+			t.Errorf("b=%d: negative controls not caught (wrong sensitivity %v, wrong band %v)", bands, tooLoud, overlapped)
+		}
 	}
 }

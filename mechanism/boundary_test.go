@@ -196,14 +196,14 @@ const distuvPath = "gonum.org/v1/gonum/stat/distuv"
 // a normal or Laplace sampler, by "path/file.go:Func" (Func is Recv.Method
 // for methods), with why. docs/secure-noise.md lists the same sites.
 var samplerAllowList = map[string]string{
-	"rng/rng.go:Stream.FillNormal":          "the helper itself: its callers are checked",
-	"rng/rng.go:Stream.AddNormal":           "the helper itself: its callers are checked",
-	"clip/noise.go:Gaussian.Add":            "gradient noise: continuous by default (--noise continuous) until issue 42 decides; --noise lattice makes it exact. Final-only runs keep it by design (docs/secure-noise.md)",
-	"clip/pca.go:PrincipalBasisFrom":        "random start of the power iteration on public gradients (subspace clipping's basis): no private data",
-	"models/nn/layer.go:initWeights":        "parameter initialisation: data-independent",
-	"datasets/synthetic.go:":                "synthetic data generators",
-	"benchmarks/kernel.go:":                 "synthetic gradients for benchmarks",
-	"objpert/report.go:DrawNoise":           "objective perturbation's per-instance report noise: still continuous, curator-only output; the grid construction that closed b is not yet applied (docs/secure-noise.md, objective perturbation)",
+	"rng/rng.go:Stream.FillNormal":   "the helper itself: its callers are checked",
+	"rng/rng.go:Stream.AddNormal":    "the helper itself: its callers are checked",
+	"clip/noise.go:Gaussian.Add":     "gradient noise: continuous by default (--noise continuous) until issue 42 decides; --noise lattice makes it exact. Final-only runs keep it by design (docs/secure-noise.md)",
+	"clip/pca.go:PrincipalBasisFrom": "random start of the power iteration on public gradients (subspace clipping's basis): no private data",
+	"models/nn/layer.go:initWeights": "parameter initialisation: data-independent",
+	"datasets/synthetic.go:":         "synthetic data generators",
+	"benchmarks/kernel.go:":          "synthetic gradients for benchmarks",
+
 	"objpert/goe.go:GOEQuantileMC":          "Monte Carlo of a data-independent eigenvalue law",
 	"objpert/analysis.go:SyntheticLogistic": "synthetic data",
 	"scripts/internal/srdpfig3/dppca.go:":   "figure-reproduction script: its outputs are plots of simulations, not releases under a claim",

@@ -131,7 +131,8 @@ func (s Spec) Unsupported() error {
 	}
 	if s.Bands > 1 {
 		if s.Sampler != Cyclic || s.Parts < s.Bands {
-			unsupported("%d-banded noise is accounted by the amplified banded theorem, which needs sampler cyclic with at least %d parts (an example's steps at least b apart), got sampler %s with %d parts", s.Bands, s.Bands, s.Sampler, s.Parts)
+			unsupported("%d-banded noise is accounted by the amplified banded theorem, which needs sampler cyclic with at least %d parts (an example's steps at least b apart), got sampler %s with %d parts; "+
+				"ordinary Poisson sampling would need the mixture-of-Gaussians (MMCC) analysis, which is not implemented (docs/matrix-mechanism.md)", s.Bands, s.Bands, s.Sampler, s.Parts)
 		}
 		if s.Clip != Flat && s.Clip != PerLayer {
 			unsupported("banded noise is isotropic: clip must be flat or per-layer, got %q", s.Clip)

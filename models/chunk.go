@@ -120,7 +120,7 @@ func (c *Chunker) ClippedSum(b Batch, rule ScaleRule, sum []float32, losses []fl
 			}
 			for i := range ch.N {
 				rule(c.normsSq[i*k:(i+1)*k], c.scales[i*k:(i+1)*k])
-				if droppedScales(c.scales[i*k : (i+1)*k]) {
+				if Dropped(c.scales[i*k : (i+1)*k]) {
 					return fmt.Errorf("models: chunk [%d, %d): per-sample norms differ between two passes over the same examples", lo, hi)
 				}
 			}
@@ -164,7 +164,7 @@ func (c *Chunker) Each(b Batch, fn func(offset int, chunk Batch, grads, losses [
 func (c *Chunker) keep(ch Batch, k int) (Batch, bool) {
 	all := true
 	for i := range ch.N {
-		if droppedScales(c.scales[i*k : (i+1)*k]) {
+		if Dropped(c.scales[i*k : (i+1)*k]) {
 			all = false
 			break
 		}
@@ -175,7 +175,7 @@ func (c *Chunker) keep(ch Batch, k int) (Batch, bool) {
 	in := c.m.InputSize()
 	kb := Batch{X: c.kept.X[:0], Y: c.kept.Y[:0], T: c.kept.T[:0]}
 	for i := range ch.N {
-		if droppedScales(c.scales[i*k : (i+1)*k]) {
+		if Dropped(c.scales[i*k : (i+1)*k]) {
 			continue
 		}
 		kb.X = append(kb.X, ch.X[i*in:(i+1)*in]...)
@@ -197,9 +197,12 @@ func (c *Chunker) keep(ch Batch, k int) (Batch, bool) {
 	return kb, false
 }
 
-// droppedScales reports whether an example with these per-group clip
-// scales is dropped: any scale of 0 (or NaN) drops the whole example.
-func droppedScales(s []float32) bool {
+// Dropped reports whether an example with these per-group clip scales
+// (one example's K scales, as [PerSampleModel.AccumulateScaled] takes them)
+// is dropped: any scale of 0 (a non-finite norm, see [FlatClip]) or NaN
+// drops the whole example, which must then be left out of the products,
+// never multiplied by zero (docs/architecture.md#dropped-examples).
+func Dropped(s []float32) bool {
 	for _, v := range s {
 		if v == 0 || v != v {
 			return true

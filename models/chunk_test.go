@@ -369,3 +369,37 @@ func TestChunkerDropsNonFiniteSamples(t *testing.T) {
 		}
 	}
 }
+
+// Dropped drops an example when any of its group scales is 0 (a non-finite
+// norm under FlatClip or PerLayerClip) or NaN, and keeps it otherwise.
+func TestDropped(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, tc := range []struct {
+		scales []float32
+		want   bool
+	}{
+		{nil, false},
+		{[]float32{1}, false},
+		{[]float32{0.25, 1, 1e-30}, false},
+		{[]float32{0}, true},
+		{[]float32{1, 0.5, 0}, true},
+		{[]float32{float32(math.Copysign(0, -1))}, true},
+		{[]float32{1, nan}, true},
+	} {
+		if got := Dropped(tc.scales); got != tc.want {
+			t.Errorf("Dropped(%v) = %v, want %v", tc.scales, got, tc.want)
+		}
+	}
+	// The scale rules give a non-finite norm a scale that Dropped drops.
+	for _, rule := range []ScaleRule{FlatClip(1), PerLayerClip([]float64{1, 1})} {
+		s := make([]float32, 2)
+		rule([]float64{0.5, math.Inf(1)}, s)
+		if !Dropped(s) {
+			t.Errorf("a group with an infinite norm gets scales %v, which Dropped keeps", s)
+		}
+		rule([]float64{0.5, 4}, s)
+		if Dropped(s) {
+			t.Errorf("finite norms get scales %v, which Dropped drops", s)
+		}
+	}
+}

@@ -333,13 +333,26 @@ func (m *Net) Meta() (Meta, error) {
 	return md, nil
 }
 
-// specParams is the parameter count of the layers specs describe, or −1
-// when a size is out of range.
-func specParams(specs []LayerSpec) int {
+// ErrBadDescription marks a model file whose layer description is
+// inconsistent: a size out of range, or layers that do not hold the
+// parameters the file carries. Such a file is refused by load and export
+// alike, never exported as if it were right.
+var ErrBadDescription = errors.New("the model file's layer description is inconsistent")
+
+// specParams is the parameter count of the layers specs describe; at is
+// the layers' position ("layer 2", "layer 3.body") for messages. A size out
+// of range is an error naming the layer and the field.
+func specParams(specs []LayerSpec, at string) (int, error) {
 	total := 0
-	for _, s := range specs {
-		if s.In < 0 || s.Out < 0 || s.Kernel < 0 || s.In > MaxFileParams || s.Out > MaxFileParams || s.Kernel > 1<<12 {
-			return -1
+	for i, s := range specs {
+		where := fmt.Sprintf("%s%d (%s)", at, i, s.Type)
+		for _, f := range []struct {
+			name     string
+			v, limit int
+		}{{"in", s.In, MaxFileParams}, {"out", s.Out, MaxFileParams}, {"kernel", s.Kernel, 1 << 12}} {
+			if f.v < 0 || f.v > f.limit {
+				return 0, fmt.Errorf("%w: layer %s has %s = %d, outside [0, %d]", ErrBadDescription, where, f.name, f.v, f.limit)
+			}
 		}
 		n := 0
 		switch s.Type {
@@ -352,13 +365,20 @@ func specParams(specs []LayerSpec) int {
 				n = 2 * s.In
 			}
 		case "sequential":
-			n = specParams(s.Layers)
+			k, err := specParams(s.Layers, fmt.Sprintf("%s%d.", at, i))
+			if err != nil {
+				return 0, err
+			}
+			n = k
 		case "residual":
-			for _, b := range []*LayerSpec{s.Body, s.Shortcut} {
-				if b != nil {
-					k := specParams([]LayerSpec{*b})
-					if k < 0 {
-						return -1
+			for _, b := range []struct {
+				name string
+				l    *LayerSpec
+			}{{"body", s.Body}, {"shortcut", s.Shortcut}} {
+				if b.l != nil {
+					k, err := specParams([]LayerSpec{*b.l}, fmt.Sprintf("%s%d.%s.", at, i, b.name))
+					if err != nil {
+						return 0, err
 					}
 					n += k
 				}
@@ -367,14 +387,16 @@ func specParams(specs []LayerSpec) int {
 		if s.Bias && (s.Type == "linear" || s.Type == "conv2d") {
 			n += s.Out
 		}
-		if n < 0 || n > MaxFileParams {
-			return -1
+		// Each factor is at most 2^30, so n (at most 2^72 before this
+		// check) may have wrapped: recheck with the factors' own bound.
+		if n < 0 || n > MaxFileParams || (s.Type == "conv2d" && s.Kernel > 0 && s.Out > 0 && s.In > MaxFileParams/(s.Kernel*s.Kernel*s.Out)) || (s.Type == "linear" && s.Out > 0 && s.In > MaxFileParams/s.Out) {
+			return 0, fmt.Errorf("%w: layer %s describes more than %d parameters", ErrBadDescription, where, MaxFileParams)
 		}
 		if total += n; total > MaxFileParams {
-			return -1
+			return 0, fmt.Errorf("%w: the layers up to %s describe more than %d parameters", ErrBadDescription, where, MaxFileParams)
 		}
 	}
-	return total
+	return total, nil
 }
 
 // maxInput bounds a described input's values per example.
@@ -385,13 +407,17 @@ const maxInput = 1 << 24
 // any buffer is allocated for it.
 func fromMeta(md Meta, params int, o Options) (*Net, error) {
 	if len(md.Input.Shape) != 3 {
-		return nil, fmt.Errorf("input shape %v: want [C, H, W]", md.Input.Shape)
+		return nil, fmt.Errorf("%w: input shape %v: want [C, H, W]", ErrBadDescription, md.Input.Shape)
 	}
 	if c, h, w := md.Input.Shape[0], md.Input.Shape[1], md.Input.Shape[2]; c <= 0 || h <= 0 || w <= 0 || c > maxInput || h > maxInput || w > maxInput || c*h*w > maxInput {
-		return nil, fmt.Errorf("input shape %v out of range", md.Input.Shape)
+		return nil, fmt.Errorf("%w: input shape %v out of range", ErrBadDescription, md.Input.Shape)
 	}
-	if n := specParams(md.Layers); n != params {
-		return nil, fmt.Errorf("the layers hold %d parameters, the file %d", n, params)
+	n, err := specParams(md.Layers, "")
+	if err != nil {
+		return nil, err
+	}
+	if n != params {
+		return nil, fmt.Errorf("%w: its layers describe %d parameters, but the file holds %d", ErrBadDescription, n, params)
 	}
 	loss, classifier, err := lossOf(md.Loss)
 	if err != nil {

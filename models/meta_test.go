@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/models/nn"
@@ -302,14 +303,25 @@ func TestApplyTransforms(t *testing.T) {
 func TestReadNetRefusesInconsistentMeta(t *testing.T) {
 	m, _ := NewMLP(4, []int{8}, 3, "relu", Options{})
 	good, _ := m.Meta()
+	// Each refusal says what is wrong with the description, naming the
+	// layer; before, an out-of-range size read "the layers hold -1
+	// parameters".
 	for _, tc := range []struct {
 		name string
 		edit func(*Meta)
+		want string
 	}{
-		{"wider layer", func(md *Meta) { md.Layers[0].Out = 1 << 20 }},
-		{"huge input", func(md *Meta) { md.Input.Shape = []int{1 << 20, 1 << 20, 1} }},
-		{"negative size", func(md *Meta) { md.Layers[2].In = -8 }},
-		{"bias dropped", func(md *Meta) { md.Layers[2].Bias = false }},
+		{"wider layer", func(md *Meta) { md.Layers[0].Out = 1 << 20 }, "describe 5242907 parameters, but the file holds 67"}, // 4·2^20 + 2^20 + 8·3 + 3
+		{"huge input", func(md *Meta) { md.Input.Shape = []int{1 << 20, 1 << 20, 1} }, "input shape [1048576 1048576 1] out of range"},
+		{"negative size", func(md *Meta) { md.Layers[2].In = -8 }, "layer 2 (linear) has in = -8, outside [0, 1073741824]"},
+		{"huge kernel", func(md *Meta) { md.Layers[0].Kernel = 1 << 13 }, "layer 0 (linear) has kernel = 8192"},
+		{"conv overflow", func(md *Meta) {
+			md.Layers[0] = LayerSpec{Type: "conv2d", In: 1 << 30, Out: 1 << 30, Kernel: 1 << 12}
+		}, "layer 0 (conv2d) describes more than 1073741824 parameters"},
+		{"nested", func(md *Meta) {
+			md.Layers = []LayerSpec{{Type: "sequential", Layers: []LayerSpec{md.Layers[0], {Type: "linear", In: -1, Out: 3}}}}
+		}, "layer 0.1 (linear) has in = -1"},
+		{"bias dropped", func(md *Meta) { md.Layers[2].Bias = false }, "describe 64 parameters, but the file holds 67"},
 	} {
 		b, _ := json.Marshal(good)
 		var md Meta
@@ -319,8 +331,8 @@ func TestReadNetRefusesInconsistentMeta(t *testing.T) {
 		if err := WriteParams(&buf, ParamFile{Arch: m.Arch(), Meta: &md, Groups: m.Groups(), Params: m.Params()}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := ReadNet(&buf, "m.bin", Options{}); err == nil {
-			t.Errorf("%s: accepted", tc.name)
+		if _, err := ReadNet(&buf, "m.bin", Options{}); !errors.Is(err, ErrBadDescription) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want a refusal saying %q", tc.name, err, tc.want)
 		}
 	}
 	var buf bytes.Buffer

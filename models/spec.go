@@ -49,6 +49,9 @@ func New(s Spec, o Options) (*Net, error) {
 	if s.WeightStd && !strings.HasPrefix(s.Arch, "resnet") {
 		return nil, fmt.Errorf("model %s: weight standardisation is an option of the ResNets only", s.Arch)
 	}
+	if err := checkFootprint(s, o); err != nil {
+		return nil, err
+	}
 	switch s.Arch {
 	case "logreg":
 		return NewLogisticRegression(s.InputSize, s.Classes, o)

@@ -101,7 +101,7 @@ const RoundingShare = 1.0 / 64
 // evaluates every training record's exact ex-post pDP and report bounds.
 // The report's own noise also comes from r.
 func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analysis, error) {
-	_, d := X.Dims()
+	n, d := X.Dims()
 	if c.Rho == 0 {
 		c.Rho = 0.05
 	}
@@ -120,7 +120,7 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analy
 	if c.Lambda > 0 {
 		lam = c.Lambda
 	}
-	opts, err := c.reportOptions(xi, beta)
+	opts, err := c.reportOptions(xi, beta, lam, n, d)
 	if err != nil {
 		return nil, err
 	}
@@ -129,7 +129,14 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analy
 		if err != nil {
 			return nil, err
 		}
-		lam = math.Max(lam, 2*tau*opts.Sigma3) // Alg 2's requirement: "stronger regularisation"
+		// Alg 2's requirement, "stronger regularisation": λ ≥ 2τσ3, plus
+		// twice the lattice's slack (docs/per-instance.md#exact-releases);
+		// the doubling covers its float part, which grows with ‖θ̂‖.
+		g, err := newReportGrid(c.Loss, n, d, 0, opts.Sigma2, opts.Sigma3)
+		if err != nil {
+			return nil, err
+		}
+		lam = math.Max(lam, 2*(tau*opts.Sigma3+2*g.hessSlack()))
 	}
 	a.Model, err = FitObjPert(X, y, c.Loss, lam, sigma, c.Delta*RoundingShare, r)
 	if err != nil {
@@ -160,7 +167,7 @@ func Analyze(X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analy
 // bound at the model's λ and σ ([Model.DP]), and c.Mode / c.Eps2..4 choose
 // the report as in Analyze (a data-dependent report needs the model's
 // λ ≥ 2τσ3).
-func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Normal) (*Analysis, error) {
+func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r *rng.Stream) (*Analysis, error) {
 	n, d := X.Dims()
 	if len(m.Theta) != d {
 		return nil, inputf("the model has dimension %d, the data %d features", len(m.Theta), d)
@@ -186,7 +193,7 @@ func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Norma
 	if math.IsInf(xi, 0) {
 		xi, a.Nominal = 1, true
 	}
-	opts, err := c.reportOptions(xi, beta)
+	opts, err := c.reportOptions(xi, beta, m.Lambda, n, d)
 	if err != nil {
 		return nil, err
 	}
@@ -200,8 +207,10 @@ func AnalyzeModel(m *Model, X *mat.Dense, y []float64, c AnalysisConfig, r Norma
 	return a, a.report(X, y, opts, r)
 }
 
-// reportOptions turns the report budgets into the releases' noise scales.
-func (c AnalysisConfig) reportOptions(xi, beta float64) (ReportOptions, error) {
+// reportOptions turns the report budgets into the releases' noise scales,
+// at the sensitivities the exact releases are charged at (Slack, for n
+// records of d features and ridge lambda).
+func (c AnalysisConfig) reportOptions(xi, beta, lambda float64, n, d int) (ReportOptions, error) {
 	if c.Mode == 0 {
 		return ReportOptions{}, nil
 	}
@@ -209,25 +218,25 @@ func (c AnalysisConfig) reportOptions(xi, beta float64) (ReportOptions, error) {
 		return ReportOptions{}, inputf("the %v report needs positive budgets eps2, eps3 (and eps4), got %v, %v, %v", c.Mode, c.Eps2, c.Eps3, c.Eps4)
 	}
 	opts := ReportOptions{Mode: c.Mode, Rho: c.Rho, TightLogDet: c.TightLogDet,
-		Sigma2: GaussianSigmaFor(c.Eps2, xi, c.Delta),
-		Sigma3: GaussianSigmaFor(c.Eps3, beta/math.Sqrt2, c.Delta)}
+		Sigma2: GaussianSigmaFor(c.Eps2, xi*(1+domainPad), c.Delta),
+		Sigma3: GaussianSigmaFor(c.Eps3, beta/math.Sqrt2*(1+domainPad), c.Delta)}
 	if c.Mode == Adaptive {
-		opts.Sigma4 = GaussianSigmaFor(c.Eps4, beta, c.Delta)
+		opts.Sigma4 = GaussianSigmaFor(c.Eps4, minEigSens(beta, lambda, n, d), c.Delta)
 	}
 	return opts, nil
 }
 
 // report builds the reports for a.Model and evaluates every record.
-func (a *Analysis) report(X *mat.Dense, y []float64, opts ReportOptions, r Normal) error {
+func (a *Analysis) report(X *mat.Dense, y []float64, opts ReportOptions, r *rng.Stream) error {
 	c := a.Config
 	_, d := X.Dims()
 	var err error
-	a.Indep, err = NewReport(a.Model, nil, nil, ReportOptions{Mode: DataIndependent, Rho: c.Rho, TightLogDet: c.TightLogDet}, Draws{})
+	a.Indep, err = NewReport(a.Model, nil, nil, ReportOptions{Mode: DataIndependent, Rho: c.Rho, TightLogDet: c.TightLogDet}, nil)
 	if err != nil {
 		return err
 	}
 	if c.Mode != 0 {
-		a.Dep, err = NewReport(a.Model, X, y, opts, DrawNoise(d, r))
+		a.Dep, err = NewReport(a.Model, X, y, opts, r.Child("report"))
 		if err != nil {
 			return err
 		}

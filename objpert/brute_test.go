@@ -1,6 +1,7 @@
 package objpert
 
 import (
+	"fmt"
 	"math"
 	"testing"
 
@@ -199,7 +200,7 @@ func TestReportCoverage(t *testing.T) {
 		}
 		b := m.Noise()
 		for mi, o := range modes {
-			rep, err := NewReport(m, specX, logY, o, DrawNoise(2, r))
+			rep, err := NewReport(m, specX, logY, o, r.Child(fmt.Sprintf("report-%d-%d", run, mi)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +236,7 @@ func TestReportEdgeCases(t *testing.T) {
 	// Ĥ not positive definite: fall back to ‖x‖²/λ.
 	dr := specDraws()
 	dr.Z = mat.NewDense(2, 2, []float64{-20, 0, 0, -20})
-	rep, err := NewReport(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.05}, dr)
+	rep, err := reportWithDraws(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.05}, dr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,22 +247,22 @@ func TestReportEdgeCases(t *testing.T) {
 	near(t, "fallback muBar", rep.Bound(x, 1).MuBar, 0.34/0.5, 1e-12)
 	// f''‖x‖² ≥ λ: the paper's form is +Inf, the tight form finite.
 	m2 := &Model{Theta: []float64{0, 0}, Loss: Logistic{}, Lambda: 0.2, Sigma: 1}
-	ind, _ := NewReport(m2, nil, nil, ReportOptions{Mode: DataIndependent}, Draws{})
+	ind, _ := NewReport(m2, nil, nil, ReportOptions{Mode: DataIndependent}, nil)
 	if e := ind.Epsilon([]float64{1, 0}, 1); !math.IsInf(e, 1) {
 		t.Errorf("f''‖x‖²/λ = 1.25: report %g, want +Inf", e)
 	}
-	tight, _ := NewReport(m2, nil, nil, ReportOptions{Mode: DataIndependent, TightLogDet: true}, Draws{})
+	tight, _ := NewReport(m2, nil, nil, ReportOptions{Mode: DataIndependent, TightLogDet: true}, nil)
 	q := 1.959963984540054
 	near(t, "tight", tight.Epsilon([]float64{1, 0}, 1), math.Log1p(1.25)+0.125+0.5*q, 1e-9)
 	// Bad options.
-	if _, err := NewReport(m, specX, logY, ReportOptions{Mode: Adaptive, Sigma2: 0.5, Sigma3: 0.05}, specDraws()); err == nil {
+	if _, err := reportWithDraws(m, specX, logY, ReportOptions{Mode: Adaptive, Sigma2: 0.5, Sigma3: 0.05}, specDraws()); err == nil {
 		t.Error("adaptive without sigma4: want an error")
 	}
-	if _, err := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 1.5}, Draws{}); err == nil {
+	if _, err := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 1.5}, nil); err == nil {
 		t.Error("rho = 1.5: want an error")
 	}
 	// The report's DP overhead as accountant events: Alg 5 σ2/ξ, Alg 6 √2σ3/β, Alg 3 σ4/β.
-	ad, _ := NewReport(m, specX, logY, ReportOptions{Mode: Adaptive, Sigma2: 0.5, Sigma3: 0.05, Sigma4: 0.2}, specDraws())
+	ad, _ := reportWithDraws(m, specX, logY, ReportOptions{Mode: Adaptive, Sigma2: 0.5, Sigma3: 0.05, Sigma4: 0.2}, specDraws())
 	evs, err := ad.Events()
 	if err != nil || len(evs) != 3 {
 		t.Fatalf("events %v, %v", evs, err)
@@ -292,7 +293,7 @@ func TestReportEdgeCases(t *testing.T) {
 		t.Errorf("data-independent report overhead %v, %v: want zero", ind, err)
 	}
 	lin := &Model{Theta: []float64{0, 0}, Loss: Squared{}, Lambda: 1, Sigma: 1}
-	lr, err := NewReport(lin, specX, linY, ReportOptions{Mode: DataDependent, Sigma2: 0.5, Sigma3: 0.05}, specDraws())
+	lr, err := reportWithDraws(lin, specX, linY, ReportOptions{Mode: DataDependent, Sigma2: 0.5, Sigma3: 0.05}, specDraws())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,10 @@
 //     CURATOR-ONLY diagnostic: publishing it leaks the data (Example 4);
 //   - the publishable reports: data-independent (Thm 8/9, zero privacy cost),
 //     data-dependent (Alg 2 with Algs 5 and 6) and adaptive (Alg 4 with Alg 3),
-//     each with its own per-instance and DP overhead ([Report]);
+//     each with its own per-instance and DP overhead ([Report]); their
+//     releases (ĝ, Ĥ, λ̂) are lattice sums and grid counts with exact integer
+//     noise from package lattice, whose rounding widens the reports' tails
+//     and sensitivities by [Slack] (docs/per-instance.md#exact-releases);
 //   - the Gaussian-mechanism formulas (Thm 22, Cor 23), the pDP of the report's
 //     releases (Thms 11, 14, 17), and the λ1(GOE) quantile τ ([GOEQuantile])
 //     with a corrected normalisation (docs/per-instance.md#the-goe-quantile);

@@ -8,6 +8,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/rng"
 )
 
 // Mode selects the privacy report.
@@ -51,30 +52,6 @@ type ReportOptions struct {
 	GOE         GOEMethod // τ method (default GOEAuto: a proven bound)
 }
 
-// Draws are the standard normal draws of a report's releases: the gradient
-// noise e = Sigma2·E (Alg 5), the Hessian noise (Sigma3/√2)(Z + Zᵀ) (Alg 6)
-// and the λ_min noise Sigma4·L (Alg 3). Fixing them makes a report
-// reproducible; [DrawNoise] draws them.
-type Draws struct {
-	E []float64
-	Z *mat.Dense
-	L float64
-}
-
-// DrawNoise draws fresh standard normals for a d-dimensional report.
-func DrawNoise(d int, r Normal) Draws {
-	dr := Draws{E: make([]float64, d), Z: mat.NewDense(d, d, nil), L: r.NormFloat64()}
-	for i := range dr.E {
-		dr.E[i] = r.NormFloat64()
-	}
-	for i := 0; i < d; i++ {
-		for j := 0; j < d; j++ {
-			dr.Z.Set(i, j, r.NormFloat64())
-		}
-	}
-	return dr
-}
-
 // Report is the publishable per-instance privacy report ε̃(z) of a model
 // released by objective perturbation. Every field is a public value: the
 // released θ̂ and its (λ, σ), the report's own noisy releases (ĝ, Ĥ, λ̂) and
@@ -93,10 +70,14 @@ type Report struct {
 	Sigma4         float64
 	Tau            float64       // λ1(GOE(d)) quantile at 1−ρ/2 (Alg 2/4)
 	GOE            GOEMethod     // method τ came from
-	GHat           []float64     // Alg 5: ∇J(θ̂;D) + N(0, σ2²I)
-	HHat           *mat.SymDense // Alg 6: H + (σ3/√2)(Z+Zᵀ)
-	LambdaHat      float64       // Alg 3: λ_min(H) + N(0, σ4²)
-	LambdaLow      float64       // Alg 4: max{λ, λ̂ − σ4·Q}
+	GHat           []float64     // Alg 5: ∇J(θ̂;D) + N(0, σ2²I), on a lattice
+	HHat           *mat.SymDense // Alg 6: H + (σ3/√2)(Z+Zᵀ), on a lattice
+	LambdaHat      float64       // Alg 3: λ_min(H) + N(0, σ4²), on a grid
+	LambdaLow      float64       // Alg 4: max{λ, λ̂ − σ4·Q − Slack.MinEig}
+	// Slack is what the exact releases change (zero errors for the
+	// paper's continuous report): errors added to the tails, sensitivities
+	// added to the accounting (docs/per-instance.md#exact-releases).
+	Slack Slack
 
 	chol    *mat.Cholesky // of Ĥ (standard) or Ĥ + τσ3 I (regularised); nil: fall back to ‖x‖²/λ
 	scale   float64       // multiplies xᵀ(chol)⁻¹x: 3/2 (Alg 2) or the Alg 4 factor
@@ -106,9 +87,25 @@ type Report struct {
 }
 
 // NewReport builds the report for m. X and y (the training data) are used
-// only by the data-dependent modes, and only through the noisy releases; dr
-// supplies their noise (ignored for DataIndependent).
-func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (*Report, error) {
+// only by the data-dependent modes, and only through their releases, which
+// are made in exact arithmetic with noise from s
+// (docs/per-instance.md#exact-releases); s may be nil for DataIndependent.
+func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, s *rng.Stream) (*Report, error) {
+	r, err := newReport(m, o)
+	if err != nil || r.Mode == DataIndependent {
+		return r, err
+	}
+	if s == nil {
+		return nil, fmt.Errorf("report: the %v report needs a noise stream", r.Mode)
+	}
+	if err := r.releaseExact(X, y, s); err != nil {
+		return nil, err
+	}
+	return r, r.finish()
+}
+
+// newReport validates o and sets up everything but the releases.
+func newReport(m *Model, o ReportOptions) (*Report, error) {
 	if o.Rho == 0 {
 		o.Rho = 0.05
 	}
@@ -119,7 +116,7 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 	r := &Report{
 		Mode: o.Mode, Theta: append([]float64(nil), m.Theta...), Loss: m.Loss,
 		Lambda: m.Lambda, Sigma: m.Sigma, Rho: o.Rho, Q: distuv.UnitNormal.Quantile(1 - o.Rho/2),
-		Tight: o.TightLogDet, GOE: o.GOE, scale: 1, capLam: m.Lambda,
+		Tight: o.TightLogDet, GOE: o.GOE, scale: 1, capLam: m.Lambda, Slack: idealSlack(m.Loss),
 	}
 	if o.Mode == DataIndependent {
 		return r, nil
@@ -129,9 +126,6 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 	}
 	if !(o.Sigma2 > 0) || !(o.Sigma3 > 0) || (o.Mode == Adaptive && !(o.Sigma4 > 0)) {
 		return nil, inputf("report: %v needs positive sigma2, sigma3 (and sigma4 for adaptive), got %v, %v, %v", o.Mode, o.Sigma2, o.Sigma3, o.Sigma4)
-	}
-	if len(dr.E) != d || dr.Z == nil {
-		panic(fmt.Sprintf("objpert: report draws for dimension %d missing or mis-shaped", d))
 	}
 	r.Sigma2, r.Sigma3, r.Sigma4 = o.Sigma2, o.Sigma3, o.Sigma4
 	tau, err := GOEQuantile(d, 1-o.Rho/2, o.GOE)
@@ -145,36 +139,26 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 			r.GOE = GOEExact
 		}
 	}
+	if o.Mode == DataDependent && m.Lambda < 2*tau*o.Sigma3 {
+		return nil, inputf("report: data-dependent mode needs lambda >= 2*tau*sigma3 = %.6g, got lambda = %v (use the adaptive mode or a smaller sigma3)", 2*tau*o.Sigma3, m.Lambda)
+	}
+	return r, nil
+}
 
-	// Alg 5: ĝ = ∇J(θ̂; D) + σ2·E.
-	r.GHat = Gradient(X, y, m.Loss, m.Lambda, m.Theta)
-	for j := range r.GHat {
-		r.GHat[j] += o.Sigma2 * dr.E[j]
-	}
-	// Alg 6: Ĥ = H + (σ3/√2)(Z + Zᵀ).
-	H := Hessian(X, y, m.Loss, m.Lambda, m.Theta)
-	r.HHat = mat.NewSymDense(d, nil)
-	for i := 0; i < d; i++ {
-		for j := i; j < d; j++ {
-			r.HHat.SetSym(i, j, H.At(i, j)+o.Sigma3/math.Sqrt2*(dr.Z.At(i, j)+dr.Z.At(j, i)))
-		}
-	}
-	ts := tau * o.Sigma3
-	if o.Mode == DataDependent {
-		if m.Lambda < 2*ts {
-			return nil, inputf("report: data-dependent mode needs lambda >= 2*tau*sigma3 = %.6g, got lambda = %v (use the adaptive mode or a smaller sigma3)", 2*ts, m.Lambda)
-		}
-		r.scale = 1.5 // Prop 21
-		r.setChol(r.HHat)
-		return r, nil
+// finish sets the estimator of H⁻¹ from the releases. Lemma 20's bound
+// ‖Ĥ − H‖₂ ≤ τσ3 (probability 1 − ρ/2) widens by Slack.Hess, and Alg 3's
+// λ_min(H) ≥ λ̂ − σ4Q by Slack.MinEig (docs/per-instance.md#exact-releases).
+func (r *Report) finish() error {
+	ts := r.Tau*r.Sigma3 + r.Slack.Hess
+	if r.Mode == DataDependent {
+		r.scale = 1.5 // Prop 21, which needs λ ≥ 2ts
+		if r.Lambda >= 2*ts {
+			r.setChol(r.HHat)
+		} // else (only by float slack at the margin): the always-valid ‖x‖²/λ
+		return nil
 	}
 	// Alg 3 + Alg 4.
-	var es mat.EigenSym
-	if !es.Factorize(H, false) {
-		return nil, fmt.Errorf("report: eigendecomposition of the Hessian failed")
-	}
-	r.LambdaHat = es.Values(nil)[0] + o.Sigma4*dr.L
-	r.LambdaLow = math.Max(m.Lambda, r.LambdaHat-o.Sigma4*r.Q)
+	r.LambdaLow = math.Max(r.Lambda, r.LambdaHat-r.Sigma4*r.Q-r.Slack.MinEig)
 	r.capLam = r.LambdaLow
 	if r.LambdaLow >= 2*ts {
 		r.scale = (r.LambdaLow + ts) / r.LambdaLow
@@ -182,6 +166,7 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 	} else {
 		r.Regular = true
 		r.scale = (r.LambdaLow + 2*ts) / r.LambdaLow
+		d := len(r.Theta)
 		reg := mat.NewSymDense(d, nil)
 		reg.CopySym(r.HHat)
 		for j := 0; j < d; j++ {
@@ -189,7 +174,7 @@ func NewReport(m *Model, X *mat.Dense, y []float64, o ReportOptions, dr Draws) (
 		}
 		r.setChol(reg)
 	}
-	return r, nil
+	return nil
 }
 
 // setChol factorises the matrix whose inverse estimates H⁻¹; when it is not
@@ -250,11 +235,12 @@ func (r *Report) Bound(x []float64, y float64) Bound {
 	case DataIndependent:
 		b.GBar = indep
 	case DataDependent:
-		b.GBar = math.Min(math.Abs(f1*dot(x, r.GHat))+r.Sigma2*gl*r.Q, indep)
+		b.GBar = math.Min(math.Abs(f1*dot(x, r.GHat))+(r.Sigma2*r.Q+r.Slack.Grad)*gl, indep)
 	case Adaptive:
 		// Alg 4 prints no |·|; without it the bound can undershoot
-		// (docs/per-instance.md#publishable-reports).
-		b.GBar = math.Abs(f1*dot(x, r.GHat)) + r.Sigma2*gl*r.Q
+		// (docs/per-instance.md#publishable-reports). ĝ lies within
+		// Slack.Grad of the ideal release: |(ĝ − ∇J − σ2E)ᵀ∇ℓ| ≤ Slack.Grad·‖∇ℓ‖.
+		b.GBar = math.Abs(f1*dot(x, r.GHat)) + (r.Sigma2*r.Q+r.Slack.Grad)*gl
 	}
 	b.Epsilon = b.T1 + b.T2 + b.GBar/(r.Sigma*r.Sigma)
 	return b
@@ -269,31 +255,37 @@ type Overhead struct{ Eps2, Eps3, Eps4 float64 }
 // Total is ε2 + ε3 + ε4 (basic composition; the δ's add too).
 func (o Overhead) Total() float64 { return o.Eps2 + o.Eps3 + o.Eps4 }
 
-// Overhead returns z's per-instance cost of the report at delta.
+// Overhead returns z's per-instance cost of the report at delta. With
+// the exact releases, z's lattice points lie within Slack.RecordGrad and
+// Slack.RecordHess of its exact contributions, and λ̂'s grid adds
+// MinEigSens − HessSens, so z's sensitivities grow by those (zero for the
+// paper's continuous report).
 func (r *Report) Overhead(x []float64, y float64, delta float64) Overhead {
 	if r.Mode == DataIndependent {
 		return Overhead{}
 	}
 	s := dot(x, r.Theta)
 	nx2 := dot(x, x)
-	hx := r.Loss.D2(s, y) * nx2
+	hx := r.Loss.D2(s, y)*nx2 + r.Slack.RecordHess
 	o := Overhead{
-		Eps2: GradientPDP(math.Abs(r.Loss.D1(s, y))*math.Sqrt(nx2), r.Sigma2, delta),
+		Eps2: GradientPDP(math.Abs(r.Loss.D1(s, y))*math.Sqrt(nx2)+r.Slack.RecordGrad, r.Sigma2, delta),
 		Eps3: HessianPDP(hx, r.Sigma3, delta),
 	}
 	if r.Mode == Adaptive {
-		o.Eps4 = MinEigPDP(hx, r.Sigma4, delta)
+		o.Eps4 = MinEigPDP(hx+r.Slack.MinEigSens-r.Slack.HessSens, r.Sigma4, delta)
 	}
 	return o
 }
 
 // Events describes the report's releases as Gaussian mechanisms for the
-// run's accountant, using the loss's worst-case bounds: Alg 5 has
-// sensitivity ξ (noise multiplier σ2/ξ), Alg 6 is a Gaussian of sensitivity
-// β/√2 on [diag/√2, upper triangle] (multiplier √2σ3/β, Thm 17), Alg 3 has
-// sensitivity β (multiplier σ4/β, Thm 11). Relation: add/remove-one. It
-// fails when ξ is unbounded (squared loss): then the report has no
-// data-independent DP guarantee, only the per-instance [Report.Overhead].
+// run's accountant, at the sensitivities of Slack: for the paper's
+// continuous report Alg 5 has sensitivity ξ (noise multiplier σ2/ξ), Alg 6
+// is a Gaussian of sensitivity β/√2 on [diag/√2, upper triangle]
+// (multiplier √2σ3/β, Thm 17), Alg 3 has sensitivity β (multiplier σ4/β,
+// Thm 11); the exact releases widen each (docs/per-instance.md#exact-releases).
+// Relation: add/remove-one. It fails when ξ is unbounded (squared loss):
+// then the report has no data-independent DP guarantee, only the
+// per-instance [Report.Overhead].
 func (r *Report) Events() ([]accountant.Event, error) {
 	if r.Mode == DataIndependent {
 		return nil, nil
@@ -302,12 +294,13 @@ func (r *Report) Events() ([]accountant.Event, error) {
 	if math.IsInf(xi, 0) || math.IsInf(beta, 0) {
 		return nil, fmt.Errorf("report: the %s loss has no finite gradient bound, so the gradient release has no DP guarantee (per-instance overheads still hold)", r.Loss.Name())
 	}
+	sl := r.Slack
 	evs := []accountant.Event{
-		accountant.Gaussian{Sigma: r.Sigma2 / xi},
-		accountant.Gaussian{Sigma: math.Sqrt2 * r.Sigma3 / beta},
+		accountant.Gaussian{Sigma: r.Sigma2 / sl.GradSens},
+		accountant.Gaussian{Sigma: math.Sqrt2 * r.Sigma3 / sl.HessSens},
 	}
 	if r.Mode == Adaptive {
-		evs = append(evs, accountant.Gaussian{Sigma: r.Sigma4 / beta})
+		evs = append(evs, accountant.Gaussian{Sigma: r.Sigma4 / sl.MinEigSens})
 	}
 	return evs, nil
 }

@@ -54,8 +54,8 @@ func checkRows(t *testing.T, m *Model, y []float64, yOut float64, want []row71) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	indep, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05}, Draws{})
-	tight, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05, TightLogDet: true}, Draws{})
+	indep, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05}, nil)
+	tight, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05, TightLogDet: true}, nil)
 	for i, w := range want {
 		g := got[i]
 		x := Z.RawRowView(i)
@@ -156,13 +156,13 @@ func TestSpec74Linear(t *testing.T) {
 
 // specDraws are the fixed noise draws of §7.2/7.3: e = σ2·(0.7, −0.4),
 // Z = [[0.5,−1.0],[0.3,1.2]], λ_min noise = +0.8σ4.
-func specDraws() Draws {
-	return Draws{E: []float64{0.7, -0.4}, Z: mat.NewDense(2, 2, []float64{0.5, -1.0, 0.3, 1.2}), L: 0.8}
+func specDraws() draws {
+	return draws{E: []float64{0.7, -0.4}, Z: mat.NewDense(2, 2, []float64{0.5, -1.0, 0.3, 1.2}), L: 0.8}
 }
 
 func TestSpec72DataDependent(t *testing.T) {
 	m := fitSpec(t, Logistic{}, logY, 0.5)
-	r, err := NewReport(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.05}, specDraws())
+	r, err := reportWithDraws(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.05}, specDraws())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestSpec72DataDependent(t *testing.T) {
 	near(t, "Hhat11", r.HHat.At(1, 1), 0.8682950150, 1e-9)
 	near(t, "ghat0", r.GHat[0], 0.05, 1e-10)
 	near(t, "ghat1", r.GHat[1], 0.0, 1e-10)
-	indep, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05}, Draws{})
+	indep, _ := NewReport(m, nil, nil, ReportOptions{Mode: DataIndependent, Rho: 0.05}, nil)
 	want := []struct{ muHat, muBar, gDep, gInd, eps, eps2, eps3 float64 }{
 		{0.429553, 0.644330, 0.204776, 0.392385, 0.381785, 2.001491, 5.789567},
 		{0.592734, 0.889101, 0.403774, 0.785323, 0.731896, 4.166460, 10.361108},
@@ -207,7 +207,7 @@ func TestSpec72DataDependent(t *testing.T) {
 		}
 	}
 	// The requirement λ ≥ 2τσ3 is enforced.
-	if _, err := NewReport(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.2}, specDraws()); err == nil {
+	if _, err := reportWithDraws(m, specX, logY, ReportOptions{Mode: DataDependent, Rho: 0.05, Sigma2: 0.5, Sigma3: 0.2}, specDraws()); err == nil {
 		t.Error("lambda = 0.5 < 2*tau*0.2 = 1.46: want an error")
 	}
 }
@@ -230,7 +230,7 @@ func TestSpec73Adaptive(t *testing.T) {
 	Z, zy, member := withOutsider(logY, 1)
 	exact, _ := m.ExPost(specX, logY, Z, zy, member)
 	for _, c := range cases {
-		r, err := NewReport(m, specX, logY, ReportOptions{Mode: Adaptive, Rho: 0.05, Sigma2: 0.5, Sigma3: c.sigma3, Sigma4: 0.2}, specDraws())
+		r, err := reportWithDraws(m, specX, logY, ReportOptions{Mode: Adaptive, Rho: 0.05, Sigma2: 0.5, Sigma3: c.sigma3, Sigma4: 0.2}, specDraws())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,10 @@
 #   - with BEFORE=path/to/models.test (a test binary built from an earlier commit: `go test -c -o F ./models`),
 #     the same benchmarks of that build, for a before/after column from the same sitting.
 # BEFORE_LABEL (say, "commit 5422280") names that build in machine.txt; the path itself is not recorded.
+# In every round it also times our own variants beside the default, in the same sitting (issue 42):
+#   - BenchmarkConvStep (./trainer) cnn and resnet20, dpsgd (continuous noise) against lattice (secure noise):
+#     whole trainer steps, CPU-seconds per step (noise.txt);
+#   - where the GEMM has a bf16 backend (avx512_bf16), BenchmarkDPStep(CNN|ResNet20) at gemm=bf16 (bf16.txt).
 # With --scaling it also times the CNN and ResNet-20 DP steps and the 1024³ GEMM at GOMAXPROCS 1 and 2, five
 # times each, and BenchmarkCoreScaling (independent cache-resident products on 1 and 2 goroutines: what the two
 # cores deliver together when memory plays no part).
@@ -41,6 +45,7 @@ PYTHONPATH="$ANCHORS/python" $PY -c 'import torch, opacus' 2>/dev/null ||
 OUT="results/anchors/$(date -u +%Y-%m-%d-%H%M)"
 mkdir -p "$OUT"
 go test -c -o "$OUT/models.test" ./models
+go test -c -o "$OUT/trainer.test" ./trainer
 [ "$SCALING" = 1 ] && go test -c -o "$OUT/gemm.test" ./internal/gemm
 [ -z "${BEFORE:-}" ] || cp "$BEFORE" "$OUT/before.test"   # run from models/, like ours
 BENCH='^Benchmark(NonDP|DP)Step(Logreg|MLP|CNN|ResNet8|ResNet20)$/^gemm=asm$'
@@ -68,6 +73,12 @@ for r in $(seq "$ROUNDS"); do
   if [ -n "${BEFORE:-}" ]; then
     echo "round $r of $ROUNDS: dptrain before" >&2
     ours "$OUT/before.test" "$OUT/before.txt"
+  fi
+  echo "round $r of $ROUNDS: dptrain noise and precision variants" >&2
+  (cd trainer && GOMAXPROCS=$THREADS "$OLDPWD/$OUT/trainer.test" -test.run '^$' \
+    -test.bench '^BenchmarkConvStep$/^(cnn|resnet20)$/^(dpsgd|lattice)$' -test.benchtime 3s) >> "$OUT/noise.txt"
+  if grep -q avx512_bf16 /proc/cpuinfo; then
+    ours "$OUT/models.test" "$OUT/bf16.txt" "$THREADS" '^BenchmarkDPStep(CNN|ResNet20)$/^gemm=(asm|bf16)$'
   fi
   echo "load average after round $r: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 done
@@ -105,6 +116,6 @@ if [ "$TTA" = 1 ]; then
   echo "time to accuracy: Opacus (≈ 10 min)" >&2
   PYTHONPATH="$ANCHORS/python" $PY "$ANCHORS/opacus_fmnist.py" "$FMNIST" "${TTA_EPOCHS:-40}" > "$OUT/tta-opacus.txt"
 fi
-rm -f "$OUT/models.test" "$OUT/gemm.test" "$OUT/before.test" "$OUT/dptrain"
+rm -f "$OUT/models.test" "$OUT/trainer.test" "$OUT/gemm.test" "$OUT/before.test" "$OUT/dptrain"
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >> "$OUT/machine.txt"
 $PY scripts/anchors_table.py "$OUT" | tee "$OUT/table.md"

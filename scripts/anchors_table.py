@@ -8,6 +8,7 @@ MODELS = [("logreg", "Logreg", "logistic regression, B = 256"), ("mlp", "MLP", "
           ("cnn", "CNN", "MNIST CNN, B = 64"), ("resnet8", "ResNet8", "ResNet-8-GN, B = 64"),
           ("resnet20", "ResNet20", "ResNet-20-GN, B = 64")]
 LINE = re.compile(r"^Benchmark(\S+?)(?:/gemm=asm)?(?:-(\d+))?\s+\d+\s+(.*)$")
+BF16 = re.compile(r"^Benchmark(\S+?)/gemm=(asm|bf16)(?:-\d+)?\s+\d+\s+(.*)$")
 
 
 def metric(rest, unit):
@@ -104,6 +105,35 @@ if pa and pb and sc:
         alone = med(sc.get(("GOMAXPROCS=1", bn), []))
         each = med(pa.get(("", bn), []) + pb.get(("", bn), []))
         print(f"| {label} | {fmt(alone)} | {fmt(each)} | {ratio(2 * each, alone) if each else '–'} |")
+
+noise = bench(os.path.join(d, "noise.txt"), "cpu-s/step")
+if noise:
+    print()
+    print("Secure noise against float noise, whole trainer steps (BenchmarkConvStep, Poisson, flat clip, B = 64; "
+          "CPU-seconds per step, median over the rounds):")
+    print()
+    print("| model | --noise continuous | --noise lattice | lattice ÷ continuous |")
+    print("|---|---|---|---|")
+    for m, label in (("cnn", "MNIST CNN"), ("resnet20", "ResNet-20-GN")):
+        c = med(noise.get(("", f"ConvStep/{m}/dpsgd"), []))
+        l = med(noise.get(("", f"ConvStep/{m}/lattice"), []))
+        print(f"| {label} | {fmt(c)} | {fmt(l)} | {ratio(l, c)} |")
+
+bf = {}
+if os.path.exists(os.path.join(d, "bf16.txt")):
+    for line in open(os.path.join(d, "bf16.txt")):
+        m = BF16.match(line)
+        if m and (v := metric(m.group(3), "samples/s")) is not None:
+            bf.setdefault((m.group(1), m.group(2)), []).append(v)
+if bf:
+    print()
+    print("bfloat16 GEMM against float32, DP steps (BenchmarkDPStep*, samples/s, median over the rounds):")
+    print()
+    print("| model | float32 (gemm=asm) | bf16 (gemm=bf16) | bf16 ÷ float32 |")
+    print("|---|---|---|---|")
+    for bn, label in (("DPStepCNN", "MNIST CNN"), ("DPStepResNet20", "ResNet-20-GN")):
+        a, b16 = med(bf.get((bn, "asm"), [])), med(bf.get((bn, "bf16"), []))
+        print(f"| {label} | {fmt(a)} | {fmt(b16)} | {ratio(b16, a)} |")
 
 cs = bench(os.path.join(d, "core-scaling.txt"), "GFLOP/s")
 if cs:

@@ -29,7 +29,14 @@ func auditGuessCounts(m int) []int {
 // run's accounted ε.
 func auditOnce(t *testing.T, h *auditHooks, noise mechanism.Noise, m int, eps float64) (lowerbound.Result, float64) {
 	t.Helper()
+	return auditOnceWith(t, h, noise, m, eps, NoiseContinuous)
+}
+
+// auditOnceWith is auditOnce with the given gradient noise kind.
+func auditOnceWith(t *testing.T, h *auditHooks, noise mechanism.Noise, m int, eps float64, kind Noise) (lowerbound.Result, float64) {
+	t.Helper()
 	c := small(t)
+	c.Noise = kind
 	c.Model, c.BatchSize, c.Steps, c.Sigma, c.Epsilon = "logreg", 250, 100, 0, eps
 	c.Optimizer, c.Momentum, c.LR = "sgd", 0, 0.5
 	c.EvalEvery, c.CheckpointEvery, c.PrivateDiagnostics, c.KeepCheckpoint = 0, 0, false, false

@@ -133,7 +133,18 @@ func MeanGroups(g []float32, b, k, d int) {
 // chunk runs one chunk of examples with augmentation multiplicity: K
 // copies each, per-copy gradients, their means clipped and added to sum.
 func (ag augmultGradients) chunk(chunk []int, sum []float32, st *stepStats) error {
-	s, a := ag.s, ag.aug
+	g, err := ag.aug.meanRows(ag.s, chunk, st)
+	if err != nil {
+		return err
+	}
+	ag.s.clipMaterialised(g, len(chunk), ag.s.model.NumParams(), sum, st)
+	return nil
+}
+
+// meanRows computes the per-sample gradients of the chunk's K augmented
+// copies and returns each example's mean over its copies (b×d, in the
+// rows buffer), recording the examples' mean losses.
+func (a *augmenter) meanRows(s *state, chunk []int, st *stepStats) ([]float32, error) {
 	b, in, d := len(chunk), s.model.InputSize(), s.model.NumParams()
 	if len(a.src) < b*in {
 		a.src, a.ys = make([]float32, b*in), make([]int, b)
@@ -144,11 +155,9 @@ func (ag augmultGradients) chunk(chunk []int, sum []float32, st *stepStats) erro
 	batch := s.batches.batch(s.batches.x[:bk*in], s.batches.y[:bk])
 	g := s.batches.rows[:bk*d]
 	if err := s.model.PerSampleGrads(batch, g, s.batches.losses[:bk]); err != nil {
-		return err
+		return nil, err
 	}
 	MeanGroups(g, b, a.k, d)
-	g = g[:b*d]
-	s.clipMaterialised(g, b, d, sum, st)
 	for i := 0; i < b; i++ {
 		var l float64
 		for _, v := range s.batches.losses[i*a.k : (i+1)*a.k] {
@@ -157,7 +166,7 @@ func (ag augmultGradients) chunk(chunk []int, sum []float32, st *stepStats) erro
 		st.lossSum += l / float64(a.k)
 	}
 	st.n += b
-	return nil
+	return g[:b*d], nil
 }
 
 // validateAugmult checks the augmentation-multiplicity setting.

@@ -45,6 +45,7 @@ type gradCanaries struct {
 	clip     float64
 	params   []float32 // released block, from 0
 	counts   []int     // times each canary was sampled (private; the leak hook releases it)
+	hits     []int     // the canaries sampled this step (the lattice release adds them exactly)
 	sample   *rng.Stream
 }
 
@@ -86,10 +87,12 @@ func (s *state) setupCanaries(root *rng.Stream) error {
 // addCanaries adds this step's sampled canaries to the canary block of the
 // sum (block = the coordinates after the model's).
 func (c *gradCanaries) addCanaries(block []float32) {
+	c.hits = c.hits[:0]
 	for j, in := range c.included {
 		if in && c.sample.Float64() < c.rate {
 			block[j] += float32(c.clip)
 			c.counts[j]++
+			c.hits = append(c.hits, j)
 		}
 	}
 }

@@ -340,22 +340,28 @@ type Noise string
 
 const (
 	// NoiseContinuous is the float Gaussian added to the float32 clipped
-	// sum (clip.Gaussian): the default, and the one earlier seeded runs used.
+	// sum (clip.Gaussian): the one earlier seeded runs used.
 	NoiseContinuous Noise = "continuous"
 	// NoiseLattice quantises each clipped example onto the lattice
 	// γℤᵈ (γ = C·2⁻ᵏ), sums exactly in int64 and adds exactly sampled
 	// round(Z): a post-processing of the Gaussian mechanism that floating-
-	// point attacks cannot exploit (docs/secure-noise.md). Opt-in: it needs
-	// materialised per-example gradients.
+	// point attacks cannot exploit (docs/secure-noise.md).
 	NoiseLattice Noise = "lattice"
 	// NoiseBandMF correlates the continuous Gaussian noise across steps by
 	// a b-banded matrix factorization optimised for the run's workload
 	// (Config.Bands), with cyclic Poisson sampling over b parts and the
 	// amplified banded theorem's account (docs/matrix-mechanism.md).
 	NoiseBandMF Noise = "bandmf"
-	// noiseUnset is the default (Default, a Config built in Go): continuous.
+	// noiseUnset is the default (Default, a Config built in Go):
+	// DefaultNoise where the lattice supports the run, else continuous.
 	noiseUnset Noise = ""
 )
+
+// DefaultNoise is the noise of a run that does not set one, wherever the
+// lattice noise supports the run (final-only, subspace-clipped and radius
+// runs keep the continuous noise: Config.usesLattice). Issue 42: switching
+// the default to the lattice is this one line.
+const DefaultNoise = NoiseContinuous
 
 var noiseValues = []Noise{NoiseContinuous, NoiseLattice, NoiseBandMF}
 

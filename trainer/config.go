@@ -765,32 +765,41 @@ func (c *Config) validateNoise(f *faults) {
 	if c.Noise != noiseUnset {
 		f.add(checkChoice("noise", c.Noise, noiseValues))
 	}
-	bad := f.bad
 	c.validateBandMF(f)
-	if !c.Noise.Lattice() {
-		return
+	if c.Noise.Lattice() {
+		for _, r := range c.latticeRefusals() {
+			f.bad("%s", r)
+		}
 	}
-	if c.Clip != mechanism.Flat {
-		bad("noise lattice supports clip flat only (it quantises each example clipped to C(1−η) in L2), got clip %s", c.Clip)
-	}
-	if c.Sampler == mechanism.Twice {
-		bad("noise lattice does not support sampler twice (its coordinate masks are not applied before quantising)")
+}
+
+// latticeRefusals are the reasons the lattice noise cannot run this
+// configuration (none: it can).
+func (c *Config) latticeRefusals() []string {
+	var rs []string
+	if c.Clip == mechanism.Subspace {
+		rs = append(rs, "noise lattice does not support clip subspace (its per-block noise and rotated clips are not on the lattice yet)")
 	}
 	if c.FinalOnly {
-		bad("noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")
-	}
-	if c.Augmult > 1 {
-		bad("noise lattice does not support augmult (it quantises materialised per-example gradients, not augmentation means)")
-	}
-	if c.ClipQuantile > 0 {
-		bad("noise lattice does not support clip_quantile (the clip norm, hence the lattice, would change every step)")
-	}
-	if c.AuditCanaries > 0 {
-		bad("noise lattice does not support audit runs (the canary block is noised with the float sum)")
+		rs = append(rs, "noise lattice does not support final_only: the hidden-state bound needs each step to be a contraction and rounding is not one (docs/secure-noise.md); final-only runs keep the continuous noise")
 	}
 	if c.Radius > 0 {
-		bad("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius)
+		rs = append(rs, fmt.Sprintf("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius))
 	}
+	return rs
+}
+
+// usesLattice reports whether the run's steps take the lattice noise: set
+// explicitly, or by default (DefaultNoise) where the lattice supports the
+// run.
+func (c *Config) usesLattice() bool {
+	switch c.Noise {
+	case NoiseLattice:
+		return true
+	case noiseUnset:
+		return DefaultNoise == NoiseLattice && len(c.latticeRefusals()) == 0
+	}
+	return false
 }
 
 // validateBandMF checks noise bandmf's settings and refuses what its account
@@ -823,8 +832,5 @@ func (c *Config) validateBandMF(f *faults) {
 	}
 	if c.Preprocess != PreprocessNone {
 		bad("noise bandmf does not support preprocess (SRDP accounts Poisson sampling)")
-	}
-	if c.Distributed != DistributedNone {
-		bad("noise bandmf is not offered for distributed runs yet")
 	}
 }

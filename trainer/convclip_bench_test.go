@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/dptrain/dptrain/datasets"
@@ -28,7 +29,7 @@ func randomImages(n int, shape []int, seed uint64) *datasets.Dataset {
 
 // convStepState is a set-up training state for whole-step benchmarks and
 // path comparisons on a conv net.
-func convStepState(tb testing.TB, model Model, twice bool, batch int) *state {
+func convStepState(tb testing.TB, model Model, twice bool, batch int, edits ...func(*Config)) *state {
 	tb.Helper()
 	shape := []int{1, 28, 28}
 	if model != ModelCNN {
@@ -41,6 +42,9 @@ func convStepState(tb testing.TB, model Model, twice bool, batch int) *state {
 	if twice {
 		c.Sampler, c.Q2, c.Clip, c.ClipNorm = "twice", 0.5, mechanism.Clip("hybrid"), 1
 	}
+	for _, e := range edits {
+		e(&c)
+	}
 	s := &state{cfg: c, opts: Options{Train: train, Test: train}}
 	if err := s.setup(); err != nil {
 		tb.Fatal(err)
@@ -50,15 +54,21 @@ func convStepState(tb testing.TB, model Model, twice bool, batch int) *state {
 
 // BenchmarkConvStep times whole training steps (sampling, gradients,
 // clipping, noise, optimizer) of DP-SGD (Poisson, flat clip: the norm-only
-// path) and of twice sampling with hybrid clipping, reporting samples per
-// CPU-second.
+// path), of the same with lattice noise (the layered lattice path: issue
+// 42's lattice-against-continuous rows) and of twice sampling with hybrid
+// clipping, continuous and lattice, reporting samples per CPU-second.
 func BenchmarkConvStep(b *testing.B) {
+	lat := func(c *Config) { c.Noise = NoiseLattice }
 	for _, model := range []Model{ModelCNN, ModelResNet20} {
-		for _, mode := range []string{"dpsgd", "twice", "twice-materialised"} {
+		for _, mode := range []string{"dpsgd", "lattice", "twice", "twice-lattice", "twice-materialised"} {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
 				defer func() { materialiseAlways = false }()
-				s := convStepState(b, model, mode != "dpsgd", 64)
+				var edits []func(*Config)
+				if mode == "lattice" || mode == "twice-lattice" {
+					edits = append(edits, lat)
+				}
+				s := convStepState(b, model, strings.HasPrefix(mode, "twice"), 64, edits...)
 				if _, err := s.step(); err != nil {
 					b.Fatal(err)
 				}

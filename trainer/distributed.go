@@ -4,9 +4,11 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -221,7 +223,147 @@ func (s *state) syncSettings() error {
 	case len(binaries) > 0:
 		return fmt.Errorf("distributed start: the dptrain binary of rank %s differs from rank 0's (build %s on rank 0): run the same dptrain build on every rank", strings.Join(binaries, ", "), id)
 	case len(settings) > 0:
-		return fmt.Errorf("distributed start: the settings of rank %s differ from rank 0's (hash %s on rank 0): every rank must be given the same flags", strings.Join(settings, ", "), h)
+		keys, err := s.differingSettings()
+		if err != nil {
+			return fmt.Errorf("distributed start: %w", err)
+		}
+		return fmt.Errorf("%w: distributed start: the settings of rank %s differ from rank 0's in %s: every rank must be given the same flags", ErrInvalidConfig, strings.Join(settings, ", "), strings.Join(keys, ", "))
+	}
+	return nil
+}
+
+// settingKeys are the configuration's keys (the flags' names), in the
+// order of Config's fields: the same on every rank, as the binaries are.
+func settingKeys() []string {
+	var keys []string
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			switch {
+			case f.Anonymous && name == "" && f.Type.Kind() == reflect.Struct:
+				walk(f.Type) // DataConfig, ModelConfig, …: their keys are Config's
+			case name != "" && name != "-":
+				keys = append(keys, name)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config]())
+	return keys
+}
+
+// differingSettings names the settings in which some rank differs from
+// rank 0 (every rank learns all of them): rank 0 sends its settings, each
+// rank marks the keys whose values differ, and the marks are combined.
+// Only the names are reported: the values are each rank's flags.
+func (s *state) differingSettings() ([]string, error) {
+	flat := func(c Config) map[string]json.RawMessage {
+		c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
+		c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
+		b, _ := json.Marshal(c) // plain fields always marshal
+		var m map[string]json.RawMessage
+		json.Unmarshal(b, &m)
+		return m
+	}
+	own := flat(s.cfg)
+	b, _ := json.Marshal(own)
+	b, err := s.broadcastBytes(b)
+	if err != nil {
+		return nil, err
+	}
+	var root map[string]json.RawMessage
+	if err := json.Unmarshal(b, &root); err != nil {
+		return nil, fmt.Errorf("rank 0's settings: %w", err)
+	}
+	keys := settingKeys()
+	v := make([]float64, len(keys))
+	for i, k := range keys {
+		if string(own[k]) != string(root[k]) {
+			v[i] = 1
+		}
+	}
+	if err := s.dist.MaxFloat64(v); err != nil {
+		return nil, err
+	}
+	var diff []string
+	for i, k := range keys {
+		if v[i] > 0 {
+			diff = append(diff, k)
+		}
+	}
+	if len(diff) == 0 {
+		diff = []string{"settings that hash differently"}
+	}
+	return diff, nil
+}
+
+// syncData makes every rank agree on its data before training: rank 0
+// sends the digest of the data it read (trainer/datadigest.go), and a rank
+// whose training or test data differ, or that could not load them, makes
+// every rank refuse (a rank refusing alone would leave the others waiting).
+// The message names the split and its file as configured, never a value.
+// loadErr is this rank's error from loading the data (the collective runs
+// anyway); the result is the error this rank returns.
+func (s *state) syncData(data *prepared, loadErr error) error {
+	if s.dist.Size() == 1 {
+		return loadErr
+	}
+	var mine DataDigest
+	if data != nil {
+		mine = data.digest
+	}
+	b, _ := json.Marshal(mine)
+	b, err := s.broadcastBytes(b)
+	if err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	var root DataDigest
+	if err := json.Unmarshal(b, &root); err != nil {
+		return fmt.Errorf("distributed start: rank 0's data digest: %w", err)
+	}
+	n, r := s.dist.Size(), s.dist.Rank()
+	v := make([]float64, 3*n)
+	switch {
+	case loadErr != nil:
+		v[r] = 1
+	case root.Train.SHA256 == "" || root.Test.SHA256 == "":
+		// rank 0 failed to load: it says so itself.
+	default:
+		if mine.Train != root.Train {
+			v[n+r] = 1
+		}
+		if mine.Test != root.Test {
+			v[2*n+r] = 1
+		}
+	}
+	if err := s.dist.MaxFloat64(v); err != nil {
+		return fmt.Errorf("distributed start: %w", err)
+	}
+	if loadErr != nil {
+		return loadErr
+	}
+	ranks := func(off int) string {
+		var rs []string
+		for i := range n {
+			if v[off+i] > 0 {
+				rs = append(rs, fmt.Sprint(i))
+			}
+		}
+		return strings.Join(rs, ", ")
+	}
+	var which []string
+	if rs := ranks(n); rs != "" {
+		which = append(which, fmt.Sprintf("the training data (%s) of rank %s", mine.Train.File, rs))
+	}
+	if rs := ranks(2 * n); rs != "" {
+		which = append(which, fmt.Sprintf("the test data (%s) of rank %s", mine.Test.File, rs))
+	}
+	switch {
+	case ranks(0) != "":
+		return fmt.Errorf("distributed start: rank %s could not load its data (its own message says why)", ranks(0))
+	case len(which) > 0:
+		return fmt.Errorf("%w: distributed start: %s differ from rank 0's: every rank must read the same data (the same files with the same contents)", ErrInvalidConfig, strings.Join(which, " and "))
 	}
 	return nil
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/dptrain/dptrain/datasets"
 	"github.com/dptrain/dptrain/internal/mpi"
 )
 
@@ -68,6 +69,61 @@ func TestMPIRefusesDifferingBinaries(t *testing.T) {
 	_, err := Run(context.Background(), c, Options{Reducer: comm, Overwrite: true})
 	if err == nil || !strings.Contains(err.Error(), "binary of rank 1 differs from rank 0's") {
 		t.Fatalf("rank %d: a rank with another binary gave %v, want a refusal naming rank 1", comm.Rank(), err)
+	}
+}
+
+// TestMPIRefusesDifferingSettingsNamingThem: ranks given different flags
+// refuse on every rank, naming the flags that differ (not only a hash).
+func TestMPIRefusesDifferingSettingsNamingThem(t *testing.T) {
+	comm := testComm(t)
+	if comm.Size() < 2 {
+		t.Skip("needs mpirun -np 2 or more")
+	}
+	c := mpiMLP(filepath.Join(os.TempDir(), "dptrain-mpi-flags"))
+	if comm.Rank() == 1 {
+		c.LR, c.Steps = 0.25, 30
+	}
+	_, err := Run(context.Background(), c, Options{Reducer: comm, Overwrite: true})
+	if err == nil || !strings.Contains(err.Error(), "the settings of rank 1 differ from rank 0's in steps, lr") || !errors.Is(err, ErrInvalidConfig) {
+		t.Fatalf("rank %d: ranks with other flags gave %v, want a refusal naming steps and lr", comm.Rank(), err)
+	}
+}
+
+// TestMPIRefusesDifferingData: ranks with the same flags but different
+// data (300 training rows against 200, or another test set) refuse on
+// every rank, naming the split that differs; before, they trained to the
+// end and nothing noticed.
+func TestMPIRefusesDifferingData(t *testing.T) {
+	comm := testComm(t)
+	if comm.Size() < 2 {
+		t.Skip("needs mpirun -np 2 or more")
+	}
+	gen := func(n int, seed uint64) *datasets.Dataset {
+		ds, err := datasets.GaussianMixture{N: n, K: 2, D: 8, Sep: 2, Seed: seed}.Generate()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ds
+	}
+	other := comm.Rank() == 1
+	for _, tc := range []struct {
+		name        string
+		train, test *datasets.Dataset
+		want, not   string
+	}{
+		{"same", gen(300, 1), gen(100, 2), "", ""},
+		{"train rows", gen(map[bool]int{false: 300, true: 200}[other], 1), gen(100, 2), "the training data (", "test data"},
+		{"test contents", gen(300, 1), gen(100, map[bool]uint64{false: 2, true: 3}[other]), "the test data (", "training data"},
+	} {
+		c := mpiMLP(filepath.Join(os.TempDir(), "dptrain-mpi-data-"+strings.ReplaceAll(tc.name, " ", "-")))
+		c.Dataset, c.Steps = InMemory, 2
+		_, err := Run(context.Background(), c, Options{Reducer: comm, Overwrite: true, Train: tc.train, Test: tc.test})
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("rank %d, %s: %v", comm.Rank(), tc.name, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "of rank 1 differ from rank 0's") || strings.Contains(err.Error(), tc.not)):
+			t.Errorf("rank %d, %s: %v; want a refusal naming %s of rank 1", comm.Rank(), tc.name, err, tc.want)
+		}
 	}
 }
 
@@ -184,10 +240,15 @@ func TestMPIEquivalence(t *testing.T) {
 	// release one process's parameters bit for bit.
 	lat := mlp
 	lat.Noise, lat.Steps, lat.CheckpointEvery = NoiseLattice, 10, 10
+	// Banded noise: every rank samples the same cyclic parts, optimises
+	// the same strategy and draws the same correlated noise (its
+	// correlator's state is the checkpoint's, which every rank reads).
+	band := mlp
+	band.Noise, band.Bands, band.Steps, band.CheckpointEvery = NoiseBandMF, 3, 10, 10
 	for _, tc := range []struct {
 		name string
 		c    Config
-	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}, {"lattice", lat}} {
+	}{{"mlp", mlp}, {"augmult", aug}, {"clip-quantile", quant}, {"twice", twice}, {"twice-hybrid", hybrid}, {"per-instance", inst}, {"subspace", sub}, {"lattice", lat}, {"bandmf", band}} {
 		t.Run(tc.name, func(t *testing.T) { mpiEquivalence(t, comm, tc.name, tc.c) })
 	}
 }

@@ -109,6 +109,14 @@ func (f *canaryFeature) name() string                { return featureCanaries }
 func (f *canaryFeature) extraDim() int               { return f.c.m }
 func (f *canaryFeature) addExtra(released []float32) { f.c.addCanaries(released[f.off : f.off+f.c.m]) }
 
+// addLatticeExtra adds this step's canaries (addExtra drew them) to the
+// lattice sum: a canary is C·e_j, exactly clipSteps·e_j on the lattice.
+func (f *canaryFeature) addLatticeExtra(acc []int64, clipSteps int64) {
+	for _, j := range f.c.hits {
+		acc[f.off+j] += clipSteps
+	}
+}
+
 func (f *canaryFeature) afterNoise(released, update []float32) ([]float32, error) {
 	lr, expected := f.lr()
 	f.c.step(released[f.off:f.off+f.c.m], lr, expected)

@@ -5,7 +5,6 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/clip"
-	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
 	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/sampler"
@@ -48,8 +47,7 @@ func (s *state) newGradients() (gradients, error) {
 	}
 	base := floatRelease{s}
 	if lat, ok := s.noise.(*mechanism.LatticeNoise); ok {
-		rows()
-		return &latticeGradients{s: s, acc: make([]int64, lat.Len())}, nil
+		return s.newLatticeGradients(lat, rows)
 	}
 	if s.cfg.Augmult > 1 {
 		a, err := newAugmenter(s.cfg.Augmult, s.data.train.Shape, s.cfg.Seed)
@@ -60,13 +58,13 @@ func (s *state) newGradients() (gradients, error) {
 		return augmultGradients{base, a}, nil
 	}
 	nc, ok := s.clipper.(clip.NormClipper)
-	if ok && s.share.twice == nil && !s.cfg.Noise.Lattice() {
+	if ok && s.share.twice == nil && !s.cfg.usesLattice() {
 		return &normOnlyGradients{floatRelease: base, norm: precisionMargin(nc, s.cfg.Precision), normsSq: make([]float64, mb*k), scales: make([]float32, mb*k)}, nil
 	}
 	// The factored and layered paths read no materialised rows: not with
 	// adaptive clipping (it rescales them) or the private diagnostics
 	// (they read their norms).
-	if s.quant == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.Noise.Lattice() {
+	if s.quant == nil && !s.cfg.PrivateDiagnostics && !materialiseAlways && !s.cfg.usesLattice() {
 		fm, ok := s.model.(factoredModel)
 		if fc, isFC := s.clipper.(clip.FactoredClipper); ok && isFC && fm.Factored() {
 			return factoredGradients{base, fm, fc}, nil
@@ -135,7 +133,7 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 	// only in a chunk that drops an example.
 	g.kept = g.kept[:0]
 	for i, j := range idx {
-		if !dropped(g.scales[i*k : (i+1)*k]) {
+		if !models.Dropped(g.scales[i*k : (i+1)*k]) {
 			g.kept = append(g.kept, j)
 		}
 	}
@@ -149,7 +147,7 @@ func (g *normOnlyGradients) chunk(idx []int, sum []float32, st *stepStats) error
 		}
 		g.scale(b, k, false)
 		for i := 0; i < b; i++ {
-			if dropped(g.scales[i*k : (i+1)*k]) {
+			if models.Dropped(g.scales[i*k : (i+1)*k]) {
 				// Finite in the first pass, not in the second: refuse
 				// rather than add a non-finite product.
 				return fmt.Errorf("per-sample norms differ between two passes over the same examples")
@@ -170,17 +168,6 @@ func (g *normOnlyGradients) scale(b, k int, observe bool) clip.Stats {
 		return q.scalesObserving(g.norm, g.normsSq[:b*k], b, k, g.scales[:b*k], observe)
 	}
 	return g.norm.Scales(g.normsSq[:b*k], b, g.scales[:b*k])
-}
-
-// dropped reports whether an example with these per-group clip scales is
-// dropped: any scale of 0 (a non-finite norm) drops the whole example.
-func dropped(scales []float32) bool {
-	for _, v := range scales {
-		if v == 0 || v != v {
-			return true
-		}
-	}
-	return false
 }
 
 // factoredGradients is clipMaterialised for a factored model: the same
@@ -243,62 +230,6 @@ type augmultGradients struct {
 
 func (g augmultGradients) start(step int) { g.aug.startStep(step) }
 func (g augmultGradients) chunkLen() int  { return max(1, g.s.model.MaxBatch()/g.aug.k) }
-
-// latticeGradients materialises each example's gradient and quantises it
-// onto the lattice (clipped to C(1−η) in L2, truncated toward zero) into
-// the step's exact int64 sum; its release is γ·(S + round(Z)) from that sum
-// (docs/secure-noise.md), overwriting the float sum, which stays zero.
-type latticeGradients struct {
-	s   *state
-	lat *mechanism.LatticeNoise // the run's noise (rebuilt on resume), fixed at start
-	acc []int64                 // the step's exact lattice sum
-}
-
-func (g *latticeGradients) start(int) {
-	g.lat = g.s.noise.(*mechanism.LatticeNoise)
-	clear(g.acc)
-}
-
-func (g *latticeGradients) chunkLen() int { return g.s.model.MaxBatch() }
-
-func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
-	s, b, d := g.s, len(idx), g.s.model.NumParams()
-	grads := s.batches.rows[:b*d]
-	if err := s.model.PerSampleGrads(s.gather(idx), grads, s.batches.losses[:b]); err != nil {
-		return err
-	}
-	for i := 0; i < b; i++ {
-		row := grads[i*d : (i+1)*d]
-		if s.cfg.PrivateDiagnostics {
-			st.addNorm(math.Sqrt(clip.SumSquares(row)))
-		}
-		switch g.lat.Quantize(row, g.acc) {
-		case lattice.Clipped:
-			st.clipped++
-		case lattice.NonFinite:
-			st.nonFinite++
-		}
-	}
-	s.addLosses(b, st)
-	return nil
-}
-
-// reduce sums the exact int64 lattice sums, which add exactly and in any
-// order, so every rank then releases one process's lattice point, with the
-// same noise from the shared stream.
-func (g *latticeGradients) reduce(r Reducer) error {
-	if err := r.SumInt64(g.acc); err != nil {
-		return fmt.Errorf("all-reduce of the lattice sum: %w", err)
-	}
-	return nil
-}
-
-func (g *latticeGradients) release(sum []float32) error {
-	if err := g.lat.Release(g.acc, sum, g.s.noiseRNG); err != nil {
-		return fmt.Errorf("lattice noise: %w", err)
-	}
-	return nil
-}
 
 // clipMaterialised clips b materialised per-sample gradients g (b×d) into
 // sum, with twice sampling's coordinate masks and adaptive clipping's scale

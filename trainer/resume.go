@@ -78,6 +78,12 @@ func (s *state) checkMechanism(ck *checkpoint) error {
 // the checkpoint's σ. An older checkpoint without one gets the ledger the
 // mechanism implies.
 func (s *state) restoreLedger(ck *checkpoint) error {
+	if ck.Ledger != nil && ck.Ledger.Steps() != ck.Step {
+		// The step and the events charged are written together: a
+		// difference means the file was edited or damaged, not another
+		// mechanism.
+		return fmt.Errorf("%w: checkpoint %s: its step (%d) disagrees with its events, which were charged through step %d: the file was edited or damaged; resume from an intact checkpoint, or start afresh with --overwrite", ErrInvalidConfig, s.checkpointPath(), ck.Step, ck.Ledger.Steps())
+	}
 	want := s.acct.mech.LedgerFor(ck.Sigma, ck.Step)
 	if ck.Ledger == nil {
 		s.acct.ledger = want

@@ -78,6 +78,7 @@ var ErrInterrupted = errors.New("training interrupted")
 type state struct {
 	cfg  Config
 	opts Options
+	ctx  context.Context // the run's: setup's long searches (σ calibration) stop on it
 	data *prepared
 
 	model    models.PerSampleModel
@@ -133,7 +134,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 	}
 	defer restore()
 	start := time.Now()
-	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer}
+	s := &state{cfg: cfg, opts: opts, dist: opts.Reducer, ctx: ctx}
 	if s.dist == nil {
 		s.dist = oneProcess{}
 	}
@@ -335,6 +336,7 @@ func (s *state) setup() error {
 		return err
 	}
 	data, err := loadData(cfg, root, s.opts.Train, s.opts.Test, s.opts.resume)
+	err = s.syncData(data, err) // the ranks agree on their data
 	if errors.Is(err, ErrDataChanged) {
 		return fmt.Errorf("cannot resume from checkpoint %s: %w; a resume over changed data would release statistics of them with the same noise: start afresh (without --resume, with --overwrite) or use a new out_dir", s.checkpointPath(), err)
 	}
@@ -405,7 +407,7 @@ func (s *state) setup() error {
 	}
 	s.sigma = cfg.Sigma
 	if s.sigma == 0 {
-		if s.sigma, err = s.acct.calibrate(s.steps); err != nil {
+		if s.sigma, err = s.acct.calibrate(s.ctx, s.steps); err != nil {
 			return err
 		}
 		by := "the run's primary accountant"

@@ -1,6 +1,7 @@
 package trainer
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -188,7 +189,7 @@ func newPLD(opts ...accountant.PLDOption) func() (accountant.Accountant, error) 
 // calibrate returns σ meeting the target ε over steps: by PLD certified on
 // its default grid (searched on the coarse grid from the RDP σ down), else
 // by the primary accountant.
-func (a *accounting) calibrate(steps int) (float64, error) {
+func (a *accounting) calibrate(ctx context.Context, steps int) (float64, error) {
 	if err := a.checkCountBudget(steps); err != nil {
 		return 0, err
 	}
@@ -198,9 +199,10 @@ func (a *accounting) calibrate(steps int) (float64, error) {
 	if a.calibPLD {
 		eps = accountant.Account(newPLD(), charges, a.cfg.Delta, a.prefix...)
 		opts = append(opts, accountant.WithPLDCertification(
-			accountant.Account(newPLD(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), charges, a.cfg.Delta, a.prefix...),
-			accountant.Account(a.newPrimary, charges, a.cfg.Delta, a.prefix...)))
+			cancellable(ctx, accountant.Account(newPLD(accountant.WithPLDInterval(accountant.CalibrationPLDInterval)), charges, a.cfg.Delta, a.prefix...)),
+			cancellable(ctx, accountant.Account(a.newPrimary, charges, a.cfg.Delta, a.prefix...))))
 	}
+	eps = cancellable(ctx, eps)
 	sigma, err := accountant.Calibrate(eps, a.cfg.Epsilon, opts...)
 	if err != nil {
 		return 0, fmt.Errorf("calibrating sigma for ε=%g over %d steps: %w", a.cfg.Epsilon, steps, err)
@@ -241,4 +243,16 @@ func (a *accounting) step(t *accountant.Tracker, step int, ev accountant.Event, 
 		return t.StepEach(evs)
 	}
 	return t.Step(ev)
+}
+
+// cancellable is eps that fails with ctx's error once ctx is done, so an
+// interrupt during calibration (several seconds with the certified PLD)
+// ends the search at its next evaluation instead of after it.
+func cancellable(ctx context.Context, eps func(float64) (float64, error)) func(float64) (float64, error) {
+	return func(x float64) (float64, error) {
+		if err := ctx.Err(); err != nil {
+			return 0, err
+		}
+		return eps(x)
+	}
 }

@@ -150,8 +150,8 @@ func (s *state) buildNoise() (mechanism.Noise, error) {
 	if h := testAuditHooks; h != nil && h.noiseScale > 0 {
 		sigma *= h.noiseScale // negative control: the account keeps σ
 	}
-	if s.cfg.Noise.Lattice() {
-		lat, err := s.acct.mech.LatticeNoise(sigma, lattice.DefaultK)
+	if s.cfg.usesLattice() {
+		lat, err := s.acct.mech.LatticeNoise(sigma, s.extraDim(), lattice.DefaultK)
 		if err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package lowerbound
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -27,25 +28,6 @@ func logAdd(a, b float64) float64 {
 	return a + math.Log1p(math.Exp(b-a))
 }
 
-// logBinomPMF is log P[Bin(r, q) = k].
-func logBinomPMF(r, k int, logQ, log1mQ float64) float64 {
-	lr, _ := math.Lgamma(float64(r + 1))
-	lk, _ := math.Lgamma(float64(k + 1))
-	lrk, _ := math.Lgamma(float64(r - k + 1))
-	return lr - lk - lrk + float64(k)*logQ + float64(r-k)*log1mQ
-}
-
-// logBinomRange is log P[lo ≤ Bin(r, q) < hi] (−Inf when empty), summed in
-// log space so that tails far below float64's range stay exact.
-func logBinomRange(r, lo, hi int, logQ, log1mQ float64) float64 {
-	lo, hi = max(lo, 0), min(hi, r+1)
-	s := math.Inf(-1)
-	for k := lo; k < hi; k++ {
-		s = logAdd(s, logBinomPMF(r, k, logQ, log1mQ))
-	}
-	return s
-}
-
 // OneRunPValue is the p-value of the hypothesis "the mechanism is
 // (ε, δ)-DP" after a one-run audit (Steinke, Nasr & Jagielski 2023,
 // Theorem 3 / Proposition 5) with m canaries, each included independently
@@ -53,21 +35,32 @@ func logBinomRange(r, lo, hi int, logQ, log1mQ float64) float64 {
 //
 //	min(1, β + 2mδ·α),  q = e^ε/(1+e^ε),  β = P[Bin(r, q) ≥ v],
 //	α = max_{i=1…v} P[v−i ≤ Bin(r, q) < v] / i.
+//
+// The sums are exact for their first exactTerms terms; beyond, they are
+// bounded from above in blocks (see binomial.walk), so the work does not
+// grow with the counts and the value returned is never below the exact
+// p-value: a bound built on it stays a valid lower bound on ε.
 func OneRunPValue(eps, delta float64, m, r, v int) float64 {
-	logQ := -math.Log1p(math.Exp(-eps)) // log e^ε/(1+e^ε)
-	log1mQ := -math.Log1p(math.Exp(eps))
-	beta := math.Exp(logBinomRange(r, v, r+1, logQ, log1mQ))
-	alpha := 0.0
-	if delta > 0 {
-		// P[v−i ≤ B < v] grows with i while P[B = v−i] adds to it; the
-		// running sum is kept in log space.
-		acc := math.Inf(-1)
-		for i := 1; i <= v; i++ {
-			acc = logAdd(acc, logBinomPMF(r, v-i, logQ, log1mQ))
-			alpha = math.Max(alpha, math.Exp(acc)/float64(i))
-		}
+	p, _ := oneRunPValue(context.Background(), eps, delta, m, r, v)
+	return p
+}
+
+// oneRunPValue is OneRunPValue, stopping with ctx's error when ctx is done.
+func oneRunPValue(ctx context.Context, eps, delta float64, m, r, v int) (float64, error) {
+	b := newBinomial(r, eps)
+	logBeta, err := b.upperTail(ctx, v)
+	if err != nil {
+		return 0, err
 	}
-	return math.Min(1, beta+2*float64(m)*delta*alpha)
+	beta := math.Exp(logBeta)
+	if beta >= 1 || delta == 0 || v == 0 {
+		return math.Min(1, beta), nil
+	}
+	alpha, err := b.maxMeanBelow(ctx, v)
+	if err != nil {
+		return 0, err
+	}
+	return math.Min(1, beta+2*float64(m)*delta*alpha), nil
 }
 
 // Result is a one-run audit's lower bound with the counts behind it.
@@ -89,6 +82,13 @@ type Result struct {
 // found by bisection (the p-value grows with ε); 0 when even ε = 0 is not
 // rejected.
 func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
+	return OneRunEpsilonContext(context.Background(), m, r, v, delta, confidence)
+}
+
+// OneRunEpsilonContext is OneRunEpsilon, returning ctx's error when ctx is
+// done before the bound is found (the sums check it every few thousand
+// terms).
+func OneRunEpsilonContext(ctx context.Context, m, r, v int, delta, confidence float64) (float64, error) {
 	if m < 1 || r < 0 || r > m || v < 0 || v > r {
 		return 0, invalidf("need 0 ≤ correct ≤ guesses ≤ canaries and canaries ≥ 1, got m=%d r=%d v=%d", m, r, v)
 	}
@@ -99,11 +99,22 @@ func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
 		return 0, invalidf("confidence must be in (0,1), got %v", confidence)
 	}
 	p := 1 - confidence
-	if OneRunPValue(0, delta, m, r, v) >= p {
-		return 0, nil
+	rejected := func(eps float64) (bool, error) {
+		pv, err := oneRunPValue(ctx, eps, delta, m, r, v)
+		return pv < p, err
+	}
+	if ok, err := rejected(0); err != nil || !ok {
+		return 0, err
 	}
 	lo, hi := 0.0, 1.0
-	for OneRunPValue(hi, delta, m, r, v) < p {
+	for {
+		ok, err := rejected(hi)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			break
+		}
 		lo, hi = hi, 2*hi
 		if hi > 1e3 {
 			return lo, nil
@@ -111,7 +122,11 @@ func OneRunEpsilon(m, r, v int, delta, confidence float64) (float64, error) {
 	}
 	for i := 0; i < 100 && hi-lo > 1e-12*hi; i++ {
 		mid := (lo + hi) / 2
-		if OneRunPValue(mid, delta, m, r, v) < p {
+		ok, err := rejected(mid)
+		if err != nil {
+			return 0, err
+		}
+		if ok {
 			lo = mid
 		} else {
 			hi = mid

@@ -25,7 +25,7 @@ func (e *exitError) Unwrap() error { return e.err }
 
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "bound" {
-		return runAuditBound(args[1:], stdout, stderr)
+		return runAuditBound(ctx, args[1:], stdout, stderr)
 	}
 	cfg := trainer.Default()
 	cfg.OutDir = "runs/audit"
@@ -67,6 +67,7 @@ the accounted ε (exit 3 when the lower bound exceeds it).
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
+	warnLearningRate(stderr, cfg.LR)
 	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines
@@ -104,7 +105,7 @@ the accounted ε (exit 3 when the lower bound exceeds it).
 
 // runAuditBound is `dptrain audit bound`: the one-run lower bound for given
 // counts (the statistics alone).
-func runAuditBound(args []string, stdout, stderr io.Writer) error {
+func runAuditBound(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlagSet("audit bound", stdout)
 	m := fs.Int("canaries", 0, "number of canaries m")
 	r := fs.Int("guesses", 0, "number of guesses r (k+ + k−)")
@@ -118,9 +119,11 @@ func runAuditBound(args []string, stdout, stderr io.Writer) error {
 	if err := requireFlags(fs, "canaries", "guesses", "correct", "delta"); err != nil {
 		return err
 	}
-	eps, err := lowerbound.OneRunEpsilon(*m, *r, *v, *delta, *conf)
-	if err != nil {
+	eps, err := lowerbound.OneRunEpsilonContext(ctx, *m, *r, *v, *delta, *conf)
+	if errors.Is(err, lowerbound.ErrInvalid) {
 		return asInput(err)
+	} else if err != nil {
+		return err
 	}
 	if *jsonOut {
 		b, _ := json.Marshal(map[string]any{"epsilon_lower": eps, "canaries": *m, "guesses": *r, "correct": *v, "delta": *delta, "confidence": *conf})

@@ -59,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		c.Sigma, c.Epsilon = 0, *eps
-	} else if err := positive("sigma", c.Sigma); err != nil {
+	} else if err := noiseMultiplier("sigma", c.Sigma); err != nil {
 		return err
 	}
 	if c.Steps < 1 {

@@ -102,5 +102,18 @@ func positive(name string, v float64) error {
 	return nil
 }
 
+// noiseMultiplier checks a σ flag: positive and finite, and large enough
+// that its variance σ² does not underflow (it would reach the accountant
+// as 0 and be reported as "got 0", not as typed).
+func noiseMultiplier(name string, v float64) error {
+	if err := positive(name, v); err != nil {
+		return err
+	}
+	if v*v < 0x1p-1022 {
+		return badInput("--%s %v is too small: its noise variance underflows to 0; use %s >= 1e-150", name, v, name)
+	}
+	return nil
+}
+
 // fmtFloat prints v with enough digits to round-trip.
 func fmtFloat(v float64) string { return fmt.Sprintf("%.10g", v) }

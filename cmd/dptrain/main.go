@@ -13,6 +13,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/dptrain/dptrain/internal/sysmem"
 	"github.com/dptrain/dptrain/trainer"
 )
 
@@ -33,8 +34,8 @@ func commandTable() []*command {
 		{"eval", "accuracy, loss and confusion matrix of a saved model: --model RUN/release/model.bin --dataset … [--split test] [--plot FILE.png]", runEval},
 		{"predict", "class probabilities as CSV: --model FILE --input FILE.csv [--out FILE.csv]", runPredict},
 		{"export", "a model's weights for PyTorch/NumPy/JAX: --model FILE --format safetensors|npy --out PATH", runExport},
-		{"privacy", "privacy spent (ε at δ) by a training run: --q --sigma --steps --delta [--accountant rdp]", runPrivacy},
-		{"calibrate", "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps [--accountant rdp|pld]", runCalibrate},
+		{"privacy", "privacy spent (ε at δ) by a training run: --q --sigma --steps --delta [--accountant rdp]", interruptible(runPrivacy)},
+		{"calibrate", "noise multiplier for a target (ε, δ): --epsilon --delta --q --steps [--accountant rdp|pld]", interruptible(runCalibrate)},
 		{"audit", "empirical lower bound on ε from a run's release: --canaries M [train flags]; audit bound --canaries --guesses --correct --delta", runAudit},
 		{"report", "per-instance privacy report of a linear model released by objective perturbation", runReport},
 		{"bench", "table of clip variants × samplers: samples/s, peak memory, noise variance, ε, test accuracy", runBench},
@@ -175,7 +176,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 130 // the shell's convention for SIGINT
 	}
 	var ie *inputError
-	if errors.As(err, &ie) {
+	if errors.As(err, &ie) || errors.Is(err, sysmem.ErrTooLarge) {
 		return 2
 	}
 	var ee *exitError
@@ -186,10 +187,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func main() {
+	os.Exit(mainCode(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// mainCode is main without the exit: SIGINT and SIGTERM cancel the
+// command's context (every long computation returns within a moment, and
+// train writes its checkpoint first), and it returns the exit code.
+func mainCode(args []string, stdout, stderr io.Writer) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	stopProfile := startProfile(os.Stderr)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	defer stop()
+	stopProfile := startProfile(stderr)
+	code := run(ctx, args, stdout, stderr)
 	stopProfile()
-	stop()
-	os.Exit(code)
+	return code
 }

@@ -60,6 +60,7 @@ func runEval(_ context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	warnNonFinite(stderr, *model, m.Params())
 	md, _ := m.Meta()
 	if (cfg.Dataset == trainer.DatasetCSV || cfg.Dataset == trainer.DatasetFolder) && len(cfg.Classes) == 0 {
 		// The model's class set maps the labels as in training.
@@ -236,6 +237,7 @@ func runPredict(_ context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	warnNonFinite(stderr, *model, m.Params())
 	md, _ := m.Meta()
 	if *input == "" {
 		return badInput("--input FILE.csv or DIR of images is required")
@@ -400,7 +402,10 @@ func runExport(_ context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return asInput(fmt.Errorf("%s: %w", *model, err))
 	}
-	tensors, meta := exportTensors(*model, f)
+	tensors, meta, err := exportTensors(*model, f)
+	if err != nil {
+		return asInput(err)
+	}
 	var metaJSON []byte
 	if meta != nil {
 		if metaJSON, err = json.MarshalIndent(meta, "", " "); err != nil {
@@ -448,19 +453,25 @@ func tensorName(s string) string { return unsafeName.ReplaceAllString(s, "_") }
 // state_dict of the equivalent modules names it (scripts/torch_models.py:
 // "0.weight" [out, in, …], "3.body.0.weight"), with the model's description;
 // a file whose model cannot be rebuilt (version 1, outside the zoo)
-// exports each group as one flat tensor, and no description.
-func exportTensors(path string, f models.ParamFile) ([]nn.ParamTensor, *models.Meta) {
-	if m, err := models.LoadNet(path, models.Options{}); err == nil && m.NumParams() == len(f.Params) {
+// exports each group as one flat tensor, and no description. A file whose
+// layer description is inconsistent is refused, as load refuses it: its
+// tensors' shapes would be wrong.
+func exportTensors(path string, f models.ParamFile) ([]nn.ParamTensor, *models.Meta, error) {
+	m, err := models.LoadNet(path, models.Options{})
+	if errors.Is(err, models.ErrBadDescription) {
+		return nil, nil, err
+	}
+	if err == nil && m.NumParams() == len(f.Params) {
 		if ts, err := m.ExportTensors(); err == nil {
 			md, _ := m.Meta()
-			return ts, &md
+			return ts, &md, nil
 		}
 	}
 	ts := make([]nn.ParamTensor, len(f.Groups))
 	for i, g := range f.Groups {
 		ts[i] = nn.ParamTensor{Name: g.Name, Offset: g.Offset, Shape: []int{g.Len}}
 	}
-	return ts, nil
+	return ts, nil, nil
 }
 
 // safetensors encodes the tensors as F32 (format: an 8-byte little-endian header size, a JSON header naming each

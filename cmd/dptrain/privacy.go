@@ -278,7 +278,7 @@ func checkStepFlags(fs *flag.FlagSet, q, sigma float64, steps int, delta float64
 	if err := inHalfOpenUnit("q", q); err != nil {
 		return err
 	}
-	if err := positive("sigma", sigma); err != nil {
+	if err := noiseMultiplier("sigma", sigma); err != nil {
 		return err
 	}
 	if steps < 1 {

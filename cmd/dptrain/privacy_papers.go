@@ -49,7 +49,7 @@ func (c commonPrivacyFlags) check() error {
 	if err := inHalfOpenUnit("q", *c.q); err != nil {
 		return err
 	}
-	if err := positive("sigma", *c.sigma); err != nil {
+	if err := noiseMultiplier("sigma", *c.sigma); err != nil {
 		return err
 	}
 	if *c.steps < 1 {

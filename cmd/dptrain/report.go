@@ -22,6 +22,7 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/dptrain/dptrain/internal/plotkit"
+	"github.com/dptrain/dptrain/internal/sysmem"
 	"github.com/dptrain/dptrain/objpert"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -86,6 +87,9 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var y []float64
 	var source string
 	if f.synthetic {
+		if err := sysmem.Check(fmt.Sprintf("report --synthetic --n %d --d %d", f.n, f.d), reportBytes(f.n, f.d)); err != nil {
+			return err
+		}
 		dataSeed := uint64(1)
 		if f.seeded {
 			dataSeed = f.seed
@@ -112,12 +116,21 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if n, d := X.Dims(); !f.synthetic {
+		if err := sysmem.Check(fmt.Sprintf("report --data %s (%d columns)", f.data, d), reportBytes(n, d)); err != nil {
+			return err
+		}
+	}
 	var a *objpert.Analysis
 	if released != nil {
 		source += fmt.Sprintf("; model %s", f.model)
-		a, err = objpert.AnalyzeModel(released, X, y, cfg, noise.Child("pdp-report"))
+		a, err = untilDone(ctx, func() (*objpert.Analysis, error) {
+			return objpert.AnalyzeModel(released, X, y, cfg, noise.Child("pdp-report"))
+		})
 	} else {
-		a, err = objpert.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
+		a, err = untilDone(ctx, func() (*objpert.Analysis, error) {
+			return objpert.Analyze(X, y, cfg, noise.Child("pdp-objpert-and-report"))
+		})
 	}
 	if err != nil {
 		if errors.Is(err, objpert.ErrInput) {
@@ -533,4 +546,13 @@ func reportHistPanel(a *objpert.Analysis) (*plotkit.Panel, []*plotter.Histogram,
 	x.Min = math.Min(x.Min, 0)
 	x.Max += 0.03 * (x.Max - x.Min)
 	return p, hs, nil
+}
+
+// reportBytes is a lower bound on what a report of n records in d
+// dimensions allocates: the n×d data and the per-coordinate sums of the
+// grid release (n terms each), and two d×d matrices (the Hessian and the
+// report's Gaussian draw), in float64.
+func reportBytes(n, d int) float64 {
+	fn, fd := float64(n), float64(d)
+	return 8 * (2*fn*fd + 2*fd*fd)
 }

@@ -170,8 +170,11 @@ is itself a release; tune on public or held-out proxy data.
 			failed++
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return err // interrupted: the runs failed because of it
+	}
 	if failed == len(rows) && len(rows) > 0 {
-		return fmt.Errorf("every run failed; first error: %v", rows[0].err)
+		return fmt.Errorf("every run failed; first error: %w", rows[0].err)
 	}
 	return ctx.Err()
 }

@@ -114,7 +114,7 @@ func trainFlags(fs *flag.FlagSet, c *trainer.Config) {
 	fs.IntVar(&c.PowerIters, "power-iters", c.PowerIters, "clip subspace: power iterations per basis estimate")
 	fs.IntVar(&c.SubspaceRefresh, "subspace-refresh", c.SubspaceRefresh, "clip subspace: re-estimate the basis every N steps (0: once)")
 	fs.Float64Var(&c.Sigma, "sigma", c.Sigma, "noise multiplier (0: calibrate to --epsilon)")
-	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous (default) | lattice | bandmf: the float Gaussian; the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (clip flat, sampler poisson or shuffle; materialises per-example gradients, slower: docs/secure-noise.md); or noise correlated across steps by a banded matrix factorization with cyclic Poisson sampling (--bands; docs/matrix-mechanism.md)")
+	fs.TextVar(&c.Noise, "noise", c.Noise, "continuous | lattice | bandmf (default "+trainer.DefaultNoise.String()+" where the lattice supports the run, else continuous): the float Gaussian; the exact lattice sum with exactly sampled integer noise, immune to floating-point attacks (every clip but subspace, every sampler; not final_only or radius: docs/secure-noise.md); or noise correlated across steps by a banded matrix factorization with cyclic Poisson sampling (--bands; docs/matrix-mechanism.md)")
 	fs.IntVar(&c.Bands, "bands", c.Bands, "noise bandmf: the strategy's bands b, also its cyclic sampling's parts (1: DP-SGD)")
 	fs.Float64Var(&c.Epsilon, "epsilon", c.Epsilon, "target ε (calibrates σ when --sigma is 0; else stops at the budget)")
 	fs.Float64Var(&c.Delta, "delta", c.Delta, "δ")
@@ -216,6 +216,7 @@ func runTrain(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err := cfg.Validate(); err != nil {
 		return asInput(err)
 	}
+	warnLearningRate(stderr, cfg.LR)
 	opts := trainer.Options{Progress: trainer.ProgressBar, Out: stderr, Log: stderr, Resume: *f.resume, Overwrite: *f.overwrite, InterruptedTest: *f.interruptedTest}
 	if !isTerminal(stderr) {
 		opts.Progress = trainer.ProgressLines

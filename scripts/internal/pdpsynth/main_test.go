@@ -50,8 +50,12 @@ func TestQuickRun(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := math.Max(1, 2*tau*sigma3); math.Abs(r.lambda-want) > 1e-9*want {
-				t.Errorf("%s d=%d: λ = %.10g, want max(1, 2τσ3) = %.10g", name, r.d, r.lambda, want)
+			// The exact Hessian release widens Alg 2's requirement by its
+			// lattice slack: σ3 is calibrated at β(1 + 2⁻³⁰)/√2 and λ
+			// gains 4× the slack bound, together below 1e-8 of λ here
+			// (docs/per-instance.md#exact-releases).
+			if want := math.Max(1, 2*tau*sigma3); !(r.lambda >= want && r.lambda <= want*(1+1e-8)) {
+				t.Errorf("%s d=%d: λ = %.10g, want max(1, 2τσ3) = %.10g plus the lattice slack (below 1e-8 of it)", name, r.d, r.lambda, want)
 			}
 		}
 		if !(r.exMin >= 0 && r.exMin <= r.exMed && r.exMed <= r.exMax) {
