@@ -249,6 +249,9 @@ func (a *accounting) step(t *accountant.Tracker, step int, ev accountant.Event, 
 // interrupt during calibration (several seconds with the certified PLD)
 // ends the search at its next evaluation instead of after it.
 func cancellable(ctx context.Context, eps func(float64) (float64, error)) func(float64) (float64, error) {
+	if ctx == nil { // a state set up outside Run (tests, benchmarks)
+		ctx = context.Background()
+	}
 	return func(x float64) (float64, error) {
 		if err := ctx.Err(); err != nil {
 			return 0, err
