@@ -158,7 +158,6 @@ func parseMogMix(sigma float64, key string) (mogMix, error) {
 // decreasing function of its output x: what connectTheDots discretises.
 type lossCurve interface {
 	lossRange() (lo, hi float64)
-	gridSpan(h float64) float64
 	lossInverse(l float64) float64
 	split(xa, xb, l0, l1, em float64) (a, b float64)
 	massP(a, b float64) float64
@@ -246,11 +245,6 @@ func (d mogDirection) lossRange() (lo, hi float64) {
 	return lo, hi
 }
 
-func (d mogDirection) gridSpan(h float64) float64 {
-	lo, hi := d.lossRange()
-	return math.Ceil(hi/h) - math.Floor(lo/h) + 1
-}
-
 // lossInverse is the x with L(x) = l (+Inf at or below L's infimum, −Inf at
 // or above its supremum), by Newton's method from the side where it cannot
 // overshoot: from the left in remove (L convex), from the right in add (L
@@ -328,29 +322,11 @@ func (d mogDirection) massQ(a, b float64) float64 {
 	return d.mix(a, b, 1)
 }
 
-// split is gaussianDirection.split for the mixture: Gauss–Legendre where
-// the densities hardly change over [xa, xb], the masses elsewhere.
+// split is splitInterval for the mixture, whose components sit within
+// cmax of 0.
 func (d mogDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
-	if !(xb > xa) {
-		return 0, 0
-	}
-	w := xb - xa
 	ext := max(math.Abs(xa), math.Abs(xb)) + d.cmax() + d.sigma
-	if !math.IsInf(w, 0) && w*ext <= d.sigma*d.sigma {
-		mid, half := xa+w/2, w/2
-		for _, nw := range gauss8 {
-			x := mid + half*nw[0]
-			m := d.pdfP(x) * half * nw[1]
-			wa := splitWeight(l1-d.loss(x), l1-l0, em)
-			a += m * wa
-			b += m * (1 - wa)
-		}
-		return a, b
-	}
-	pI, qI := d.massP(xa, xb), d.massQ(xa, xb)
-	a = (math.Exp(math.Log(qI)+l0) - pI*math.Exp(l0-l1)) / -math.Expm1(l0-l1)
-	a = min(pI, max(0, a))
-	return a, pI - a
+	return splitInterval(d, d.sigma, ext, xa, xb, l0, l1, em)
 }
 
 // curve is one direction of a PLD step: the subsampled Gaussian, or the

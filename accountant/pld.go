@@ -344,7 +344,7 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 			if err != nil {
 				return 0, err
 			}
-			span := g.gridSpan(h)
+			span := gridSpan(g, h)
 			if math.IsNaN(span) || math.IsInf(span, 0) {
 				return 0, invalidf("pld: the privacy loss of %s is beyond floating point", g.describe())
 			}
@@ -367,7 +367,7 @@ func (a *PLDAccountant) tiltGrid() (float64, error) {
 		fits := true
 		for _, s := range a.segs {
 			for _, remove := range []bool{true, false} {
-				if g, _ := s.curve(remove); g.gridSpan(h/2) > maxPLDPoints/4 {
+				if g, _ := s.curve(remove); gridSpan(g, h/2) > maxPLDPoints/4 {
 					fits = false // (curve's error was seen above)
 				}
 			}

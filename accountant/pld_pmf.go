@@ -71,10 +71,10 @@ func (g gaussianDirection) lossRange() (lo, hi float64) {
 	return lo, hi
 }
 
-// gridSpan is the number of grid points connectTheDots needs for g at
+// gridSpan is the number of grid points connectTheDots needs for c at
 // interval h (a float: a tiny σ puts it beyond int).
-func (g gaussianDirection) gridSpan(h float64) float64 {
-	lo, hi := g.lossRange()
+func gridSpan(c lossCurve, h float64) float64 {
+	lo, hi := c.lossRange()
 	return math.Ceil(hi/h) - math.Floor(lo/h) + 1
 }
 
@@ -90,7 +90,7 @@ func (g gaussianDirection) gridSpan(h float64) float64 {
 // top are the mass at +∞; below its bottom, rounded up onto it.
 func connectTheDots(g lossCurve, h float64) (*pmf, error) {
 	lo, hi := g.lossRange()
-	if span := g.gridSpan(h); !(span <= maxPLDPoints) {
+	if span := gridSpan(g, h); !(span <= maxPLDPoints) {
 		if math.IsNaN(span) || math.IsInf(span, 0) {
 			return nil, invalidf("pld: the privacy loss of %s is beyond floating point", g.describe())
 		}
@@ -202,24 +202,40 @@ var gauss8 = [8][2]float64{
 	{0.7966664774136267, 0.2223810344533745}, {0.9602898564975363, 0.1012285362903763},
 }
 
-// split returns the masses (a to l0, b to l1 = l0 + h) of the losses in
-// [l0, l1], which are the x in [xa, xb]; em = e^h − 1. Where the Gaussian
-// hardly changes over the interval the split weight
+// split is splitInterval for the subsampled Gaussian, whose components sit
+// at 0 and ∓1.
+func (g gaussianDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
+	ext := max(math.Abs(xa), math.Abs(xb), math.Abs(xa+1), math.Abs(xb+1)) + g.sigma
+	return splitInterval(g, g.sigma, ext, xa, xb, l0, l1, em)
+}
+
+// densityCurve is what splitInterval reads of one direction of a PLD.
+type densityCurve interface {
+	pdfP(x float64) float64
+	loss(x float64) float64
+	massP(a, b float64) float64
+	massQ(a, b float64) float64
+}
+
+// splitInterval returns the masses (a to l0, b to l1 = l0 + h) of the
+// losses in [l0, l1], which are the x in [xa, xb]; em = e^h − 1, sigma the
+// components' standard deviation and ext a bound on |x − mean| over the
+// interval and every component, plus sigma. Where the densities hardly
+// change over the interval (w·ext ≤ σ²) the split weight
 // a(x) = (e^{l1−L(x)} − 1)/em is integrated by Gauss–Legendre, which has no
 // cancellation; elsewhere the interval is wide and a follows from the
 // masses, a = (Q(I)·e^{l1} − P(I))/em.
-func (g gaussianDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
+func splitInterval(c densityCurve, sigma, ext, xa, xb, l0, l1, em float64) (a, b float64) {
 	if !(xb > xa) {
 		return 0, 0
 	}
 	w := xb - xa
-	ext := max(math.Abs(xa), math.Abs(xb), math.Abs(xa+1), math.Abs(xb+1)) + g.sigma
-	if !math.IsInf(w, 0) && w*ext <= g.sigma*g.sigma {
+	if !math.IsInf(w, 0) && w*ext <= sigma*sigma {
 		mid, half := xa+w/2, w/2
 		for _, nw := range gauss8 {
 			x := mid + half*nw[0]
-			m := g.pdfP(x) * half * nw[1]
-			wa := splitWeight(l1-g.loss(x), l1-l0, em)
+			m := c.pdfP(x) * half * nw[1]
+			wa := splitWeight(l1-c.loss(x), l1-l0, em)
 			a += m * wa
 			b += m * (1 - wa)
 		}
@@ -227,7 +243,7 @@ func (g gaussianDirection) split(xa, xb, l0, l1, em float64) (a, b float64) {
 	}
 	// (Q·e^{l1} − P)/(e^h − 1) = (Q·e^{l0} − P·e^{−h})/(1 − e^{−h}), whose
 	// exponentials stay finite on coarse grids of huge losses.
-	pI, qI := g.massP(xa, xb), g.massQ(xa, xb)
+	pI, qI := c.massP(xa, xb), c.massQ(xa, xb)
 	a = (math.Exp(math.Log(qI)+l0) - pI*math.Exp(l0-l1)) / -math.Expm1(l0-l1)
 	a = min(pI, max(0, a))
 	return a, pI - a

@@ -30,6 +30,8 @@ const pieceLen = 2048
 
 // layerScratch holds ClipSumLayers' buffers between calls.
 type layerScratch struct {
+	norms  []float64 // squared norms (LayerSumSquares)
+	tops   []float32 // largest magnitudes
 	scales []float32
 	skip   []bool
 	hit    []bool
@@ -39,8 +41,10 @@ type layerScratch struct {
 func (sc *layerScratch) prepare(ls []nn.LayerGrads[float32], b int) {
 	if cap(sc.scales) < b {
 		sc.scales, sc.skip, sc.hit = make([]float32, b), make([]bool, b), make([]bool, b)
+		sc.norms, sc.tops = make([]float64, b), make([]float32, b)
 	}
 	sc.scales, sc.skip, sc.hit = sc.scales[:b], sc.skip[:b], sc.hit[:b]
+	sc.norms, sc.tops = sc.norms[:b], sc.tops[:b]
 	sc.pieces = sc.pieces[:0]
 	for k, l := range ls {
 		for lo := 0; lo < l.Len; lo += pieceLen {
@@ -62,21 +66,12 @@ func (h *L2LInf) ClipSumLayers(ls []nn.LayerGrads[float32], b int, masks []*mask
 	sc.prepare(ls, b)
 	c := clampBound(h.cinf)
 	// Pass 1, examples in parallel: each row's norm and largest coordinate.
-	nn.Parallel(b, b*d, func(_, lo, hi int) {
-		for i := lo; i < hi; i++ {
-			var acc laneSum
-			acc.n4 = d &^ 3
-			var top float32
-			for _, l := range ls {
-				top = max(top, acc.add(l.Sample(i)))
-			}
-			s := l2Scale(acc.total(), h.c2)
-			sc.scales[i], sc.skip[i] = s, s == 0
-			sc.hit[i] = s != 0 && (s < 1 || float32(s*top) > c)
-		}
-	})
+	LayerSumSquares(ls, b, sc.norms, sc.tops)
 	var st Stats
 	for i := range b {
+		s := l2Scale(sc.norms[i], h.c2)
+		sc.scales[i], sc.skip[i] = s, s == 0
+		sc.hit[i] = s != 0 && (s < 1 || float32(s*sc.tops[i]) > c)
 		switch {
 		case sc.skip[i]:
 			st.NonFinite++

@@ -123,7 +123,7 @@ var kWord = [...]uint64{
 func kDigit(j, n int) uint64 {
 	scale := new(big.Int).Lsh(big.NewInt(1), uint(64*n))
 	for prec := 64*n + 32; ; prec += 64 {
-		cL, cH := expHalfBracket(prec)
+		cL, cH := expNegBracket(1, prec) // exp(−1/2)
 		J := j + 2
 		for float64((J+1)*(J+1))/2*math.Log2E < float64(prec+8) {
 			J++
@@ -156,25 +156,6 @@ func kDigit(j, n int) uint64 {
 func ratPow(x *big.Rat, e int) *big.Rat {
 	ee := big.NewInt(int64(e))
 	return new(big.Rat).SetFrac(new(big.Int).Exp(x.Num(), ee, nil), new(big.Int).Exp(x.Denom(), ee, nil))
-}
-
-// expHalfBracket returns rationals cL ≤ exp(−1/2) ≤ cH with cH − cL ≤
-// 2^−prec: consecutive partial sums of the alternating series
-// Σ_j (−½)ʲ/j!, whose terms decrease in magnitude.
-func expHalfBracket(prec int) (*big.Rat, *big.Rat) {
-	eps := new(big.Rat).SetFrac(big.NewInt(1), new(big.Int).Lsh(big.NewInt(1), uint(prec)))
-	sum, term := big.NewRat(1, 1), big.NewRat(1, 1)
-	for j := int64(1); ; j++ {
-		term.Mul(term, big.NewRat(-1, 2*j))
-		prev := new(big.Rat).Set(sum)
-		sum.Add(sum, term)
-		if new(big.Rat).Abs(term).Cmp(eps) <= 0 {
-			if prev.Cmp(sum) > 0 {
-				return sum, prev
-			}
-			return prev, sum
-		}
-	}
 }
 
 // bern returns true with probability exp(−x(2k+x)/(2k+2)) for the current

@@ -258,15 +258,7 @@ func settingKeys() []string {
 // rank marks the keys whose values differ, and the marks are combined.
 // Only the names are reported: the values are each rank's flags.
 func (s *state) differingSettings() ([]string, error) {
-	flat := func(c Config) map[string]json.RawMessage {
-		c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
-		c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
-		b, _ := json.Marshal(c) // plain fields always marshal
-		var m map[string]json.RawMessage
-		json.Unmarshal(b, &m)
-		return m
-	}
-	own := flat(s.cfg)
+	own := fixedSettings(s.cfg)
 	b, _ := json.Marshal(own)
 	b, err := s.broadcastBytes(b)
 	if err != nil {

@@ -8,19 +8,23 @@ import (
 	"strings"
 )
 
+// fixedSettings is c's settings by config key, without those a resume or a
+// rank may change (output, evaluation, checkpoint and diagnostic choices;
+// see Config.Hash).
+func fixedSettings(c Config) map[string]json.RawMessage {
+	c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
+	c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
+	b, _ := json.Marshal(c) // plain fields always marshal
+	var m map[string]json.RawMessage
+	json.Unmarshal(b, &m)
+	return m
+}
+
 // settingsDiff names every setting (by its config key) that differs between
 // a checkpoint's configuration and this run's, among those that must not
 // change across a resume (see Config.Hash).
 func settingsDiff(was, now Config) []string {
-	flat := func(c Config) map[string]json.RawMessage {
-		c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
-		c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
-		b, _ := json.Marshal(c) // plain fields always marshal
-		var m map[string]json.RawMessage
-		json.Unmarshal(b, &m)
-		return m
-	}
-	a, b := flat(was), flat(now)
+	a, b := fixedSettings(was), fixedSettings(now)
 	keys := map[string]bool{}
 	for k := range a {
 		keys[k] = true
