@@ -34,6 +34,10 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
+	if amxKernels[1] != nil {
+		amxProduct(&amxKernels, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
+		return
+	}
 	if bf16Kernel != nil {
 		bf16Product(bf16Kernel, bf16AsmPack, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
 		return
@@ -69,6 +73,9 @@ func toBF16(f float32) uint32 {
 	return (b + 0x7fff + (b>>16)&1) >> 16
 }
 
+// lowBits is a mask of the n low bits.
+func lowBits(n int) uint64 { return 1<<uint(n) - 1 }
+
 // fromBF16 is the float32 whose upper half is h.
 func fromBF16(h uint32) float32 { return math.Float32frombits(h << 16) }
 
@@ -78,6 +85,9 @@ type bf16Arena struct {
 	a []uint32 // one block of op(A): bf16MC rows × kp pairs
 	b []uint32 // all of op(B): ⌈n/NR⌉ strips × kp pairs × NR
 	t [bf16MR * bf16NR]float32
+
+	at  [amxMR * amxNR]float32 // the AMX kernels' scratch tile
+	tmp []uint32               // transposed A on its way to the AMX layout
 }
 
 var bf16Arenas struct {
@@ -173,6 +183,12 @@ func bf16Product(kern bf16Func, vec bool, transA, transB bool, m, n, k int, alph
 			}
 		}
 	}
+	runBlocks(ar0, blocks, workers, block)
+}
+
+// runBlocks runs block(ar, i) for i < blocks on workers goroutines (the
+// caller, with ar0, among them), each with its own arena.
+func runBlocks(ar0 *bf16Arena, blocks, workers int, block func(ar *bf16Arena, blk int)) {
 	if workers <= 1 {
 		for blk := range blocks {
 			block(ar0, blk)

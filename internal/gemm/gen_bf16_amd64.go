@@ -145,6 +145,7 @@ func main() {
 	p("\tVZEROUPPER")
 	p("\tRET")
 	genPack(p)
+	genAMX(p)
 	if err := os.WriteFile("kernel_bf16_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -301,4 +302,172 @@ func genPack(p func(string, ...any)) {
 	p("adj_done:")
 	p("\tVZEROUPPER")
 	p("\tRET")
+}
+
+// vex3 is a three-byte VEX prefix for map 0F38, W0, L0: r, x and b are bit 3
+// of ModRM.reg, SIB.index and SIB.base (or ModRM.rm), v the VEX.vvvv
+// register (0 when there is none: the field is stored inverted, 1111), pp the implied prefix (0: none, 2: F3, 3: F2).
+func vex3(r, x, b, v int, pp byte) []byte {
+	p1 := byte(0x02)
+	if r&8 == 0 {
+		p1 |= 0x80
+	}
+	if x&8 == 0 {
+		p1 |= 0x40
+	}
+	if b&8 == 0 {
+		p1 |= 0x20
+	}
+	return []byte{0xc4, p1, byte(^v&15)<<3 | pp}
+}
+
+// Go's names of the general registers by number, for the comments.
+var gpr = []string{"AX", "CX", "DX", "BX", "SP", "BP", "SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+
+// tileMem encodes TILELOADD tmm, disp(base)(index*1) (store false: F2) or
+// TILESTORED tmm, disp(base)(index*1) (store true: F3), opcode 4B with a
+// SIB byte; disp is 0 or fits in a signed byte.
+func tileMem(store bool, tmm, base, index, disp int) []byte {
+	pp := byte(3)
+	if store {
+		pp = 2
+	}
+	b := append(vex3(0, index, base, 0, pp), 0x4b)
+	mod := byte(0)
+	if disp != 0 || base&7 == 5 {
+		mod = 1
+	}
+	b = append(b, mod<<6|byte(tmm&7)<<3|4, byte(index&7)<<3|byte(base&7))
+	if mod == 1 {
+		b = append(b, byte(int8(disp)))
+	}
+	return b
+}
+
+// tdpbf16ps encodes TDPBF16PS tmm(dst), tmm(a), tmm(b): dst (M×N float32)
+// += a (M rows of K bf16 pairs) · b (K rows of N bf16 pairs).
+func tdpbf16ps(dst, a, b int) []byte {
+	return append(vex3(0, 0, 0, b, 2), 0x5c, 0xc0|byte(dst)<<3|byte(a))
+}
+
+// tilezero encodes TILEZERO tmm.
+func tilezero(t int) []byte { return append(vex3(0, 0, 0, 0, 3), 0x49, 0xc0|byte(t)<<3) }
+
+// genAMX writes amxBF16x1 and amxBF16x2, SgemmBF16's AMX kernels: 16 or 32
+// rows of C by 32 columns per strip, in 16×16 tiles.
+func genAMX(p func(string, ...any)) {
+	const (
+		ax, cx, dx, bx, si, di = 0, 1, 2, 3, 6, 7
+		r8, r9, r10, r11       = 8, 9, 10, 11
+		r12, r13, r14          = 12, 13, 14
+	)
+	ldtilecfg := append(vex3(0, 0, ax, 0, 0), 0x49, 0x00) // LDTILECFG (AX)
+	tilerelease := append(vex3(0, 0, 0, 0, 0), 0x49, 0xc0)
+	load := func(tmm, base, index, disp int) {
+		p("\t%s // TILELOADD %d(%s)(%s*1), TMM%d", bytesOf(tileMem(false, tmm, base, index, disp)), disp, gpr[base], gpr[index], tmm)
+	}
+	store := func(tmm, base, index, disp int) {
+		p("\t%s // TILESTORED TMM%d, %d(%s)(%s*1)", bytesOf(tileMem(true, tmm, base, index, disp)), tmm, disp, gpr[base], gpr[index])
+	}
+	for _, rt := range []int{1, 2} {
+		name := fmt.Sprintf("amxBF16x%d", rt)
+		p("")
+		p("// func %s(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)", name)
+		p("//")
+		p("// For each of strips strips of packed B (chunks·16 pairs × 32 words, one")
+		p("// after another) and the %d rows of packed A (row stride lda bytes, chunks·16", 16*rt)
+		p("// pair words each): the %d×32 product with AMX tiles (TMM0…TMM%d sums, TMM4", 16*rt, 2*rt-1)
+		p("// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),")
+		p("// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C")
+		p("// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32")
+		p("// columns per strip. cfg is the tile configuration (amxConfig).")
+		p("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+		p("	MOVQ cfg+0(FP), AX")
+		p("	%s // LDTILECFG (AX)", bytesOf(ldtilecfg))
+		p("	MOVQ lda+24(FP), R8")
+		p("	MOVQ $128, BX")
+		p("	MOVQ b+32(FP), DX")
+		p("	MOVQ c+56(FP), R9")
+		p("	MOVQ ldc+64(FP), R10")
+		p("	SHLQ $2, R10")
+		p("	MOVQ t+48(FP), R11")
+		p("	VBROADCASTSS alpha+72(FP), Z30")
+		p("	VBROADCASTSS beta+76(FP), Z31")
+		p("	MOVQ m1+96(FP), AX")
+		p("	KMOVW AX, K1")
+		p("	MOVQ m2+104(FP), AX")
+		p("	KMOVW AX, K2")
+		p("	MOVQ strips+40(FP), CX")
+		p("")
+		p("%s_strip:", name)
+		for t := 0; t < 2*rt; t++ {
+			p("	%s // TILEZERO TMM%d", bytesOf(tilezero(t)), t)
+		}
+		p("	MOVQ a+16(FP), R13")
+		if rt == 2 {
+			p("	MOVQ R8, AX")
+			p("	SHLQ $4, AX")
+			p("	LEAQ (R13)(AX*1), DI")
+		}
+		p("	MOVQ DX, R14")
+		p("	MOVQ chunks+8(FP), R12")
+		p("")
+		p("%s_chunk:", name)
+		load(4, r13, r8, 0)
+		if rt == 2 {
+			load(5, di, r8, 0)
+		}
+		load(6, r14, bx, 0)
+		load(7, r14, bx, 64)
+		for r := 0; r < rt; r++ {
+			for c := 0; c < 2; c++ {
+				p("	%s // TDPBF16PS TMM%d += TMM%d·TMM%d", bytesOf(tdpbf16ps(2*r+c, 4+r, 6+c)), 2*r+c, 4+r, 6+c)
+			}
+		}
+		p("	ADDQ $64, R13")
+		if rt == 2 {
+			p("	ADDQ $64, DI")
+		}
+		p("	ADDQ $2048, R14")
+		p("	DECQ R12")
+		p("	JNE  %s_chunk", name)
+		p("	MOVQ R14, DX")
+		store(0, r11, bx, 0)
+		store(1, r11, bx, 64)
+		if rt == 2 {
+			p("	LEAQ 2048(R11), AX")
+			store(2, ax, bx, 0)
+			store(3, ax, bx, 64)
+		}
+		p("	MOVQ mv+88(FP), R12")
+		p("	MOVQ R11, SI")
+		p("	MOVQ R9, AX")
+		p("	MOVQ mode+80(FP), R13")
+		p("")
+		p("%s_row:", name)
+		p("	VMULPS (SI), Z30, Z0")
+		p("	VMULPS 64(SI), Z30, Z1")
+		p("	TESTQ R13, R13")
+		p("	JEQ   %s_put", name)
+		p("	VMOVUPS.Z (AX), K1, Z2")
+		p("	VMOVUPS.Z 64(AX), K2, Z3")
+		p("	VMULPS Z31, Z2, Z2")
+		p("	VMULPS Z31, Z3, Z3")
+		p("	VADDPS Z2, Z0, Z0")
+		p("	VADDPS Z3, Z1, Z1")
+		p("")
+		p("%s_put:", name)
+		p("	VMOVUPS Z0, K1, (AX)")
+		p("	VMOVUPS Z1, K2, 64(AX)")
+		p("	ADDQ $128, SI")
+		p("	ADDQ R10, AX")
+		p("	DECQ R12")
+		p("	JNE  %s_row", name)
+		p("	ADDQ $128, R9")
+		p("	DECQ CX")
+		p("	JNE  %s_strip", name)
+		p("	%s // TILERELEASE", bytesOf(tilerelease))
+		p("	VZEROUPPER")
+		p("	RET")
+	}
 }

@@ -131,6 +131,22 @@ var bf16Kernel = func() bf16Func {
 	return nil
 }()
 
+//go:noescape
+func amxBF16x1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16x2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+// amxKernels are SgemmBF16's AMX kernels by row tiles (1: 16 rows, 2: 32),
+// nil unless the CPU has AMX-BF16 beside AVX-512 BF16 (whose packing they
+// share) and the OS grants this process the tile state (requestAMX).
+var amxKernels = func() (k [3]amxFunc) {
+	if bf16Kernel != nil && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX() {
+		k[1], k[2] = amxBF16x1, amxBF16x2
+	}
+	return k
+}()
+
 // bf16AsmPack is whether packBF16's vector forms run here.
 var bf16AsmPack = bf16Kernel != nil
 
@@ -144,17 +160,15 @@ var pairIdx = func() (x [32]uint16) {
 }()
 
 // pairOff[nr] are the byte offsets of 16 consecutive pairs' words in a
-// packed strip nr words wide.
+// packed strip nr words wide (1: one row's words, one after another).
 var pairOff = func() (o [bf16NR + 1][16]int32) {
-	for _, nr := range []int{bf16MR, bf16NR} {
+	for _, nr := range []int{1, bf16MR, bf16NR} {
 		for t := range 16 {
 			o[nr][t] = int32(4 * nr * t)
 		}
 	}
 	return o
 }()
-
-func lowBits(n int) uint64 { return 1<<uint(n) - 1 }
 
 // packRowsVec is packBF16Rows with VCVTNE2PS2BF16: see packRowsBF16.
 func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
@@ -172,4 +186,13 @@ func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	rem := k % 32
 	packAdjBF16(&dst[0], &src[r0*ld], ld, nv, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
 		lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+}
+
+// packRowVec writes the k floats of src as (k+1)/2 pair words into dst,
+// element 2q in word q's low half: one row of packAMXA's layout.
+func packRowVec(dst []uint32, src []float32, k int) {
+	_ = dst[(k+1)/2-1]
+	rem := k % 32
+	packAdjBF16(&dst[0], &src[0], k, 1, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
+		lowBits((rem+1)/2), 4, &pairOff[1])
 }

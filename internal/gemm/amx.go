@@ -1,0 +1,123 @@
+package gemm
+
+// AMX: SgemmBF16 on Intel's Advanced Matrix Extensions (docs/precision.md).
+// TDPBF16PS multiplies a 16×16-pair tile of A by a 16×16-pair tile of B
+// into a 16×16 float32 tile, 8192 bf16 multiply-adds in one instruction.
+// Where the CPU has AMX-BF16 and the OS grants the tile state, SgemmBF16
+// runs every product on these kernels; otherwise on kernelBF16.
+
+const (
+	amxMR = 32 // rows of C per block: two 16-row tiles
+	amxNR = 32 // columns of C per strip: two 16-column tiles
+	amxKP = 16 // pairs of k per tile step
+)
+
+// amxFunc is an AMX kernel: see amxBF16x1 (kernel_bf16_amd64.s).
+type amxFunc func(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+// amxConfig is the tile configuration the kernels load: palette 1, all
+// eight tiles 16 rows of 64 bytes (TMM0…3 the sums, 4 and 5 A, 6 and 7 B).
+var amxConfig = func() (cfg [64]byte) {
+	cfg[0] = 1
+	for t := range 8 {
+		cfg[16+2*t] = 64
+		cfg[48+t] = 16
+	}
+	return cfg
+}()
+
+// amxProduct is bf16Product on the AMX kernels kerns (kerns[r] computes r
+// row tiles): op(B) is packed once in strips of amxNR columns and k padded
+// with zeros to a multiple of amxKP pairs, then each block of amxMR rows
+// of op(A) is packed (rows of pair words) and run against every strip, the
+// blocks shared among workers as in bf16Product. Every element of C is the
+// same sequence of TDPBF16PS steps over k from zero, whatever the shape of
+// the product, the block or the strip it falls in and the workers.
+func amxProduct(kerns *[3]amxFunc, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+	kp := (k + 1) / 2
+	kpad := roundUp(kp, amxKP)
+	nStrips := ceilDiv(n, amxNR)
+	ar0 := getBF16Arena()
+	defer putBF16Arena(ar0)
+	ar0.b = grow(ar0.b, nStrips*kpad*amxNR)
+	for s := range nStrips {
+		dst := ar0.b[s*kpad*amxNR : (s+1)*kpad*amxNR]
+		packBF16B(true, dst[:kp*amxNR], b, ldb, transB, k, s*amxNR, min(amxNR, n-s*amxNR))
+		clear(dst[kp*amxNR:])
+	}
+	mode := 1
+	if beta == 0 {
+		mode = 0
+	}
+	// The whole strips, then the last one under column masks.
+	whole, lastNV := n/amxNR, n%amxNR
+	blocks := ceilDiv(m, amxMR)
+	if workers <= 0 {
+		workers = 1
+		if m*n*k >= parallelWork {
+			workers = numWorkers()
+		}
+	}
+	workers = min(workers, blocks)
+	block := func(ar *bf16Arena, blk int) {
+		i0 := blk * amxMR
+		mv := min(amxMR, m-i0)
+		rt := ceilDiv(mv, 16)
+		ar.a = grow(ar.a, rt*16*kpad)
+		packAMXA(true, ar.a, kpad, a, lda, transA, k, i0, mv, &ar.tmp)
+		kern := kerns[rt]
+		if whole > 0 {
+			kern(&amxConfig[0], kpad/amxKP, &ar.a[0], 4*kpad, &ar0.b[0], whole, &ar.at[0], &c[i0*ldc], ldc, alpha, beta, mode, mv, 0xffff, 0xffff)
+		}
+		if lastNV > 0 {
+			kern(&amxConfig[0], kpad/amxKP, &ar.a[0], 4*kpad, &ar0.b[whole*kpad*amxNR], 1, &ar.at[0], &c[i0*ldc+whole*amxNR], ldc, alpha, beta, mode, mv,
+				lowBits(min(lastNV, 16)), lowBits(max(lastNV-16, 0)))
+		}
+	}
+	runBlocks(ar0, blocks, workers, block)
+}
+
+// packAMXA writes rows [i0, i0+mv) of op(A) (m×k) into dst as rows of kpad
+// pair words (element 2q of the row in word q's low half, 2q+1 in its high
+// half), the layout of an AMX A tile; words past k and rows from mv up to
+// the next multiple of 16 are zero. vec selects the vector packers (the
+// same words, but subnormal inputs become 0, as the hardware reads them
+// anyway); tmp is scratch for transposed A.
+func packAMXA(vec bool, dst []uint32, kpad int, a []float32, lda int, trans bool, k, i0, mv int, tmp *[]uint32) {
+	rows := roundUp(mv, 16)
+	dst = dst[:rows*kpad]
+	clear(dst)
+	kp := (k + 1) / 2
+	switch {
+	case !trans && vec:
+		for r := range mv {
+			packRowVec(dst[r*kpad:r*kpad+kp], a[(i0+r)*lda:(i0+r)*lda+k], k)
+		}
+	case !trans:
+		for r := range mv {
+			d := dst[r*kpad : r*kpad+kp]
+			for p, v := range a[(i0+r)*lda : (i0+r)*lda+k] {
+				d[p/2] |= toBF16(v) << (16 * (p & 1))
+			}
+		}
+	case vec:
+		// Pairs of rows of the stored A, as packed for B, then each
+		// column's words into its row.
+		*tmp = grow(*tmp, kp*amxMR)
+		t := *tmp
+		packRowsVec(t, a, lda, k, i0, mv, amxMR)
+		for r := range mv {
+			d := dst[r*kpad : r*kpad+kp]
+			for q := range d {
+				d[q] = t[q*amxMR+r]
+			}
+		}
+	default:
+		for p := range k {
+			sh := 16 * (p & 1)
+			for r, v := range a[p*lda+i0 : p*lda+i0+mv] {
+				dst[r*kpad+p/2] |= toBF16(v) << sh
+			}
+		}
+	}
+}
