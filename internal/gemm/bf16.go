@@ -22,7 +22,12 @@ import (
 // docs/precision.md). With the hardware (HasBF16) the AVX-512 BF16 kernel
 // runs, which also treats subnormal inputs and results as zero; elsewhere a
 // portable Go kernel computes the same sums without that flush, much more
-// slowly. Panics and BLAS conventions are Sgemm's.
+// slowly. Where the CPU also has AMX-BF16 (and Linux grants the tile
+// state), every product runs on AMX tiles instead: the same rounded
+// operands and the same bound, but the tiles add each step's products
+// with their own internal rounding, so the sums are not bit for bit the
+// VDPBF16PS order's; they still depend only on row i, column j and k.
+// Panics and BLAS conventions are Sgemm's.
 func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkMatrix("A", transA, m, k, a, lda)
 	checkMatrix("B", transB, k, n, b, ldb)
@@ -50,6 +55,19 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // OS saves the AVX-512 registers, and the build is amd64 without the purego
 // tag.
 func HasBF16() bool { return bf16Kernel != nil }
+
+// BF16KernelName names the kernel SgemmBF16 runs here, for benchmark and
+// report output: "amx-bf16-32x32" (AMX tiles), "avx512bf16-12x32"
+// (VDPBF16PS) or "go" (the portable kernel).
+func BF16KernelName() string {
+	switch {
+	case amxKernels[1] != nil:
+		return "amx-bf16-32x32"
+	case bf16Kernel != nil:
+		return "avx512bf16-12x32"
+	}
+	return "go"
+}
 
 // bf16Func is a bf16 micro-kernel: see kernelBF16 (kernel_bf16_amd64.s).
 // kp pairs of k; ap holds kp×bf16MR and bp kp×bf16NR packed pairs.
