@@ -38,7 +38,7 @@ const (
 // amxKernelsOrNil stands for the AMX kernels in bf16Impl.kern's nil check:
 // a non-nil bf16Func only when they exist (it is not called).
 func amxKernelsOrNil() bf16Func {
-	if amxKernels[1] == nil {
+	if amxKernels.plain[1][1] == nil {
 		return nil
 	}
 	return kernelBF16Go
@@ -49,7 +49,7 @@ func amxKernelsOrNil() bf16Func {
 type bf16Impl struct {
 	kern bf16Func
 	vec  bool
-	amx  *[3]amxFunc
+	amx  *amxSet
 }
 
 // toBF16 against math/big's rounding to 8 significant bits, ties to even,
@@ -96,11 +96,12 @@ type bf16Case struct {
 
 func bf16Cases() []bf16Case {
 	var cs []bf16Case
-	// Whole and partial register tiles of both kernels (12×32 and 16- or
-	// 32-row by 32-column AMX blocks), k odd and even, below, at and past
-	// one AMX step of 32 and a kernelBF16 arena block of 256 pairs.
+	// Whole and partial register tiles of both kernels (12×32, and AMX
+	// blocks of 16 or 32 rows by 16 or 32 columns), k odd and even, below,
+	// at and past one AMX step of 32, and k = 127 and 256, whose packed AMX
+	// rows get a padded stride.
 	for _, s := range [][3]int{{1, 1, 1}, {12, 32, 2}, {12, 32, 7}, {13, 33, 64}, {5, 70, 129}, {100, 40, 300}, {16, 1024 / 8, 144}, {200, 65, 33},
-		{16, 32, 32}, {32, 64, 31}, {33, 31, 33}, {17, 15, 600}} {
+		{16, 32, 32}, {32, 64, 31}, {33, 31, 33}, {17, 15, 600}, {40, 50, 256}, {33, 17, 127}} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			cs = append(cs, bf16Case{s[0], s[1], s[2], tr[0], tr[1], 1, 0, 1})
 		}
@@ -342,6 +343,38 @@ func TestPackBF16Vector(t *testing.T) {
 	}
 }
 
+// The AMX product computed as C and as Cᵀ stored transposed (the two
+// orientations amxSwap chooses between) agree bit for bit on every
+// transpose, edge and beta: each element is the same tile steps wherever
+// it falls. Both store paths and both packings of each operand run.
+func TestAMXOrientationsAgree(t *testing.T) {
+	if amxKernels.plain[1][1] == nil {
+		t.Skip(noAMX)
+	}
+	rnd := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range bf16Cases() {
+		a, b := randMatrix(rnd, tc.m, tc.k), randMatrix(rnd, tc.k, tc.n)
+		as, lda := a.store(tc.transA, 3)
+		bs, ldb := b.store(tc.transB, 1)
+		ldc := tc.n + 2
+		c0 := make([]float32, tc.m*ldc)
+		for i := range c0 {
+			c0[i] = float32(rnd.NormFloat64())
+		}
+		plain, swapped := append([]float32(nil), c0...), append([]float32(nil), c0...)
+		amxRun(&amxKernels.plain, false, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, plain, ldc, tc.workers)
+		amxRun(&amxKernels.trans, true, !tc.transB, !tc.transA, tc.n, tc.m, tc.k, tc.alpha, bs, ldb, as, lda, tc.beta, swapped, ldc, tc.workers)
+		for i := range plain {
+			if math.Float32bits(plain[i]) != math.Float32bits(swapped[i]) {
+				t.Fatalf("%+v: C[%d]: %v as C, %v as Cᵀ", tc, i, plain[i], swapped[i])
+			}
+			if i%ldc >= tc.n && plain[i] != c0[i] {
+				t.Fatalf("%+v: the gap at %d between rows of C was written", tc, i)
+			}
+		}
+	}
+}
+
 // The AMX packing of A against its portable form, word for word: rows of
 // op(A) as pair words, from A stored as is (pairs within a row) and
 // transposed (pairs across rows), every row count up to a block, k odd and
@@ -355,7 +388,8 @@ func TestPackAMXAVector(t *testing.T) {
 	rnd := rand.New(rand.NewPCG(13, 14))
 	for mv := 1; mv <= amxMR; mv++ {
 		for _, k := range []int{1, 2, 3, 31, 32, 33, 64, 65, 100} {
-			kpad := roundUp((k+1)/2, amxKP)
+			// The row stride: whole steps of k, and one line more.
+			kpad := roundUp((k+1)/2, amxKP) + 16*(k%2)
 			for _, trans := range []bool{false, true} {
 				rows, cols := mv+3, k
 				if trans {
@@ -432,11 +466,15 @@ func TestSgemmBF16Conventions(t *testing.T) {
 }
 
 // BenchmarkSgemmBF16 times SgemmBF16 beside Sgemm on 1024³ and the
-// engine's per-sample conv shapes, for one quiet sitting:
-// go test ./internal/gemm -run '^$' -bench 'SgemmBF16' -cpu 1,2.
+// engine's per-sample conv shapes with the transposes models/nn uses
+// (forward Wᵀ stored: TN; weight gradient dZ·Uᵀ: NT), for one quiet
+// sitting: go test ./internal/gemm -run '^$' -bench 'SgemmBF16' -cpu 1,2.
 func BenchmarkSgemmBF16(b *testing.B) {
-	for _, s := range [][3]int{{1024, 1024, 1024}, {16, 1024, 144}, {16, 144, 1024}, {32, 256, 288}, {64, 64, 576}} {
-		m, n, k := s[0], s[1], s[2]
+	for _, s := range []struct {
+		m, n, k int
+		tA, tB  bool
+	}{{1024, 1024, 1024, false, false}, {16, 1024, 144, true, false}, {16, 144, 1024, false, true}, {32, 256, 288, true, false}, {32, 288, 256, false, true}, {64, 64, 576, true, false}, {64, 576, 64, false, true}, {16, 169, 64, true, false}, {16, 64, 169, false, true}} {
+		m, n, k, tA, tB := s.m, s.n, s.k, s.tA, s.tB
 		rnd := rand.New(rand.NewPCG(1, 1))
 		x, y, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 		for i := range x {
@@ -445,14 +483,25 @@ func BenchmarkSgemmBF16(b *testing.B) {
 		for i := range y {
 			y[i] = float32(rnd.NormFloat64())
 		}
+		lda, ldb := k, n
+		if tA {
+			lda = m
+		}
+		if tB {
+			ldb = k
+		}
+		name := fmt.Sprintf("%dx%dx%d", m, n, k)
+		if tA || tB {
+			name += map[[2]bool]string{{true, false}: "-TN", {false, true}: "-NT", {true, true}: "-TT"}[[2]bool{tA, tB}]
+		}
 		for _, v := range []struct {
 			name string
 			f    func()
 		}{
-			{"f32", func() { Sgemm(false, false, m, n, k, 1, x, k, y, n, 0, c, n) }},
-			{"bf16", func() { SgemmBF16(false, false, m, n, k, 1, x, k, y, n, 0, c, n) }},
+			{"f32", func() { Sgemm(tA, tB, m, n, k, 1, x, lda, y, ldb, 0, c, n) }},
+			{"bf16", func() { SgemmBF16(tA, tB, m, n, k, 1, x, lda, y, ldb, 0, c, n) }},
 		} {
-			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, v.name), func(b *testing.B) {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
 				for b.Loop() {
 					v.f()
 				}

@@ -302,6 +302,125 @@ func genPack(p func(string, ...any)) {
 	p("adj_done:")
 	p("\tVZEROUPPER")
 	p("\tRET")
+	p("")
+	p("// func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)")
+	p("//")
+	p("// The floats of src as bfloat16s in order, two to a word (element 2q in")
+	p("// word q's low half): chunks of 32 floats, then a tail read under masks")
+	p("// tm1, tm2 and stored under ts.")
+	p("TEXT ·cvtRowBF16(SB), NOSPLIT, $0-48")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ chunks+16(FP), CX")
+	p("")
+	p("cvt_chunk:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   cvt_tail")
+	p("\tVMOVUPS (SI), Z0")
+	p("\tVMOVUPS 64(SI), Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVMOVDQU32 Z2, (DI)")
+	p("\tADDQ $128, SI")
+	p("\tADDQ $64, DI")
+	p("\tDECQ CX")
+	p("\tJMP  cvt_chunk")
+	p("")
+	p("cvt_tail:")
+	p("\tMOVQ ts+40(FP), AX")
+	p("\tTESTQ AX, AX")
+	p("\tJEQ   cvt_done")
+	p("\tKMOVW AX, K3")
+	p("\tMOVQ tm1+24(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ tm2+32(FP), AX")
+	p("\tKMOVW AX, K2")
+	p("\tVMOVUPS.Z (SI), K1, Z0")
+	p("\tVMOVUPS.Z 64(SI), K2, Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVMOVDQU32 Z2, K3, (DI)")
+	p("")
+	p("cvt_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	genAdjT16(p)
+}
+
+// genAdjT16 writes packAdjT16: packAdjBF16 for 16 rows and whole chunks of
+// 32 floats, with a 16×16 transpose of words in registers instead of a
+// scatter per row.
+func genAdjT16(p func(string, ...any)) {
+	p("")
+	p("// func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int)")
+	p("//")
+	p("// For 16 rows of src (row stride ld floats) and chunks chunks of 32 floats")
+	p("// each: every row's 32 floats become 16 pair words (element 2q low), and")
+	p("// the 16×16 words are transposed so that pair q of rows 0…15 is stored as")
+	p("// 16 consecutive words at dst + q·nrBytes (the packAdjBF16 layout). Rows")
+	p("// land in Z0…Z15; Z16…Z31 hold the transpose's other half.")
+	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-40")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), R8")
+	p("\tSHLQ $2, R8")
+	p("\tMOVQ chunks+24(FP), CX")
+	p("\tMOVQ nrBytes+32(FP), R10")
+	p("\tMOVQ R10, R11")
+	p("\tSHLQ $4, R11")
+	p("")
+	p("t16_chunk:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   t16_done")
+	p("\tMOVQ SI, AX")
+	for r := 0; r < 16; r++ {
+		p("\tVMOVUPS (AX), Z16")
+		p("\tVMOVUPS 64(AX), Z17")
+		p("\t%s // VCVTNE2PS2BF16 Z%d, Z17, Z16", bytesOf(vcvtne2ps2bf16(r, 17, 16)), r)
+		if r < 15 {
+			p("\tADDQ R8, AX")
+		}
+	}
+	// Stage 1: pairs of rows, 32-bit interleave.
+	for i := 0; i < 8; i++ {
+		p("\tVPUNPCKLDQ Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i)
+		p("\tVPUNPCKHDQ Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i+1)
+	}
+	// Stage 2: 64-bit interleave within groups of four.
+	for g := 0; g < 4; g++ {
+		t := 16 + 4*g
+		r := 4 * g
+		p("\tVPUNPCKLQDQ Z%d, Z%d, Z%d", t+2, t, r)
+		p("\tVPUNPCKHQDQ Z%d, Z%d, Z%d", t+2, t, r+1)
+		p("\tVPUNPCKLQDQ Z%d, Z%d, Z%d", t+3, t+1, r+2)
+		p("\tVPUNPCKHQDQ Z%d, Z%d, Z%d", t+3, t+1, r+3)
+	}
+	// Stage 3: 128-bit lanes between groups 0/1 and 2/3.
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			a, b := 8*h+i, 8*h+4+i
+			p("\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d", b, a, 16+8*h+i)
+			p("\tVSHUFI32X4 $0xdd, Z%d, Z%d, Z%d", b, a, 16+8*h+4+i)
+		}
+	}
+	// Stage 4: 128-bit lanes between the halves.
+	for i := 0; i < 8; i++ {
+		p("\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d", 24+i, 16+i, i)
+		p("\tVSHUFI32X4 $0xdd, Z%d, Z%d, Z%d", 24+i, 16+i, 8+i)
+	}
+	p("\tMOVQ DI, DX")
+	for i := 0; i < 16; i++ {
+		p("\tVMOVDQU32 Z%d, (DX)", i)
+		if i < 15 {
+			p("\tADDQ R10, DX")
+		}
+	}
+	p("\tADDQ $128, SI")
+	p("\tADDQ R11, DI")
+	p("\tDECQ CX")
+	p("\tJMP  t16_chunk")
+	p("")
+	p("t16_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
 }
 
 // vex3 is a three-byte VEX prefix for map 0F38, W0, L0: r, x and b are bit 3
@@ -354,8 +473,27 @@ func tdpbf16ps(dst, a, b int) []byte {
 func tilezero(t int) []byte { return append(vex3(0, 0, 0, 0, 3), 0x49, 0xc0|byte(t)<<3) }
 
 // genAMX writes amxBF16x1 and amxBF16x2, SgemmBF16's AMX kernels: 16 or 32
-// rows of C by 32 columns per strip, in 16×16 tiles.
+// rows of C by 32 columns per strip, in 16×16 tiles; and amxBF16x1T and
+// amxBF16x2T, the same storing the product transposed into C.
 func genAMX(p func(string, ...any)) {
+	p("")
+	p("// 0, 1, …, 15: lane numbers, scaled by ldc into the transposed stores' offsets.")
+	for i := 0; i < 16; i++ {
+		p("DATA amxIota<>+%d(SB)/4, $%d", 4*i, i)
+	}
+	p("GLOBL amxIota<>(SB), RODATA|NOPTR, $64")
+	for _, trans := range []bool{false, true} {
+		for _, ct := range []int{1, 2} {
+			for _, rt := range []int{1, 2} {
+				genAMXKernel(p, rt, ct, trans)
+			}
+		}
+	}
+}
+
+// genAMXKernel writes one AMX kernel: rt row tiles (16·rt rows) by ct
+// column tiles (16·ct columns), storing as is or transposed.
+func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
 	const (
 		ax, cx, dx, bx, si, di = 0, 1, 2, 3, 6, 7
 		r8, r9, r10, r11       = 8, 9, 10, 11
@@ -369,48 +507,66 @@ func genAMX(p func(string, ...any)) {
 	store := func(tmm, base, index, disp int) {
 		p("\t%s // TILESTORED TMM%d, %d(%s)(%s*1)", bytesOf(tileMem(true, tmm, base, index, disp)), tmm, disp, gpr[base], gpr[index])
 	}
-	for _, rt := range []int{1, 2} {
-		name := fmt.Sprintf("amxBF16x%d", rt)
+	{
+		name := fmt.Sprintf("amxBF16r%dc%d", rt, ct)
+		if trans {
+			name += "T"
+		}
 		p("")
 		p("// func %s(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)", name)
 		p("//")
 		p("// For each of strips strips of packed B (chunks·16 pairs × 32 words, one")
 		p("// after another) and the %d rows of packed A (row stride lda bytes, chunks·16", 16*rt)
-		p("// pair words each): the %d×32 product with AMX tiles (TMM0…TMM%d sums, TMM4", 16*rt, 2*rt-1)
+		p("// pair words each): the %d×%d product with AMX tiles (TMM0…TMM3 sums, TMM4", 16*rt, 16*ct)
 		p("// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),")
 		p("// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C")
 		p("// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32")
-		p("// columns per strip. cfg is the tile configuration (amxConfig).")
+		if trans {
+			p("// columns per strip. cfg is the tile configuration (amxConfig). Stored")
+			p("// transposed: row r of the product is column r of C, column j row j, and")
+			p("// C moves on 32 rows per strip.")
+		} else {
+			p("// columns per strip. cfg is the tile configuration (amxConfig).")
+		}
 		p("TEXT ·%s(SB), NOSPLIT, $0-112", name)
-		p("	MOVQ cfg+0(FP), AX")
-		p("	%s // LDTILECFG (AX)", bytesOf(ldtilecfg))
-		p("	MOVQ lda+24(FP), R8")
-		p("	MOVQ $128, BX")
-		p("	MOVQ b+32(FP), DX")
-		p("	MOVQ c+56(FP), R9")
-		p("	MOVQ ldc+64(FP), R10")
-		p("	SHLQ $2, R10")
-		p("	MOVQ t+48(FP), R11")
-		p("	VBROADCASTSS alpha+72(FP), Z30")
-		p("	VBROADCASTSS beta+76(FP), Z31")
-		p("	MOVQ m1+96(FP), AX")
-		p("	KMOVW AX, K1")
-		p("	MOVQ m2+104(FP), AX")
-		p("	KMOVW AX, K2")
-		p("	MOVQ strips+40(FP), CX")
+		p("\tMOVQ cfg+0(FP), AX")
+		p("\t%s // LDTILECFG (AX)", bytesOf(ldtilecfg))
+		p("\tMOVQ lda+24(FP), R8")
+		p("\tMOVQ $128, BX")
+		p("\tMOVQ b+32(FP), DX")
+		p("\tMOVQ c+56(FP), R9")
+		p("\tMOVQ ldc+64(FP), R10")
+		p("\tSHLQ $2, R10")
+		p("\tMOVQ t+48(FP), R11")
+		p("\tVBROADCASTSS alpha+72(FP), Z30")
+		p("\tVBROADCASTSS beta+76(FP), Z31")
+		p("\tMOVQ m1+96(FP), AX")
+		p("\tKMOVW AX, K1")
+		p("\tMOVQ m2+104(FP), AX")
+		p("\tKMOVW AX, K2")
+		p("\tMOVQ strips+40(FP), CX")
+		if trans {
+			// Z28: lane j's offset j·ldc, Z29: (16+j)·ldc, in floats.
+			p("\tVPBROADCASTD ldc+64(FP), Z27")
+			p("\tVPMULLD amxIota<>(SB), Z27, Z28")
+			p("\tVPSLLD $4, Z27, Z27")
+			p("\tVPADDD Z27, Z28, Z29")
+		}
 		p("")
 		p("%s_strip:", name)
-		for t := 0; t < 2*rt; t++ {
-			p("	%s // TILEZERO TMM%d", bytesOf(tilezero(t)), t)
+		for r := 0; r < rt; r++ {
+			for c := 0; c < ct; c++ {
+				p("\t%s // TILEZERO TMM%d", bytesOf(tilezero(2*r+c)), 2*r+c)
+			}
 		}
-		p("	MOVQ a+16(FP), R13")
+		p("\tMOVQ a+16(FP), R13")
 		if rt == 2 {
-			p("	MOVQ R8, AX")
-			p("	SHLQ $4, AX")
-			p("	LEAQ (R13)(AX*1), DI")
+			p("\tMOVQ R8, AX")
+			p("\tSHLQ $4, AX")
+			p("\tLEAQ (R13)(AX*1), DI")
 		}
-		p("	MOVQ DX, R14")
-		p("	MOVQ chunks+8(FP), R12")
+		p("\tMOVQ DX, R14")
+		p("\tMOVQ chunks+8(FP), R12")
 		p("")
 		p("%s_chunk:", name)
 		load(4, r13, r8, 0)
@@ -418,56 +574,87 @@ func genAMX(p func(string, ...any)) {
 			load(5, di, r8, 0)
 		}
 		load(6, r14, bx, 0)
-		load(7, r14, bx, 64)
+		if ct == 2 {
+			load(7, r14, bx, 64)
+		}
 		for r := 0; r < rt; r++ {
-			for c := 0; c < 2; c++ {
-				p("	%s // TDPBF16PS TMM%d += TMM%d·TMM%d", bytesOf(tdpbf16ps(2*r+c, 4+r, 6+c)), 2*r+c, 4+r, 6+c)
+			for c := 0; c < ct; c++ {
+				p("\t%s // TDPBF16PS TMM%d += TMM%d·TMM%d", bytesOf(tdpbf16ps(2*r+c, 4+r, 6+c)), 2*r+c, 4+r, 6+c)
 			}
 		}
-		p("	ADDQ $64, R13")
+		p("\tADDQ $64, R13")
 		if rt == 2 {
-			p("	ADDQ $64, DI")
+			p("\tADDQ $64, DI")
 		}
-		p("	ADDQ $2048, R14")
-		p("	DECQ R12")
-		p("	JNE  %s_chunk", name)
-		p("	MOVQ R14, DX")
+		p("\tADDQ $2048, R14")
+		p("\tDECQ R12")
+		p("\tJNE  %s_chunk", name)
+		p("\tMOVQ R14, DX")
 		store(0, r11, bx, 0)
-		store(1, r11, bx, 64)
-		if rt == 2 {
-			p("	LEAQ 2048(R11), AX")
-			store(2, ax, bx, 0)
-			store(3, ax, bx, 64)
+		if ct == 2 {
+			store(1, r11, bx, 64)
 		}
-		p("	MOVQ mv+88(FP), R12")
-		p("	MOVQ R11, SI")
-		p("	MOVQ R9, AX")
-		p("	MOVQ mode+80(FP), R13")
+		if rt == 2 {
+			p("\tLEAQ 2048(R11), AX")
+			store(2, ax, bx, 0)
+			if ct == 2 {
+				store(3, ax, bx, 64)
+			}
+		}
+		p("\tMOVQ mv+88(FP), R12")
+		p("\tMOVQ R11, SI")
+		p("\tMOVQ R9, AX")
+		p("\tMOVQ mode+80(FP), R13")
 		p("")
 		p("%s_row:", name)
-		p("	VMULPS (SI), Z30, Z0")
-		p("	VMULPS 64(SI), Z30, Z1")
-		p("	TESTQ R13, R13")
-		p("	JEQ   %s_put", name)
-		p("	VMOVUPS.Z (AX), K1, Z2")
-		p("	VMOVUPS.Z 64(AX), K2, Z3")
-		p("	VMULPS Z31, Z2, Z2")
-		p("	VMULPS Z31, Z3, Z3")
-		p("	VADDPS Z2, Z0, Z0")
-		p("	VADDPS Z3, Z1, Z1")
+		p("\tVMULPS (SI), Z30, Z0")
+		p("\tVMULPS 64(SI), Z30, Z1")
+		p("\tTESTQ R13, R13")
+		p("\tJEQ   %s_put", name)
+		if trans {
+			// Gathers and scatters clear their mask: K3 and K4 are copies.
+			p("\tVPXORD Z2, Z2, Z2")
+			p("\tVPXORD Z3, Z3, Z3")
+			p("\tKMOVW K1, K3")
+			p("\tVGATHERDPS (AX)(Z28*4), K3, Z2")
+			p("\tKMOVW K2, K4")
+			p("\tVGATHERDPS (AX)(Z29*4), K4, Z3")
+		} else {
+			p("\tVMOVUPS.Z (AX), K1, Z2")
+			p("\tVMOVUPS.Z 64(AX), K2, Z3")
+		}
+		p("\tVMULPS Z31, Z2, Z2")
+		p("\tVMULPS Z31, Z3, Z3")
+		p("\tVADDPS Z2, Z0, Z0")
+		p("\tVADDPS Z3, Z1, Z1")
 		p("")
 		p("%s_put:", name)
-		p("	VMOVUPS Z0, K1, (AX)")
-		p("	VMOVUPS Z1, K2, 64(AX)")
-		p("	ADDQ $128, SI")
-		p("	ADDQ R10, AX")
-		p("	DECQ R12")
-		p("	JNE  %s_row", name)
-		p("	ADDQ $128, R9")
-		p("	DECQ CX")
-		p("	JNE  %s_strip", name)
-		p("	%s // TILERELEASE", bytesOf(tilerelease))
-		p("	VZEROUPPER")
-		p("	RET")
+		if trans {
+			p("\tKMOVW K1, K3")
+			p("\tVSCATTERDPS Z0, K3, (AX)(Z28*4)")
+			p("\tKMOVW K2, K4")
+			p("\tVSCATTERDPS Z1, K4, (AX)(Z29*4)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ $4, AX")
+		} else {
+			p("\tVMOVUPS Z0, K1, (AX)")
+			p("\tVMOVUPS Z1, K2, 64(AX)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ R10, AX")
+		}
+		p("\tDECQ R12")
+		p("\tJNE  %s_row", name)
+		if trans {
+			p("\tMOVQ R10, AX")
+			p("\tSHLQ $5, AX")
+			p("\tADDQ AX, R9")
+		} else {
+			p("\tADDQ $128, R9")
+		}
+		p("\tDECQ CX")
+		p("\tJNE  %s_strip", name)
+		p("\t%s // TILERELEASE", bytesOf(tilerelease))
+		p("\tVZEROUPPER")
+		p("\tRET")
 	}
 }

@@ -132,17 +132,39 @@ var bf16Kernel = func() bf16Func {
 }()
 
 //go:noescape
-func amxBF16x1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+func amxBF16r1c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
 
 //go:noescape
-func amxBF16x2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+func amxBF16r2c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
 
-// amxKernels are SgemmBF16's AMX kernels by row tiles (1: 16 rows, 2: 32),
-// nil unless the CPU has AMX-BF16 beside AVX-512 BF16 (whose packing they
-// share) and the OS grants this process the tile state (requestAMX).
-var amxKernels = func() (k [3]amxFunc) {
+//go:noescape
+func amxBF16r1c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)
+
+// amxKernels are SgemmBF16's AMX kernels, nil unless the CPU has AMX-BF16
+// beside AVX-512 BF16 (whose packing they share) and the OS grants this
+// process the tile state (requestAMX).
+var amxKernels = func() (k amxSet) {
 	if bf16Kernel != nil && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX() {
-		k[1], k[2] = amxBF16x1, amxBF16x2
+		k.plain = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
+		k.trans = amxGrid{1: {1: amxBF16r1c1T, 2: amxBF16r1c2T}, 2: {1: amxBF16r2c1T, 2: amxBF16r2c2T}}
 	}
 	return k
 }()
@@ -160,9 +182,9 @@ var pairIdx = func() (x [32]uint16) {
 }()
 
 // pairOff[nr] are the byte offsets of 16 consecutive pairs' words in a
-// packed strip nr words wide (1: one row's words, one after another).
+// packed strip nr words wide.
 var pairOff = func() (o [bf16NR + 1][16]int32) {
-	for _, nr := range []int{1, bf16MR, bf16NR} {
+	for _, nr := range []int{bf16MR, bf16NR} {
 		for t := range 16 {
 			o[nr][t] = int32(4 * nr * t)
 		}
@@ -178,21 +200,40 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 		lowBits(min(nr, 16)), lowBits(max(nr-16, 0)), 4*nr, &pairIdx)
 }
 
-// packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16.
+//go:noescape
+func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int)
+
+// packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16. In
+// strips at least 16 words wide, groups of 16 rows go through packAdjT16's
+// transpose in registers, several times faster than a scatter per row;
+// the rest of the rows and the last k%32 elements through packAdjBF16.
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	kp := (k + 1) / 2
 	dst = dst[:kp*nr]
 	clear(dst)
-	rem := k % 32
-	packAdjBF16(&dst[0], &src[r0*ld], ld, nv, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
-		lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+	chunks, rem := k/32, k%32
+	tm1, tm2, ts := lowBits(min(rem, 16)), lowBits(max(rem-16, 0)), lowBits((rem+1)/2)
+	full := 0
+	if nr >= 16 && chunks > 0 {
+		full = nv &^ 15
+	}
+	for g := 0; g < full; g += 16 {
+		_ = src[(r0+g+15)*ld+32*chunks-1]
+		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, chunks, 4*nr)
+	}
+	if full > 0 && rem > 0 {
+		packAdjBF16(&dst[16*chunks*nr], &src[r0*ld+32*chunks], ld, full, 0, tm1, tm2, ts, 4*nr, &pairOff[nr])
+	}
+	if full < nv {
+		packAdjBF16(&dst[full], &src[(r0+full)*ld], ld, nv-full, chunks, tm1, tm2, ts, 4*nr, &pairOff[nr])
+	}
 }
 
 // packRowVec writes the k floats of src as (k+1)/2 pair words into dst,
 // element 2q in word q's low half: one row of packAMXA's layout.
 func packRowVec(dst []uint32, src []float32, k int) {
 	_ = dst[(k+1)/2-1]
+	_ = src[k-1]
 	rem := k % 32
-	packAdjBF16(&dst[0], &src[0], k, 1, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
-		lowBits((rem+1)/2), 4, &pairOff[1])
+	cvtRowBF16(&dst[0], &src[0], k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)), lowBits((rem+1)/2))
 }
