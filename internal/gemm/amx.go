@@ -38,9 +38,8 @@ type amxSet struct{ plain, trans amxGrid }
 // op(A) as rows of pair words (cheap to pack from A stored as is: each row
 // converts in place order) and op(B) as pairs of rows (cheap from B stored
 // as is); the other storage needs a transpose of words while packing. When
-// computing Cᵀ = op(B)ᵀ·op(A)ᵀ and storing it transposed packs less of
-// that (amxSwap), that is what runs: the per-sample weight gradients
-// dZ·Uᵀ transpose the 16 rows of dZ instead of the 144 of U.
+// computing Cᵀ = op(B)ᵀ·op(A)ᵀ and storing it transposed costs less
+// (amxSwap), that is what runs.
 func amxProduct(ks *amxSet, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
 	if amxSwap(transA, transB, m, n, k) && ldc < 1<<25 {
 		amxRun(&ks.trans, true, !transB, !transA, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, workers)
@@ -49,18 +48,20 @@ func amxProduct(ks *amxSet, transA, transB bool, m, n, k int, alpha float32, a [
 	amxRun(&ks.plain, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workers)
 }
 
-// amxSwap reports whether computing Cᵀ costs less packing: elements
-// converted in place order count 1, those transposed on the way 4, and a
-// transposed store of C (scattered) 1 per element.
+// amxSwap reports whether computing Cᵀ costs less packing, in rough units
+// of one element converted in place order (cvtRowBF16, packRowsBF16, or
+// packAdjT16's transpose in registers): a transposed A (packRowsBF16 then
+// a transpose of words in Go) and a transposed store of C (gathers and
+// scatters) cost about 8.
 func amxSwap(transA, transB bool, m, n, k int) bool {
 	w := func(slow bool) int {
 		if slow {
-			return 4
+			return 8
 		}
 		return 1
 	}
-	plain := m*k*w(transA) + k*n*w(transB)
-	swapped := n*k*w(!transB) + m*k*w(!transA) + m*n
+	plain := m*k*w(transA) + k*n
+	swapped := n*k*w(!transB) + m*k + 8*m*n
 	return swapped < plain
 }
 

@@ -345,19 +345,20 @@ func genPack(p func(string, ...any)) {
 	genAdjT16(p)
 }
 
-// genAdjT16 writes packAdjT16: packAdjBF16 for 16 rows and whole chunks of
-// 32 floats, with a 16×16 transpose of words in registers instead of a
-// scatter per row.
+// genAdjT16 writes packAdjT16: packAdjBF16 for 16 rows, with a 16×16
+// transpose of words in registers instead of a scatter per row.
 func genAdjT16(p func(string, ...any)) {
 	p("")
-	p("// func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int)")
+	p("// func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int, tm1, tm2 uint64, tail int)")
 	p("//")
-	p("// For 16 rows of src (row stride ld floats) and chunks chunks of 32 floats")
-	p("// each: every row's 32 floats become 16 pair words (element 2q low), and")
-	p("// the 16×16 words are transposed so that pair q of rows 0…15 is stored as")
-	p("// 16 consecutive words at dst + q·nrBytes (the packAdjBF16 layout). Rows")
-	p("// land in Z0…Z15; Z16…Z31 hold the transpose's other half.")
-	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-40")
+	p("// For 16 rows of src (row stride ld floats), chunks chunks of 32 floats")
+	p("// each and then, if tail > 0, one more read under masks tm1 and tm2: every")
+	p("// row's 32 floats become 16 pair words (element 2q low), and the 16×16")
+	p("// words are transposed so that pair q of rows 0…15 is stored as 16")
+	p("// consecutive words at dst + q·nrBytes (the packAdjBF16 layout); of the")
+	p("// last read, pairs q < tail are stored. Rows land in Z0…Z15; Z16…Z31")
+	p("// hold the transpose's other half.")
+	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-64")
 	p("\tMOVQ dst+0(FP), DI")
 	p("\tMOVQ src+8(FP), SI")
 	p("\tMOVQ ld+16(FP), R8")
@@ -366,14 +367,45 @@ func genAdjT16(p func(string, ...any)) {
 	p("\tMOVQ nrBytes+32(FP), R10")
 	p("\tMOVQ R10, R11")
 	p("\tSHLQ $4, R11")
+	p("\tMOVQ $16, R12")
 	p("")
 	p("t16_chunk:")
 	p("\tTESTQ CX, CX")
+	p("\tJEQ   t16_tail")
+	adjT16Block(p, false)
+	p("\tADDQ $128, SI")
+	p("\tADDQ R11, DI")
+	p("\tDECQ CX")
+	p("\tJMP  t16_chunk")
+	p("")
+	p("t16_tail:")
+	p("\tMOVQ tail+56(FP), R12")
+	p("\tTESTQ R12, R12")
 	p("\tJEQ   t16_done")
+	p("\tMOVQ tm1+40(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ tm2+48(FP), AX")
+	p("\tKMOVW AX, K2")
+	adjT16Block(p, true)
+	p("")
+	p("t16_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// adjT16Block converts and transposes one block of 16 rows × 32 floats at
+// SI and stores it at DI: all 16 pair rows, or (masked) the first R12,
+// reading under K1 and K2.
+func adjT16Block(p func(string, ...any), masked bool) {
 	p("\tMOVQ SI, AX")
 	for r := 0; r < 16; r++ {
-		p("\tVMOVUPS (AX), Z16")
-		p("\tVMOVUPS 64(AX), Z17")
+		if masked {
+			p("\tVMOVUPS.Z (AX), K1, Z16")
+			p("\tVMOVUPS.Z 64(AX), K2, Z17")
+		} else {
+			p("\tVMOVUPS (AX), Z16")
+			p("\tVMOVUPS 64(AX), Z17")
+		}
 		p("\t%s // VCVTNE2PS2BF16 Z%d, Z17, Z16", bytesOf(vcvtne2ps2bf16(r, 17, 16)), r)
 		if r < 15 {
 			p("\tADDQ R8, AX")
@@ -408,19 +440,15 @@ func genAdjT16(p func(string, ...any)) {
 	}
 	p("\tMOVQ DI, DX")
 	for i := 0; i < 16; i++ {
+		if masked {
+			p("\tCMPQ R12, $%d", i)
+			p("\tJLE  t16_done")
+		}
 		p("\tVMOVDQU32 Z%d, (DX)", i)
 		if i < 15 {
 			p("\tADDQ R10, DX")
 		}
 	}
-	p("\tADDQ $128, SI")
-	p("\tADDQ R11, DI")
-	p("\tDECQ CX")
-	p("\tJMP  t16_chunk")
-	p("")
-	p("t16_done:")
-	p("\tVZEROUPPER")
-	p("\tRET")
 }
 
 // vex3 is a three-byte VEX prefix for map 0F38, W0, L0: r, x and b are bit 3

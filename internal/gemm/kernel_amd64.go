@@ -201,12 +201,12 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 }
 
 //go:noescape
-func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int)
+func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int, tm1, tm2 uint64, tail int)
 
 // packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16. In
 // strips at least 16 words wide, groups of 16 rows go through packAdjT16's
-// transpose in registers, several times faster than a scatter per row;
-// the rest of the rows and the last k%32 elements through packAdjBF16.
+// transpose in registers, about ten times faster than a scatter per row;
+// the rows left over through packAdjBF16.
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	kp := (k + 1) / 2
 	dst = dst[:kp*nr]
@@ -214,15 +214,12 @@ func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	chunks, rem := k/32, k%32
 	tm1, tm2, ts := lowBits(min(rem, 16)), lowBits(max(rem-16, 0)), lowBits((rem+1)/2)
 	full := 0
-	if nr >= 16 && chunks > 0 {
+	if nr >= 16 {
 		full = nv &^ 15
 	}
 	for g := 0; g < full; g += 16 {
-		_ = src[(r0+g+15)*ld+32*chunks-1]
-		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, chunks, 4*nr)
-	}
-	if full > 0 && rem > 0 {
-		packAdjBF16(&dst[16*chunks*nr], &src[r0*ld+32*chunks], ld, full, 0, tm1, tm2, ts, 4*nr, &pairOff[nr])
+		_ = src[(r0+g+15)*ld+k-1]
+		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, chunks, 4*nr, tm1, tm2, (rem+1)/2)
 	}
 	if full < nv {
 		packAdjBF16(&dst[full], &src[(r0+full)*ld], ld, nv-full, chunks, tm1, tm2, ts, 4*nr, &pairOff[nr])
