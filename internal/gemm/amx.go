@@ -30,50 +30,14 @@ var amxConfig = func() (cfg [64]byte) {
 // computes 16·r rows by 16·c columns per strip (r, c in 1, 2).
 type amxGrid [3][3]amxFunc
 
-// amxSet is the AMX kernels storing the product as is (plain) or
-// transposed into C (trans).
-type amxSet struct{ plain, trans amxGrid }
-
-// amxProduct is bf16Product on the AMX kernels ks. An AMX tile step needs
-// op(A) as rows of pair words (cheap to pack from A stored as is: each row
-// converts in place order) and op(B) as pairs of rows (cheap from B stored
-// as is); the other storage needs a transpose of words while packing. When
-// computing Cᵀ = op(B)ᵀ·op(A)ᵀ and storing it transposed costs less
-// (amxSwap), that is what runs.
-func amxProduct(ks *amxSet, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
-	if amxSwap(transA, transB, m, n, k) && ldc < 1<<25 {
-		amxRun(&ks.trans, true, !transB, !transA, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, workers)
-		return
-	}
-	amxRun(&ks.plain, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workers)
-}
-
-// amxSwap reports whether computing Cᵀ costs less packing, in rough units
-// of one element converted in place order (cvtRowBF16, packRowsBF16, or
-// packAdjT16's transpose in registers): a transposed A (packRowsBF16 then
-// a transpose of words in Go) and a transposed store of C (gathers and
-// scatters) cost about 8.
-func amxSwap(transA, transB bool, m, n, k int) bool {
-	w := func(slow bool) int {
-		if slow {
-			return 8
-		}
-		return 1
-	}
-	plain := m*k*w(transA) + k*n
-	swapped := n*k*w(!transB) + m*k + 8*m*n
-	return swapped < plain
-}
-
-// amxRun computes C = alpha·op(A)·op(B) + beta·C, or with cT its transpose
-// into C (C holds the n×m matrix op(B)ᵀ·op(A)ᵀ… stored as op(A)·op(B)'s
-// transpose, row stride ldc): op(B) is packed once in strips of amxNR
-// columns, k padded with zeros to a multiple of amxKP pairs, then each
-// block of amxMR rows of op(A) is packed and run against every strip, the
-// blocks shared among workers as in bf16Product. Every element is the same
-// sequence of TDPBF16PS steps over k from zero, whatever the shape of the
-// product, the tile position it falls in, the orientation and the workers.
-func amxRun(kerns *amxGrid, cT bool, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+// amxProduct is bf16Product on the AMX kernels kerns: op(B) is packed
+// once in strips of amxNR columns, k padded with zeros to a multiple of
+// amxKP pairs, then each block of amxMR rows of op(A) is packed (rows of
+// pair words) and run against every strip, the blocks shared among
+// workers as in bf16Product. Every element of C is the same sequence of
+// TDPBF16PS steps over k from zero, whatever the shape of the product, the
+// block, strip and tile position it falls in and the workers.
+func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
 	kp := (k + 1) / 2
 	kpad := roundUp(kp, amxKP)
 	// Packed A's row stride in words: kpad, plus a cache line when rows
@@ -98,13 +62,6 @@ func amxRun(kerns *amxGrid, cT bool, transA, transB bool, m, n, k int, alpha flo
 	}
 	// The whole strips, then the last one under column masks.
 	whole, lastNV := n/amxNR, n%amxNR
-	// Where element (i, j) of the product goes in C.
-	at := func(i, j int) *float32 {
-		if cT {
-			return &c[j*ldc+i]
-		}
-		return &c[i*ldc+j]
-	}
 	blocks := ceilDiv(m, amxMR)
 	if workers <= 0 {
 		workers = 1
@@ -120,63 +77,56 @@ func amxRun(kerns *amxGrid, cT bool, transA, transB bool, m, n, k int, alpha flo
 		ar.a = grow(ar.a, rt*16*lda4)
 		packAMXA(true, ar.a, lda4, a, lda, transA, k, i0, mv, &ar.tmp)
 		if whole > 0 {
-			kerns[rt][2](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[0], whole, &ar.at[0], at(i0, 0), ldc, alpha, beta, mode, mv, 0xffff, 0xffff)
+			kerns[rt][2](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[0], whole, &ar.at[0], &c[i0*ldc], ldc, alpha, beta, mode, mv, 0xffff, 0xffff)
 		}
 		if lastNV > 0 {
 			// A last strip of at most 16 columns needs one column tile.
-			kerns[rt][ceilDiv(lastNV, 16)](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[whole*kpad*amxNR], 1, &ar.at[0], at(i0, whole*amxNR), ldc, alpha, beta, mode, mv,
+			kerns[rt][ceilDiv(lastNV, 16)](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[whole*kpad*amxNR], 1, &ar.at[0], &c[i0*ldc+whole*amxNR], ldc, alpha, beta, mode, mv,
 				lowBits(min(lastNV, 16)), lowBits(max(lastNV-16, 0)))
 		}
 	}
 	runBlocks(ar0, blocks, workers, block)
 }
 
-// packAMXA writes rows [i0, i0+mv) of op(A) (m×k) into dst as rows of kpad
-// pair words (element 2q of the row in word q's low half, 2q+1 in its high
-// half), the layout of an AMX A tile; words past k and rows from mv up to
-// the next multiple of 16 are zero. kpad is the row stride, at least
-// (k+1)/2 rounded up to amxKP. vec selects the vector packers (the
-// same words, but subnormal inputs become 0, as the hardware reads them
-// anyway); tmp is scratch for transposed A.
-func packAMXA(vec bool, dst []uint32, kpad int, a []float32, lda int, trans bool, k, i0, mv int, tmp *[]uint32) {
+// packAMXA writes rows [i0, i0+mv) of op(A) (m×k) into dst as rows of
+// pair words ld apart (element 2q of the row in word q's low half, 2q+1 in
+// its high half), the layout of an AMX A tile; ld is at least (k+1)/2
+// rounded up to amxKP, and words past k and rows from mv up to the next
+// multiple of 16 are zero. vec selects the vector packers (the same words,
+// but subnormal inputs become 0, as the hardware reads them anyway): rows
+// converted in place order, or for A stored transposed packAMXATrans; tmp
+// is its scratch.
+func packAMXA(vec bool, dst []uint32, ld int, a []float32, lda int, trans bool, k, i0, mv int, tmp *[]uint32) {
 	rows := roundUp(mv, 16)
-	dst = dst[:rows*kpad]
+	dst = dst[:rows*ld]
 	kp := (k + 1) / 2
 	if !trans && vec {
 		// Each row's words are written whole: clear only the padding.
 		for r := range mv {
-			packRowVec(dst[r*kpad:r*kpad+kp], a[(i0+r)*lda:(i0+r)*lda+k], k)
-			clear(dst[r*kpad+kp : (r+1)*kpad])
+			packRowVec(dst[r*ld:r*ld+kp], a[(i0+r)*lda:(i0+r)*lda+k], k)
+			clear(dst[r*ld+kp : (r+1)*ld])
 		}
-		clear(dst[mv*kpad:])
+		clear(dst[mv*ld:])
+		return
+	}
+	if vec {
+		packAMXATrans(dst, ld, a, lda, k, i0, mv, tmp)
 		return
 	}
 	clear(dst)
 	switch {
 	case !trans:
 		for r := range mv {
-			d := dst[r*kpad : r*kpad+kp]
+			d := dst[r*ld : r*ld+kp]
 			for p, v := range a[(i0+r)*lda : (i0+r)*lda+k] {
 				d[p/2] |= toBF16(v) << (16 * (p & 1))
-			}
-		}
-	case vec:
-		// Pairs of rows of the stored A, as packed for B, then each
-		// column's words into its row.
-		*tmp = grow(*tmp, kp*amxMR)
-		t := *tmp
-		packRowsVec(t, a, lda, k, i0, mv, amxMR)
-		for r := range mv {
-			d := dst[r*kpad : r*kpad+kp]
-			for q := range d {
-				d[q] = t[q*amxMR+r]
 			}
 		}
 	default:
 		for p := range k {
 			sh := 16 * (p & 1)
 			for r, v := range a[p*lda+i0 : p*lda+i0+mv] {
-				dst[r*kpad+p/2] |= toBF16(v) << sh
+				dst[r*ld+p/2] |= toBF16(v) << sh
 			}
 		}
 	}

@@ -144,27 +144,14 @@ func amxBF16r1c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips in
 func amxBF16r2c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
 
 //go:noescape
-func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
-
-//go:noescape
-func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
-
-//go:noescape
-func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
-
-//go:noescape
-func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
-
-//go:noescape
 func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)
 
 // amxKernels are SgemmBF16's AMX kernels, nil unless the CPU has AMX-BF16
 // beside AVX-512 BF16 (whose packing they share) and the OS grants this
 // process the tile state (requestAMX).
-var amxKernels = func() (k amxSet) {
+var amxKernels = func() (k amxGrid) {
 	if bf16Kernel != nil && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX() {
-		k.plain = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
-		k.trans = amxGrid{1: {1: amxBF16r1c1T, 2: amxBF16r1c2T}, 2: {1: amxBF16r2c1T, 2: amxBF16r2c2T}}
+		k = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
 	}
 	return k
 }()
@@ -202,6 +189,34 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 
 //go:noescape
 func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int, tm1, tm2 uint64, tail int)
+
+//go:noescape
+func transposeWords16(dst *uint32, dstBytes int, src *uint32, srcBytes int)
+
+// packAMXATrans is packAMXA's vector form for A stored transposed: pairs
+// of rows of the stored A as packed for B (packRowsVec, 32 words a pair),
+// then 16×16 blocks of words transposed in registers into rows of dst
+// (row stride ld words). tmp is scratch.
+func packAMXATrans(dst []uint32, ld int, a []float32, lda, k, i0, mv int, tmp *[]uint32) {
+	kp := (k + 1) / 2
+	kpad := roundUp(kp, amxKP)
+	*tmp = grow(*tmp, kpad*amxMR)
+	t := *tmp
+	packRowsVec(t[:kp*amxMR], a, lda, k, i0, mv, amxMR)
+	clear(t[kp*amxMR:])
+	rows := roundUp(mv, 16)
+	_ = dst[(rows-1)*ld+kpad-1]
+	for c := 0; c < rows; c += 16 {
+		for q := 0; q < kpad; q += 16 {
+			transposeWords16(&dst[c*ld+q], 4*ld, &t[q*amxMR+c], 4*amxMR)
+		}
+	}
+	if ld > kpad {
+		for r := range rows {
+			clear(dst[r*ld+kpad : (r+1)*ld])
+		}
+	}
+}
 
 // packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16. In
 // strips at least 16 words wide, groups of 16 rows go through packAdjT16's
