@@ -56,12 +56,11 @@ func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32,
 		packBF16B(true, dst[:kp*amxNR], b, ldb, transB, k, s*amxNR, min(amxNR, n-s*amxNR))
 		clear(dst[kp*amxNR:])
 	}
-	mode := 1
-	if beta == 0 {
-		mode = 0
+	j := amxJob{kerns: kerns, transA: transA, m: m, k: k, alpha: alpha, beta: beta, a: a, lda: lda, c: c, ldc: ldc,
+		bp: ar0.b, kpad: kpad, lda4: lda4, whole: n / amxNR, lastNV: n % amxNR}
+	if beta != 0 {
+		j.mode = 1
 	}
-	// The whole strips, then the last one under column masks.
-	whole, lastNV := n/amxNR, n%amxNR
 	blocks := ceilDiv(m, amxMR)
 	if workers <= 0 {
 		workers = 1
@@ -69,23 +68,51 @@ func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32,
 			workers = numWorkers()
 		}
 	}
-	workers = min(workers, blocks)
-	block := func(ar *bf16Arena, blk int) {
-		i0 := blk * amxMR
-		mv := min(amxMR, m-i0)
-		rt := ceilDiv(mv, 16)
-		ar.a = grow(ar.a, rt*16*lda4)
-		packAMXA(true, ar.a, lda4, a, lda, transA, k, i0, mv, &ar.tmp)
-		if whole > 0 {
-			kerns[rt][2](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[0], whole, &ar.at[0], &c[i0*ldc], ldc, alpha, beta, mode, mv, 0xffff, 0xffff)
+	if workers = min(workers, blocks); workers <= 1 {
+		// Serially j stays on the stack: per-sample products allocate
+		// nothing.
+		for blk := range blocks {
+			j.block(ar0, blk)
 		}
-		if lastNV > 0 {
-			// A last strip of at most 16 columns needs one column tile.
-			kerns[rt][ceilDiv(lastNV, 16)](&amxConfig[0], kpad/amxKP, &ar.a[0], 4*lda4, &ar0.b[whole*kpad*amxNR], 1, &ar.at[0], &c[i0*ldc+whole*amxNR], ldc, alpha, beta, mode, mv,
-				lowBits(min(lastNV, 16)), lowBits(max(lastNV-16, 0)))
-		}
+		return
 	}
-	runBlocks(ar0, blocks, workers, block)
+	jp := new(amxJob) // shared with the workers: on the heap
+	*jp = j
+	runBlocks(ar0, blocks, workers, jp.block)
+}
+
+// amxJob is one amxProduct after op(B) is packed (bp).
+type amxJob struct {
+	kerns         *amxGrid
+	transA        bool
+	m, k          int
+	alpha, beta   float32
+	a, c          []float32
+	lda, ldc      int
+	bp            []uint32
+	kpad, lda4    int
+	whole, lastNV int // whole strips of B, columns in the last partial one
+	mode          int
+}
+
+// block packs rows [32·blk, 32·blk+32) of op(A) and computes those rows of
+// C against every strip: the whole strips, then the last one under column
+// masks.
+func (j *amxJob) block(ar *bf16Arena, blk int) {
+	i0 := blk * amxMR
+	mv := min(amxMR, j.m-i0)
+	rt := ceilDiv(mv, 16)
+	ar.a = grow(ar.a, rt*16*j.lda4)
+	packAMXA(true, ar.a, j.lda4, j.a, j.lda, j.transA, j.k, i0, mv, &ar.tmp)
+	chunks, c := j.kpad/amxKP, j.c
+	if j.whole > 0 {
+		j.kerns[rt][2](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[0], j.whole, &ar.at[0], &c[i0*j.ldc], j.ldc, j.alpha, j.beta, j.mode, mv, 0xffff, 0xffff)
+	}
+	if nv := j.lastNV; nv > 0 {
+		// A last strip of at most 16 columns needs one column tile.
+		j.kerns[rt][ceilDiv(nv, 16)](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[j.whole*j.kpad*amxNR], 1, &ar.at[0], &c[i0*j.ldc+j.whole*amxNR], j.ldc, j.alpha, j.beta, j.mode, mv,
+			lowBits(min(nv, 16)), lowBits(max(nv-16, 0)))
+	}
 }
 
 // packAMXA writes rows [i0, i0+mv) of op(A) (m×k) into dst as rows of

@@ -413,6 +413,21 @@ func TestPackAMXAVector(t *testing.T) {
 	}
 }
 
+// A per-sample-sized AMX product allocates nothing once its arena exists:
+// the engine makes thousands per step.
+func TestAMXProductAllocatesNothing(t *testing.T) {
+	if amxKernels[1][1] == nil {
+		t.Skip(noAMX)
+	}
+	m, n, k := 16, 169, 64
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	f := func() { amxProduct(&amxKernels, true, false, m, n, k, 1, a, m, b, n, 0, c, n, 1) }
+	f()
+	if allocs := testing.AllocsPerRun(20, f); allocs != 0 {
+		t.Errorf("%v allocations per product, want 0", allocs)
+	}
+}
+
 // SgemmBF16 keeps BLAS's conventions: alpha = 0 or k = 0 scales C by beta
 // (beta = 0 overwriting NaN), and empty products leave C alone.
 func TestSgemmBF16Conventions(t *testing.T) {
