@@ -350,22 +350,24 @@ func genPack(p func(string, ...any)) {
 // transpose of words in registers instead of a scatter per row.
 func genAdjT16(p func(string, ...any)) {
 	p("")
-	p("// func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int, tm1, tm2 uint64, tail int)")
+	p("// func packAdjT16(dst *uint32, src *float32, ld, rows, chunks, nrBytes int, tm1, tm2 uint64, tail int)")
 	p("//")
-	p("// For 16 rows of src (row stride ld floats), chunks chunks of 32 floats")
+	p("// For 16 rows of src (row stride ld floats; those from rows on read as 0,")
+	p("// never loaded), chunks chunks of 32 floats")
 	p("// each and then, if tail > 0, one more read under masks tm1 and tm2: every")
 	p("// row's 32 floats become 16 pair words (element 2q low), and the 16×16")
 	p("// words are transposed so that pair q of rows 0…15 is stored as 16")
 	p("// consecutive words at dst + q·nrBytes (the packAdjBF16 layout); of the")
 	p("// last read, pairs q < tail are stored. Rows land in Z0…Z15; Z16…Z31")
 	p("// hold the transpose's other half.")
-	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-64")
+	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-72")
 	p("\tMOVQ dst+0(FP), DI")
 	p("\tMOVQ src+8(FP), SI")
 	p("\tMOVQ ld+16(FP), R8")
 	p("\tSHLQ $2, R8")
-	p("\tMOVQ chunks+24(FP), CX")
-	p("\tMOVQ nrBytes+32(FP), R10")
+	p("\tMOVQ rows+24(FP), R13")
+	p("\tMOVQ chunks+32(FP), CX")
+	p("\tMOVQ nrBytes+40(FP), R10")
 	p("\tMOVQ R10, R11")
 	p("\tSHLQ $4, R11")
 	p("\tMOVQ $16, R12")
@@ -380,12 +382,12 @@ func genAdjT16(p func(string, ...any)) {
 	p("\tJMP  t16_chunk")
 	p("")
 	p("t16_tail:")
-	p("\tMOVQ tail+56(FP), R12")
+	p("\tMOVQ tail+64(FP), R12")
 	p("\tTESTQ R12, R12")
 	p("\tJEQ   t16_done")
-	p("\tMOVQ tm1+40(FP), AX")
+	p("\tMOVQ tm1+48(FP), AX")
 	p("\tKMOVW AX, K1")
-	p("\tMOVQ tm2+48(FP), AX")
+	p("\tMOVQ tm2+56(FP), AX")
 	p("\tKMOVW AX, K2")
 	adjT16Block(p, true)
 	p("")
@@ -395,11 +397,19 @@ func genAdjT16(p func(string, ...any)) {
 }
 
 // adjT16Block converts and transposes one block of 16 rows × 32 floats at
-// SI and stores it at DI: all 16 pair rows, or (masked) the first R12,
-// reading under K1 and K2.
+// SI (rows from R13 on are zeros) and stores it at DI: all 16 pair rows,
+// or (masked) the first R12, reading under K1 and K2.
 func adjT16Block(p func(string, ...any), masked bool) {
+	sfx := "c"
+	if masked {
+		sfx = "t"
+	}
 	p("\tMOVQ SI, AX")
 	for r := 0; r < 16; r++ {
+		if r > 0 {
+			p("\tCMPQ R13, $%d", r)
+			p("\tJLE  t16_%s_zero%d", sfx, r)
+		}
 		if masked {
 			p("\tVMOVUPS.Z (AX), K1, Z16")
 			p("\tVMOVUPS.Z 64(AX), K2, Z17")
@@ -412,6 +422,15 @@ func adjT16Block(p func(string, ...any), masked bool) {
 			p("\tADDQ R8, AX")
 		}
 	}
+	p("\tJMP  t16_%s_rows", sfx)
+	// Rows from R13 on: zeros, and so are all after them.
+	for r := 1; r < 16; r++ {
+		p("")
+		p("t16_%s_zero%d:", sfx, r)
+		p("\tVPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	p("")
+	p("t16_%s_rows:", sfx)
 	transpose16(p)
 	p("\tMOVQ DI, DX")
 	for i := 0; i < 16; i++ {

@@ -188,7 +188,7 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 }
 
 //go:noescape
-func packAdjT16(dst *uint32, src *float32, ld, chunks, nrBytes int, tm1, tm2 uint64, tail int)
+func packAdjT16(dst *uint32, src *float32, ld, rows, chunks, nrBytes int, tm1, tm2 uint64, tail int)
 
 //go:noescape
 func transposeWords16(dst *uint32, dstBytes int, src *uint32, srcBytes int)
@@ -219,25 +219,23 @@ func packAMXATrans(dst []uint32, ld int, a []float32, lda, k, i0, mv int, tmp *[
 }
 
 // packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16. In
-// strips at least 16 words wide, groups of 16 rows go through packAdjT16's
-// transpose in registers, about ten times faster than a scatter per row;
-// the rows left over through packAdjBF16.
+// strips at least 16 words wide, groups of up to 16 rows go through
+// packAdjT16's transpose in registers, about ten times faster than
+// packAdjBF16's scatter per row.
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	kp := (k + 1) / 2
 	dst = dst[:kp*nr]
 	clear(dst)
 	chunks, rem := k/32, k%32
-	tm1, tm2, ts := lowBits(min(rem, 16)), lowBits(max(rem-16, 0)), lowBits((rem+1)/2)
-	full := 0
-	if nr >= 16 {
-		full = nv &^ 15
+	tm1, tm2 := lowBits(min(rem, 16)), lowBits(max(rem-16, 0))
+	if nr < 16 {
+		packAdjBF16(&dst[0], &src[r0*ld], ld, nv, chunks, tm1, tm2, lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+		return
 	}
-	for g := 0; g < full; g += 16 {
-		_ = src[(r0+g+15)*ld+k-1]
-		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, chunks, 4*nr, tm1, tm2, (rem+1)/2)
-	}
-	if full < nv {
-		packAdjBF16(&dst[full], &src[(r0+full)*ld], ld, nv-full, chunks, tm1, tm2, ts, 4*nr, &pairOff[nr])
+	for g := 0; g < nv; g += 16 {
+		rows := min(16, nv-g)
+		_ = src[(r0+g+rows-1)*ld+k-1]
+		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, rows, chunks, 4*nr, tm1, tm2, (rem+1)/2)
 	}
 }
 
