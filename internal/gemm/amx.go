@@ -30,14 +30,53 @@ var amxConfig = func() (cfg [64]byte) {
 // computes 16·r rows by 16·c columns per strip (r, c in 1, 2).
 type amxGrid [3][3]amxFunc
 
-// amxProduct is bf16Product on the AMX kernels kerns: op(B) is packed
-// once in strips of amxNR columns, k padded with zeros to a multiple of
-// amxKP pairs, then each block of amxMR rows of op(A) is packed (rows of
-// pair words) and run against every strip, the blocks shared among
-// workers as in bf16Product. Every element of C is the same sequence of
-// TDPBF16PS steps over k from zero, whatever the shape of the product, the
-// block, strip and tile position it falls in and the workers.
-func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+// amxSet is the AMX kernels storing the product as is (plain) or
+// transposed into C (trans).
+type amxSet struct{ plain, trans amxGrid }
+
+// amxProduct is bf16Product on the AMX kernels ks. An AMX tile step needs
+// op(A) as rows of pair words and op(B) as pairs of rows; each packer reads
+// its operand in place order when it is stored that way, and otherwise
+// transposes 16×16 blocks of words in registers, which reads 16 rows at a
+// time and costs more on long rows. When computing Cᵀ = op(B)ᵀ·op(A)ᵀ and
+// storing it transposed costs less (amxSwap), that is what runs: the
+// per-sample weight gradients dZ·Uᵀ then stream the rows of the im2col
+// matrix U instead of transposing them.
+func amxProduct(ks *amxSet, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
+	if amxSwap(transA, transB, m, n, k) && ldc < 1<<25 {
+		amxRun(&ks.trans, true, !transB, !transA, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc, workers)
+		return
+	}
+	amxRun(&ks.plain, false, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, workers)
+}
+
+// amxSwap reports whether computing Cᵀ costs less, in rough units of one
+// element converted in place order: A stored transposed (pairs of rows,
+// then a transpose in registers) 2, B stored transposed (16 rows at once
+// through the transpose) 3, and an element of C stored transposed (gathers
+// and scatters) 8.
+func amxSwap(transA, transB bool, m, n, k int) bool {
+	w := func(slow bool, cost int) int {
+		if slow {
+			return cost
+		}
+		return 1
+	}
+	plain := m*k*w(transA, 2) + k*n*w(transB, 3)
+	swapped := n*k*w(!transB, 2) + m*k*w(!transA, 3) + 8*m*n
+	return swapped < plain
+}
+
+// amxRun computes C = alpha·op(A)·op(B) + beta·C, or with cT stores the
+// product op(A)·op(B) transposed (C is then its n×m transpose, row stride
+// ldc): op(B) is packed once in strips of amxNR columns, k padded with
+// zeros to a multiple of amxKP pairs, then each block of amxMR rows of
+// op(A) is packed (rows of pair words) and run against every strip, the
+// blocks shared among workers as in bf16Product. Every element of C is the
+// same sequence of TDPBF16PS steps over k from zero, whatever the shape of
+// the product, the orientation, the block, strip and tile position it
+// falls in and the workers.
+func amxRun(kerns *amxGrid, cT bool, transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int, workers int) {
 	kp := (k + 1) / 2
 	kpad := roundUp(kp, amxKP)
 	// Packed A's row stride in words: kpad, plus a cache line when rows
@@ -56,7 +95,7 @@ func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32,
 		packBF16B(true, dst[:kp*amxNR], b, ldb, transB, k, s*amxNR, min(amxNR, n-s*amxNR))
 		clear(dst[kp*amxNR:])
 	}
-	j := amxJob{kerns: kerns, transA: transA, m: m, k: k, alpha: alpha, beta: beta, a: a, lda: lda, c: c, ldc: ldc,
+	j := amxJob{kerns: kerns, cT: cT, transA: transA, m: m, k: k, alpha: alpha, beta: beta, a: a, lda: lda, c: c, ldc: ldc,
 		bp: ar0.b, kpad: kpad, lda4: lda4, whole: n / amxNR, lastNV: n % amxNR}
 	if beta != 0 {
 		j.mode = 1
@@ -81,9 +120,10 @@ func amxProduct(kerns *amxGrid, transA, transB bool, m, n, k int, alpha float32,
 	runBlocks(ar0, blocks, workers, jp.block)
 }
 
-// amxJob is one amxProduct after op(B) is packed (bp).
+// amxJob is one amxRun after op(B) is packed (bp).
 type amxJob struct {
 	kerns         *amxGrid
+	cT            bool // store the product transposed
 	transA        bool
 	m, k          int
 	alpha, beta   float32
@@ -104,15 +144,23 @@ func (j *amxJob) block(ar *bf16Arena, blk int) {
 	rt := ceilDiv(mv, 16)
 	ar.a = grow(ar.a, rt*16*j.lda4)
 	packAMXA(true, ar.a, j.lda4, j.a, j.lda, j.transA, j.k, i0, mv, &ar.tmp)
-	chunks, c := j.kpad/amxKP, j.c
+	chunks := j.kpad / amxKP
 	if j.whole > 0 {
-		j.kerns[rt][2](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[0], j.whole, &ar.at[0], &c[i0*j.ldc], j.ldc, j.alpha, j.beta, j.mode, mv, 0xffff, 0xffff)
+		j.kerns[rt][2](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[0], j.whole, &ar.at[0], j.at(i0, 0), j.ldc, j.alpha, j.beta, j.mode, mv, 0xffff, 0xffff)
 	}
 	if nv := j.lastNV; nv > 0 {
 		// A last strip of at most 16 columns needs one column tile.
-		j.kerns[rt][ceilDiv(nv, 16)](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[j.whole*j.kpad*amxNR], 1, &ar.at[0], &c[i0*j.ldc+j.whole*amxNR], j.ldc, j.alpha, j.beta, j.mode, mv,
+		j.kerns[rt][ceilDiv(nv, 16)](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[j.whole*j.kpad*amxNR], 1, &ar.at[0], j.at(i0, j.whole*amxNR), j.ldc, j.alpha, j.beta, j.mode, mv,
 			lowBits(min(nv, 16)), lowBits(max(nv-16, 0)))
 	}
+}
+
+// at is where element (i, j) of the product goes in C.
+func (j *amxJob) at(r, col int) *float32 {
+	if j.cT {
+		return &j.c[col*j.ldc+r]
+	}
+	return &j.c[r*j.ldc+col]
 }
 
 // packAMXA writes rows [i0, i0+mv) of op(A) (m×k) into dst as rows of

@@ -39,7 +39,7 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
 		return
 	}
-	if amxKernels[1][1] != nil {
+	if amxKernels.plain[1][1] != nil {
 		amxProduct(&amxKernels, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
 		return
 	}
@@ -61,7 +61,7 @@ func HasBF16() bool { return bf16Kernel != nil }
 // (VDPBF16PS) or "go" (the portable kernel).
 func BF16KernelName() string {
 	switch {
-	case amxKernels[1][1] != nil:
+	case amxKernels.plain[1][1] != nil:
 		return "amx-bf16-32x32"
 	case bf16Kernel != nil:
 		return "avx512bf16-12x32"

@@ -38,7 +38,7 @@ const (
 // amxKernelsOrNil stands for the AMX kernels in bf16Impl.kern's nil check:
 // a non-nil bf16Func only when they exist (it is not called).
 func amxKernelsOrNil() bf16Func {
-	if amxKernels[1][1] == nil {
+	if amxKernels.plain[1][1] == nil {
 		return nil
 	}
 	return kernelBF16Go
@@ -49,7 +49,7 @@ func amxKernelsOrNil() bf16Func {
 type bf16Impl struct {
 	kern bf16Func
 	vec  bool
-	amx  *amxGrid
+	amx  *amxSet
 }
 
 // toBF16 against math/big's rounding to 8 significant bits, ties to even,
@@ -343,6 +343,38 @@ func TestPackBF16Vector(t *testing.T) {
 	}
 }
 
+// The AMX product computed as C and as Cᵀ stored transposed (the two
+// orientations amxSwap chooses between) agree bit for bit on every
+// transpose, edge and beta, and neither writes between the rows of C: each
+// element is the same tile steps wherever it falls.
+func TestAMXOrientationsAgree(t *testing.T) {
+	if amxKernels.plain[1][1] == nil {
+		t.Skip(noAMX)
+	}
+	rnd := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range bf16Cases() {
+		a, b := randMatrix(rnd, tc.m, tc.k), randMatrix(rnd, tc.k, tc.n)
+		as, lda := a.store(tc.transA, 3)
+		bs, ldb := b.store(tc.transB, 1)
+		ldc := tc.n + 2
+		c0 := make([]float32, tc.m*ldc)
+		for i := range c0 {
+			c0[i] = float32(rnd.NormFloat64())
+		}
+		plain, swapped := append([]float32(nil), c0...), append([]float32(nil), c0...)
+		amxRun(&amxKernels.plain, false, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, plain, ldc, tc.workers)
+		amxRun(&amxKernels.trans, true, !tc.transB, !tc.transA, tc.n, tc.m, tc.k, tc.alpha, bs, ldb, as, lda, tc.beta, swapped, ldc, tc.workers)
+		for i := range plain {
+			if math.Float32bits(plain[i]) != math.Float32bits(swapped[i]) {
+				t.Fatalf("%+v: C[%d]: %v as C, %v as Cᵀ", tc, i, plain[i], swapped[i])
+			}
+			if i%ldc >= tc.n && plain[i] != c0[i] {
+				t.Fatalf("%+v: the gap at %d between rows of C was written", tc, i)
+			}
+		}
+	}
+}
+
 // The AMX packing of A against its portable form, word for word: rows of
 // op(A) as pair words, from A stored as is (pairs within a row) and
 // transposed (pairs across rows), every row count up to a block, k odd and
@@ -416,7 +448,7 @@ func TestPackAMXAVector(t *testing.T) {
 // A per-sample-sized AMX product allocates nothing once its arena exists:
 // the engine makes thousands per step.
 func TestAMXProductAllocatesNothing(t *testing.T) {
-	if amxKernels[1][1] == nil {
+	if amxKernels.plain[1][1] == nil {
 		t.Skip(noAMX)
 	}
 	m, n, k := 16, 169, 64

@@ -556,18 +556,27 @@ func tdpbf16ps(dst, a, b int) []byte {
 func tilezero(t int) []byte { return append(vex3(0, 0, 0, 0, 3), 0x49, 0xc0|byte(t)<<3) }
 
 // genAMX writes SgemmBF16's AMX kernels amxBF16r{1,2}c{1,2}: 16 or 32 rows
-// of C by 16 or 32 columns per strip, in 16×16 tiles.
+// of C by 16 or 32 columns per strip, in 16×16 tiles; and the same with a
+// T suffix, storing the product transposed into C.
 func genAMX(p func(string, ...any)) {
-	for _, ct := range []int{1, 2} {
-		for _, rt := range []int{1, 2} {
-			genAMXKernel(p, rt, ct)
+	p("")
+	p("// 0, 1, …, 15: lane numbers, scaled by ldc into the transposed stores' offsets.")
+	for i := 0; i < 16; i++ {
+		p("DATA amxIota<>+%d(SB)/4, $%d", 4*i, i)
+	}
+	p("GLOBL amxIota<>(SB), RODATA|NOPTR, $64")
+	for _, trans := range []bool{false, true} {
+		for _, ct := range []int{1, 2} {
+			for _, rt := range []int{1, 2} {
+				genAMXKernel(p, rt, ct, trans)
+			}
 		}
 	}
 }
 
 // genAMXKernel writes one AMX kernel: rt row tiles (16·rt rows) by ct
-// column tiles (16·ct columns).
-func genAMXKernel(p func(string, ...any), rt, ct int) {
+// column tiles (16·ct columns), storing as is or (trans) transposed.
+func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
 	const (
 		ax, cx, dx, bx, si, di = 0, 1, 2, 3, 6, 7
 		r8, r9, r10, r11       = 8, 9, 10, 11
@@ -583,6 +592,9 @@ func genAMXKernel(p func(string, ...any), rt, ct int) {
 	}
 	{
 		name := fmt.Sprintf("amxBF16r%dc%d", rt, ct)
+		if trans {
+			name += "T"
+		}
 		p("")
 		p("// func %s(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)", name)
 		p("//")
@@ -592,7 +604,13 @@ func genAMXKernel(p func(string, ...any), rt, ct int) {
 		p("// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),")
 		p("// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C")
 		p("// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32")
-		p("// columns per strip. cfg is the tile configuration (amxConfig).")
+		if trans {
+			p("// columns per strip. cfg is the tile configuration (amxConfig). Stored")
+			p("// transposed: row r of the product is column r of C, column j row j, and")
+			p("// C moves on 32 rows per strip.")
+		} else {
+			p("// columns per strip. cfg is the tile configuration (amxConfig).")
+		}
 		p("TEXT ·%s(SB), NOSPLIT, $0-112", name)
 		p("\tMOVQ cfg+0(FP), AX")
 		p("\t%s // LDTILECFG (AX)", bytesOf(ldtilecfg))
@@ -610,6 +628,13 @@ func genAMXKernel(p func(string, ...any), rt, ct int) {
 		p("\tMOVQ m2+104(FP), AX")
 		p("\tKMOVW AX, K2")
 		p("\tMOVQ strips+40(FP), CX")
+		if trans {
+			// Z28: lane j's offset j·ldc, Z29: (16+j)·ldc, in floats.
+			p("\tVPBROADCASTD ldc+64(FP), Z27")
+			p("\tVPMULLD amxIota<>(SB), Z27, Z28")
+			p("\tVPSLLD $4, Z27, Z27")
+			p("\tVPADDD Z27, Z28, Z29")
+		}
 		p("")
 		p("%s_strip:", name)
 		for r := 0; r < rt; r++ {
@@ -669,21 +694,46 @@ func genAMXKernel(p func(string, ...any), rt, ct int) {
 		p("\tVMULPS 64(SI), Z30, Z1")
 		p("\tTESTQ R13, R13")
 		p("\tJEQ   %s_put", name)
-		p("\tVMOVUPS.Z (AX), K1, Z2")
-		p("\tVMOVUPS.Z 64(AX), K2, Z3")
+		if trans {
+			// Gathers and scatters clear their mask: K3 and K4 are copies.
+			p("\tVPXORD Z2, Z2, Z2")
+			p("\tVPXORD Z3, Z3, Z3")
+			p("\tKMOVW K1, K3")
+			p("\tVGATHERDPS (AX)(Z28*4), K3, Z2")
+			p("\tKMOVW K2, K4")
+			p("\tVGATHERDPS (AX)(Z29*4), K4, Z3")
+		} else {
+			p("\tVMOVUPS.Z (AX), K1, Z2")
+			p("\tVMOVUPS.Z 64(AX), K2, Z3")
+		}
 		p("\tVMULPS Z31, Z2, Z2")
 		p("\tVMULPS Z31, Z3, Z3")
 		p("\tVADDPS Z2, Z0, Z0")
 		p("\tVADDPS Z3, Z1, Z1")
 		p("")
 		p("%s_put:", name)
-		p("\tVMOVUPS Z0, K1, (AX)")
-		p("\tVMOVUPS Z1, K2, 64(AX)")
-		p("\tADDQ $128, SI")
-		p("\tADDQ R10, AX")
+		if trans {
+			p("\tKMOVW K1, K3")
+			p("\tVSCATTERDPS Z0, K3, (AX)(Z28*4)")
+			p("\tKMOVW K2, K4")
+			p("\tVSCATTERDPS Z1, K4, (AX)(Z29*4)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ $4, AX")
+		} else {
+			p("\tVMOVUPS Z0, K1, (AX)")
+			p("\tVMOVUPS Z1, K2, 64(AX)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ R10, AX")
+		}
 		p("\tDECQ R12")
 		p("\tJNE  %s_row", name)
-		p("\tADDQ $128, R9")
+		if trans {
+			p("\tMOVQ R10, AX")
+			p("\tSHLQ $5, AX")
+			p("\tADDQ AX, R9")
+		} else {
+			p("\tADDQ $128, R9")
+		}
 		p("\tDECQ CX")
 		p("\tJNE  %s_strip", name)
 		p("\t%s // TILERELEASE", bytesOf(tilerelease))

@@ -144,14 +144,27 @@ func amxBF16r1c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips in
 func amxBF16r2c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
 
 //go:noescape
+func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
 func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)
 
 // amxKernels are SgemmBF16's AMX kernels, nil unless the CPU has AMX-BF16
 // beside AVX-512 BF16 (whose packing they share) and the OS grants this
 // process the tile state (requestAMX).
-var amxKernels = func() (k amxGrid) {
+var amxKernels = func() (k amxSet) {
 	if bf16Kernel != nil && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX() {
-		k = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
+		k.plain = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
+		k.trans = amxGrid{1: {1: amxBF16r1c1T, 2: amxBF16r1c2T}, 2: {1: amxBF16r2c1T, 2: amxBF16r2c2T}}
 	}
 	return k
 }()

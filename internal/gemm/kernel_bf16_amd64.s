@@ -1110,6 +1110,25 @@ TEXT ·transposeWords16(SB), NOSPLIT, $0-32
 	VZEROUPPER
 	RET
 
+// 0, 1, …, 15: lane numbers, scaled by ldc into the transposed stores' offsets.
+DATA amxIota<>+0(SB)/4, $0
+DATA amxIota<>+4(SB)/4, $1
+DATA amxIota<>+8(SB)/4, $2
+DATA amxIota<>+12(SB)/4, $3
+DATA amxIota<>+16(SB)/4, $4
+DATA amxIota<>+20(SB)/4, $5
+DATA amxIota<>+24(SB)/4, $6
+DATA amxIota<>+28(SB)/4, $7
+DATA amxIota<>+32(SB)/4, $8
+DATA amxIota<>+36(SB)/4, $9
+DATA amxIota<>+40(SB)/4, $10
+DATA amxIota<>+44(SB)/4, $11
+DATA amxIota<>+48(SB)/4, $12
+DATA amxIota<>+52(SB)/4, $13
+DATA amxIota<>+56(SB)/4, $14
+DATA amxIota<>+60(SB)/4, $15
+GLOBL amxIota<>(SB), RODATA|NOPTR, $64
+
 // func amxBF16r1c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
 //
 // For each of strips strips of packed B (chunks·16 pairs × 32 words, one
@@ -1431,6 +1450,387 @@ amxBF16r2c2_put:
 	ADDQ $128, R9
 	DECQ CX
 	JNE  amxBF16r2c2_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r1c1T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r1c1T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c1T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c1T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c1T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c1T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c1T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r1c1T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r1c1T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r2c1T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r2c1T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c1T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c1T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c1T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c1T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c1T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r2c1T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r2c1T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r1c2T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r1c2T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c2T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c2T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c2T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c2T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c2T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r1c2T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r1c2T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r2c2T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r2c2T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c2T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS TMM3 += TMM5·TMM7
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c2T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x18; BYTE $0x40 // TILESTORED TMM3, 64(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c2T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c2T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c2T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r2c2T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r2c2T_strip
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
 	VZEROUPPER
 	RET

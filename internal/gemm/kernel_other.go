@@ -20,7 +20,7 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) { panic("gemm: no vector packing") }
 
 // amxKernels are nil: no AMX here.
-var amxKernels amxGrid
+var amxKernels amxSet
 
 func packRowVec(dst []uint32, src []float32, k int) { panic("gemm: no vector packing") }
 
