@@ -146,7 +146,11 @@ func (j *amxJob) block(ar *bf16Arena, blk int) {
 	packAMXA(true, ar.a, j.lda4, j.a, j.lda, j.transA, j.k, i0, mv, &ar.tmp)
 	chunks := j.kpad / amxKP
 	if j.whole > 0 {
-		j.kerns[rt][2](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[0], j.whole, &ar.at[0], j.at(i0, 0), j.ldc, j.alpha, j.beta, j.mode, mv, 0xffff, 0xffff)
+		mode := j.mode
+		if mode == 0 && j.alpha == 1 && mv == 16*rt && !j.cT {
+			mode = 2 // whole tiles, 1·sum: stored straight from the tiles
+		}
+		j.kerns[rt][2](&amxConfig[0], chunks, &ar.a[0], 4*j.lda4, &j.bp[0], j.whole, &ar.at[0], j.at(i0, 0), j.ldc, j.alpha, j.beta, mode, mv, 0xffff, 0xffff)
 	}
 	if nv := j.lastNV; nv > 0 {
 		// A last strip of at most 16 columns needs one column tile.

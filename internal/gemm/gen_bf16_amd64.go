@@ -609,7 +609,9 @@ func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
 			p("// transposed: row r of the product is column r of C, column j row j, and")
 			p("// C moves on 32 rows per strip.")
 		} else {
-			p("// columns per strip. cfg is the tile configuration (amxConfig).")
+			p("// columns per strip. cfg is the tile configuration (amxConfig). Mode 2")
+			p("// (alpha 1, beta 0, all %d rows and 32 columns of every strip in C) stores", 16*rt)
+			p("// the tiles straight into C instead: the same values.")
 		}
 		p("TEXT ·%s(SB), NOSPLIT, $0-112", name)
 		p("\tMOVQ cfg+0(FP), AX")
@@ -673,6 +675,29 @@ func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
 		p("\tDECQ R12")
 		p("\tJNE  %s_chunk", name)
 		p("\tMOVQ R14, DX")
+		if !trans {
+			// Mode 2 (alpha 1, beta 0, every row and column of the
+			// strip in C): the tiles straight into C, rows ldc apart.
+			p("\tMOVQ mode+80(FP), AX")
+			p("\tCMPQ AX, $2")
+			p("\tJNE  %s_scratch", name)
+			store(0, r9, r10, 0)
+			if ct == 2 {
+				store(1, r9, r10, 64)
+			}
+			if rt == 2 {
+				p("\tMOVQ R10, AX")
+				p("\tSHLQ $4, AX")
+				p("\tADDQ R9, AX")
+				store(2, ax, r10, 0)
+				if ct == 2 {
+					store(3, ax, r10, 64)
+				}
+			}
+			p("\tJMP  %s_next", name)
+			p("")
+			p("%s_scratch:", name)
+		}
 		store(0, r11, bx, 0)
 		if ct == 2 {
 			store(1, r11, bx, 64)
@@ -732,6 +757,8 @@ func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
 			p("\tSHLQ $5, AX")
 			p("\tADDQ AX, R9")
 		} else {
+			p("")
+			p("%s_next:", name)
 			p("\tADDQ $128, R9")
 		}
 		p("\tDECQ CX")

@@ -1137,7 +1137,9 @@ GLOBL amxIota<>(SB), RODATA|NOPTR, $64
 // and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
 // then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
 // (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
-// columns per strip. cfg is the tile configuration (amxConfig).
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 16 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
 TEXT ·amxBF16r1c1(SB), NOSPLIT, $0-112
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
@@ -1171,6 +1173,13 @@ amxBF16r1c1_chunk:
 	DECQ R12
 	JNE  amxBF16r1c1_chunk
 	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r1c1_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	JMP  amxBF16r1c1_next
+
+amxBF16r1c1_scratch:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
 	MOVQ mv+88(FP), R12
 	MOVQ R11, SI
@@ -1196,6 +1205,8 @@ amxBF16r1c1_put:
 	ADDQ R10, AX
 	DECQ R12
 	JNE  amxBF16r1c1_row
+
+amxBF16r1c1_next:
 	ADDQ $128, R9
 	DECQ CX
 	JNE  amxBF16r1c1_strip
@@ -1211,7 +1222,9 @@ amxBF16r1c1_put:
 // and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
 // then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
 // (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
-// columns per strip. cfg is the tile configuration (amxConfig).
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 32 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
 TEXT ·amxBF16r2c1(SB), NOSPLIT, $0-112
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
@@ -1252,6 +1265,17 @@ amxBF16r2c1_chunk:
 	DECQ R12
 	JNE  amxBF16r2c1_chunk
 	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r2c1_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	MOVQ R10, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x10 // TILESTORED TMM2, 0(AX)(R10*1)
+	JMP  amxBF16r2c1_next
+
+amxBF16r2c1_scratch:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
 	LEAQ 2048(R11), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
@@ -1279,6 +1303,8 @@ amxBF16r2c1_put:
 	ADDQ R10, AX
 	DECQ R12
 	JNE  amxBF16r2c1_row
+
+amxBF16r2c1_next:
 	ADDQ $128, R9
 	DECQ CX
 	JNE  amxBF16r2c1_strip
@@ -1294,7 +1320,9 @@ amxBF16r2c1_put:
 // and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
 // then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
 // (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
-// columns per strip. cfg is the tile configuration (amxConfig).
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 16 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
 TEXT ·amxBF16r1c2(SB), NOSPLIT, $0-112
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
@@ -1331,6 +1359,14 @@ amxBF16r1c2_chunk:
 	DECQ R12
 	JNE  amxBF16r1c2_chunk
 	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r1c2_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
+	JMP  amxBF16r1c2_next
+
+amxBF16r1c2_scratch:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
 	MOVQ mv+88(FP), R12
@@ -1357,6 +1393,8 @@ amxBF16r1c2_put:
 	ADDQ R10, AX
 	DECQ R12
 	JNE  amxBF16r1c2_row
+
+amxBF16r1c2_next:
 	ADDQ $128, R9
 	DECQ CX
 	JNE  amxBF16r1c2_strip
@@ -1372,7 +1410,9 @@ amxBF16r1c2_put:
 // and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
 // then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
 // (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
-// columns per strip. cfg is the tile configuration (amxConfig).
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 32 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
 TEXT ·amxBF16r2c2(SB), NOSPLIT, $0-112
 	MOVQ cfg+0(FP), AX
 	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
@@ -1418,6 +1458,19 @@ amxBF16r2c2_chunk:
 	DECQ R12
 	JNE  amxBF16r2c2_chunk
 	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r2c2_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
+	MOVQ R10, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x10 // TILESTORED TMM2, 0(AX)(R10*1)
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x10; BYTE $0x40 // TILESTORED TMM3, 64(AX)(R10*1)
+	JMP  amxBF16r2c2_next
+
+amxBF16r2c2_scratch:
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
 	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
 	LEAQ 2048(R11), AX
@@ -1447,6 +1500,8 @@ amxBF16r2c2_put:
 	ADDQ R10, AX
 	DECQ R12
 	JNE  amxBF16r2c2_row
+
+amxBF16r2c2_next:
 	ADDQ $128, R9
 	DECQ CX
 	JNE  amxBF16r2c2_strip
