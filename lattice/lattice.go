@@ -223,9 +223,27 @@ func AddScaledClamped(x []float32, t float64, qmax int64, words []uint64, off in
 // step of Quantize for a factor from ClipFactor.
 func AddScaled(x []float32, t float64, acc []int64) {
 	acc = acc[:len(x)]
+	done := 0
+	if addScaledVec != nil {
+		done = addScaledVec(x, t, acc)
+	}
+	addScaledGo(x[done:], t, acc[done:])
+}
+
+// addScaledGo is AddScaled's scalar loop, which the vector kernels match
+// bit for bit.
+func addScaledGo(x []float32, t float64, acc []int64) {
 	for j, v := range x {
 		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
 	}
+}
+
+// addScaledKernel is one of AddScaled's vector loops: fn adds a prefix of x
+// and returns its length.
+type addScaledKernel struct {
+	name string
+	ok   bool
+	fn   func(x []float32, t float64, acc []int64) int
 }
 
 // Truncate adds to acc the lattice point q of an already clipped vector x
