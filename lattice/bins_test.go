@@ -82,8 +82,8 @@ func TestBinDigits(t *testing.T) {
 		}
 	}
 	for tb, g := range binTable.guide {
-		if w[g] < uint64(tb)<<56 || (g > 0 && w[g-1] >= uint64(tb)<<56) {
-			t.Fatalf("guide[%d] = %d does not point at the first digit ≥ %#x", tb, g, uint64(tb)<<56)
+		if lo := uint64(tb) << (64 - guideBits); w[g] < lo || (g > 0 && w[g-1] >= lo) {
+			t.Fatalf("guide[%d] = %d does not point at the first digit ≥ %#x", tb, g, lo)
 		}
 	}
 	t.Logf("table: %d bins (N up to %.2f)", len(w), float64(len(w))/64)

@@ -64,6 +64,7 @@ func less(a, b *urand, r *words) bool {
 // reused so that a draw allocates nothing after the first.
 type exactNormal struct {
 	x, w, u1, u2 urand
+	tab          []uint64   // binWords, once fetched
 	big          [4]big.Int // rare path: rounding undecided after 64 digits
 }
 
