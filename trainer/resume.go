@@ -14,7 +14,9 @@ import (
 func fixedSettings(c Config) map[string]json.RawMessage {
 	c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
 	c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
-	c.Noise = c.hashedNoise()
+	if c.Noise = c.hashedNoise(); c.Noise == noiseUnset {
+		c.Noise = NoiseContinuous // named in messages
+	}
 	b, _ := json.Marshal(c) // plain fields always marshal
 	var m map[string]json.RawMessage
 	json.Unmarshal(b, &m)
