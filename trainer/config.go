@@ -748,9 +748,7 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
-	if k.Noise == NoiseContinuous {
-		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
-	}
+	k.Noise = k.hashedNoise()
 	if k.Noise != NoiseBandMF {
 		k.Bands = 0 // read by noise bandmf only
 	}
@@ -790,6 +788,21 @@ func (c *Config) latticeRefusals() []string {
 		rs = append(rs, fmt.Sprintf("noise lattice does not support radius %v: radius clips the float gradient sum, which the lattice release then replaces, so the projection would do nothing; use noise continuous with radius", c.Radius))
 	}
 	return rs
+}
+
+// hashedNoise is the noise a run's steps take, as its settings hash and
+// resume check record it: lattice whether set or by default (the same
+// run), bandmf, and continuous as unset (set or by default: the hash of
+// runs that predate the setting and of those from before lattice became
+// the default).
+func (c *Config) hashedNoise() Noise {
+	switch {
+	case c.Noise == NoiseBandMF:
+		return NoiseBandMF
+	case c.usesLattice():
+		return NoiseLattice
+	}
+	return noiseUnset
 }
 
 // usesLattice reports whether the run's steps take the lattice noise: set

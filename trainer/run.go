@@ -188,7 +188,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		case err != nil:
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
-			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, c.ConfigHash, cfg), "; "))
 		case c.Data == nil:
 			return nil, fmt.Errorf("%w: cannot resume from checkpoint %s: %v; start the run afresh (without --resume, with --overwrite, which discards the checkpoint) or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), errNoDigest)
 		default:
