@@ -405,6 +405,17 @@ func (s *state) setup() error {
 			return err
 		}
 	}
+	var band *bandmfFeature
+	if cfg.Noise == NoiseBandMF && mech.MMCC() {
+		// MMCC's events depend on the strategy: optimise it for the planned
+		// steps before calibrating.
+		if band, err = newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) }); err != nil {
+			return err
+		}
+		if err := mech.UseStrategy(band.strategy, s.steps, cfg.Delta); err != nil {
+			return fmt.Errorf("noise bandmf: %w", err)
+		}
+	}
 	s.sigma = cfg.Sigma
 	if s.sigma == 0 {
 		if s.sigma, err = s.acct.calibrate(s.ctx, s.steps); err != nil {
@@ -435,12 +446,14 @@ func (s *state) setup() error {
 		return err
 	}
 	if cfg.Noise == NoiseBandMF {
-		f, err := newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) })
-		if err != nil {
-			return err
+		f := band
+		if f == nil {
+			if f, err = newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) }); err != nil {
+				return err
+			}
 		}
 		s.features = append(s.features, f)
-		s.notes.public = append(s.notes.public, f.note(cfg.Bands))
+		s.notes.public = append(s.notes.public, f.note(s.acct.mech))
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)
