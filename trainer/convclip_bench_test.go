@@ -59,7 +59,7 @@ func convStepState(tb testing.TB, model Model, twice bool, batch int, edits ...f
 // clipping, continuous and lattice, reporting samples per CPU-second.
 func BenchmarkConvStep(b *testing.B) {
 	lat := func(c *Config) { c.Noise = NoiseLattice }
-	for _, model := range []Model{ModelCNN, ModelResNet20} {
+	for _, model := range []Model{ModelLogReg, ModelCNN, ModelResNet20} {
 		for _, mode := range []string{"dpsgd", "lattice", "twice", "twice-lattice", "twice-materialised"} {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
