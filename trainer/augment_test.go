@@ -77,6 +77,7 @@ func TestAugmultSensitivity(t *testing.T) {
 	c := small(t)
 	c.Dataset, c.Model, c.Hidden, c.TrainLimit, c.TestLimit = "embedded", "mlp", []int{8}, 64, 16
 	c.Augmult, c.MaxPhysicalBatch, c.ClipNorm, c.BatchSize = 4, 16, 0.05, 16
+	c.Noise = NoiseContinuous
 	s := &state{cfg: c}
 	if err := s.setup(); err != nil {
 		t.Fatal(err)

@@ -135,6 +135,7 @@ func v1Config(t *testing.T, variant string) Config {
 	c.BatchSize, c.Steps, c.Sigma, c.Epsilon = 100, 6, 1, 0
 	c.ClipNorm, c.LR = 1, 0.5
 	c.EvalEvery, c.CheckpointEvery, c.Plots, c.KeepCheckpoint = 0, 0, false, true
+	c.Noise = NoiseContinuous // as a3e7397's runs took it (the default then)
 	switch variant {
 	case "ema":
 		c.EMA, c.PerInstance = 0.9, 5

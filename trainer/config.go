@@ -163,9 +163,10 @@ type MechanismConfig struct {
 	Sigma           float64 `json:"sigma"`   // noise multiplier; 0 = calibrate to Epsilon
 	Epsilon         float64 `json:"epsilon"` // target ε (calibrates σ when Sigma = 0; budget stop otherwise)
 	Delta           float64 `json:"delta"`
-	// Noise is "continuous" (the default; unset means it, so configs and
-	// their hash keep their bytes) or "lattice" (exact lattice sum and
-	// exactly sampled integer noise: docs/secure-noise.md).
+	// Noise is "lattice" (exact lattice sum and exactly sampled integer
+	// noise: docs/secure-noise.md; unset means it where the lattice
+	// supports the run, DefaultNoise), "continuous" (the float Gaussian,
+	// the default before and where the lattice does not go) or "bandmf".
 	Noise Noise `json:"noise,omitempty"`
 	// Bands is b for noise bandmf: the strategy's bands, and the parts of
 	// its cyclic sampling (1: DP-SGD's noise and Poisson sampling); other

@@ -231,9 +231,13 @@ func TestConfigJSONUnchanged(t *testing.T) {
 	tests := []struct {
 		c          Config
 		json, hash string
+		// continuous is the hash with --noise continuous: the hash these
+		// settings had before lattice became the default, which their old
+		// checkpoints carry.
+		continuous string
 	}{
-		{Default(), defaultJSON, "d713dbe4719273bb"},
-		{other, `{"dataset":"cifar10","data_dir":"","train_limit":0,"test_limit":0,"features":"scatternet","feature_norm":"private","feature_groups":27,"feature_norm_sigma":8,"feature_norm_clip":30,"feature_cache":"","model":"scatcnn","hidden":null,"dpsgdf":false,"dpsgdf_variant":"theory","feature_epsilon":0,"feature_clip":0,"preprocess":"pca","pca_k":0,"pca_dim":false,"eigen_gap_min":0,"sigma_min":0,"lipschitz_mu":0,"sampler":"poisson","batch_size":512,"q2":0,"accountant":"pld","clip":"flat","clip_norm":0.1,"d0":100,"subspace_ranks":null,"public_n":200,"power_iters":2,"subspace_refresh":0,"sigma":0,"epsilon":3,"delta":0.00001,"epochs":15,"steps":0,"optimizer":"adam","lr":4,"momentum":0.9,"weight_decay":0,"schedule":"cosine","radius":0,"final_only":false,"per_instance":0,"max_physical_batch":128,"seed":1,"seeded":false,"eval_every":20,"out_dir":"","checkpoint_every":50,"plots":true,"audit_kind":"input","distributed":"mpi"}`, "913afb05a91bfc60"},
+		{Default(), defaultJSON, "04bfc9c6d196dedc", "d713dbe4719273bb"},
+		{other, `{"dataset":"cifar10","data_dir":"","train_limit":0,"test_limit":0,"features":"scatternet","feature_norm":"private","feature_groups":27,"feature_norm_sigma":8,"feature_norm_clip":30,"feature_cache":"","model":"scatcnn","hidden":null,"dpsgdf":false,"dpsgdf_variant":"theory","feature_epsilon":0,"feature_clip":0,"preprocess":"pca","pca_k":0,"pca_dim":false,"eigen_gap_min":0,"sigma_min":0,"lipschitz_mu":0,"sampler":"poisson","batch_size":512,"q2":0,"accountant":"pld","clip":"flat","clip_norm":0.1,"d0":100,"subspace_ranks":null,"public_n":200,"power_iters":2,"subspace_refresh":0,"sigma":0,"epsilon":3,"delta":0.00001,"epochs":15,"steps":0,"optimizer":"adam","lr":4,"momentum":0.9,"weight_decay":0,"schedule":"cosine","radius":0,"final_only":false,"per_instance":0,"max_physical_batch":128,"seed":1,"seeded":false,"eval_every":20,"out_dir":"","checkpoint_every":50,"plots":true,"audit_kind":"input","distributed":"mpi"}`, "87b7ea6993054f15", "913afb05a91bfc60"},
 	}
 	for i, tc := range tests {
 		b, err := json.Marshal(tc.c)
@@ -246,6 +250,11 @@ func TestConfigJSONUnchanged(t *testing.T) {
 		back, err := ParseConfig([]byte(tc.json), Config{})
 		if err != nil || back.Hash() != tc.hash {
 			t.Errorf("config %d does not parse back: %v", i, err)
+		}
+		cont := tc.c
+		cont.Noise = NoiseContinuous
+		if h := cont.Hash(); h != tc.continuous {
+			t.Errorf("config %d with noise continuous hashes to %s, want %s (its hash before the lattice default)", i, h, tc.continuous)
 		}
 	}
 }

@@ -39,6 +39,7 @@ func convStepState(tb testing.TB, model Model, twice bool, batch int, edits ...f
 	c := Default()
 	c.Dataset, c.Model, c.BatchSize, c.MaxPhysicalBatch = InMemory, model, batch, 64
 	c.Steps, c.Sigma, c.Epsilon, c.Seeded, c.Plots = 1000, 1, 0, true, false
+	c.Noise = NoiseContinuous // DP-SGD's float noise unless an edit asks for the lattice
 	if twice {
 		c.Sampler, c.Q2, c.Clip, c.ClipNorm = "twice", 0.5, mechanism.Clip("hybrid"), 1
 	}
@@ -64,7 +65,7 @@ func BenchmarkConvStep(b *testing.B) {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
 				defer func() { materialiseAlways = false }()
-				edits := []func(*Config){func(c *Config) { c.Noise = NoiseContinuous }}
+				var edits []func(*Config)
 				if mode == "lattice" || mode == "twice-lattice" {
 					edits = append(edits, lat)
 				}
@@ -100,7 +101,7 @@ func BenchmarkConvChunk(b *testing.B) {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
 				defer func() { materialiseAlways = false }()
-				s := convStepState(b, model, mode != "dpsgd", 64, func(c *Config) { c.Noise = NoiseContinuous })
+				s := convStepState(b, model, mode != "dpsgd", 64)
 				idx := make([]int, 64)
 				for i := range idx {
 					idx[i] = 3 * i

@@ -145,6 +145,7 @@ func TestExtremeRecordChangesNothingReleasedButTheValues(t *testing.T) {
 func neighbourConfig(t *testing.T) Config {
 	c := small(t)
 	c.PrivateDiagnostics, c.KeepCheckpoint, c.CheckpointEvery, c.Sigma = false, false, 0, 5
+	c.Noise = NoiseContinuous // the lattice cases ask for it
 	return c
 }
 
