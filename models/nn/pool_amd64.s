@@ -113,7 +113,8 @@ mp_done:
 
 // func maxPool2S1AVX512(y, r0, r1 *float32, n int)
 //
-// maxPool2S1AVX sixteen outputs at a time (n a multiple of 16).
+// maxPool2S1AVX sixteen outputs at a time, and a last n mod 16 under a
+// mask (lanes past n are neither read nor written).
 TEXT ·maxPool2S1AVX512(SB), NOSPLIT, $0-32
 	MOVQ y+0(FP), DI
 	MOVQ r0+8(FP), SI
@@ -138,13 +139,30 @@ loop512:
 	JMP     loop512
 
 done512:
+	TESTQ     CX, CX
+	JZ        ret512
+	MOVQ      $1, AX
+	SHLXQ     CX, AX, AX
+	DECQ      AX
+	KMOVW     AX, K6
+	VMOVUPS.Z (SI), K6, Z0
+	VMOVUPS.Z 4(SI), K6, Z1
+	VMOVUPS.Z (DX), K6, Z2
+	VMOVUPS.Z 4(DX), K6, Z3
+	GOMAX512(Z0, Z1, Z4)
+	GOMAX512(Z2, Z3, Z5)
+	GOMAX512(Z4, Z5, Z0)
+	VMOVUPS   Z0, K6, (DI)
+
+ret512:
 	VZEROUPPER
 	RET
 
 // func maxPool2ArgAVX512(y *float32, arg *int32, top, bot *float32, n, w int, idx0 *[16]int32)
 //
-// maxPool2ArgAVX sixteen outputs at a time (n a multiple of 16), the
-// same compares and choices lane by lane; idx0 holds r0 + 0…15.
+// maxPool2ArgAVX sixteen outputs at a time, the same compares and choices
+// lane by lane, and a last n mod 16 under a mask (lanes past n are neither
+// read nor written); idx0 holds r0 + 0…15.
 TEXT ·maxPool2ArgAVX512(SB), NOSPLIT, $0-56
 	MOVQ         y+0(FP), DI
 	MOVQ         arg+8(FP), R8
@@ -189,5 +207,30 @@ mp_loop512:
 	JMP       mp_loop512
 
 mp_done512:
+	TESTQ     CX, CX
+	JZ        mp_ret512
+	MOVQ      $1, AX
+	SHLXQ     CX, AX, AX
+	DECQ      AX
+	KMOVW     AX, K6
+	VMOVUPS.Z (SI), K6, Z0
+	VMOVUPS.Z 4(SI), K6, Z1
+	VMOVUPS.Z (DX), K6, Z2
+	VMOVUPS.Z 4(DX), K6, Z3
+	VCMPPS    $0x1e, Z0, Z1, K1
+	VMOVDQA32 Z10, Z6
+	VPADDD    Z15, Z10, K1, Z6
+	VCMPPS    $0x1e, Z2, Z3, K2
+	VPADDD    Z8, Z10, Z7
+	VPADDD    Z15, Z7, K2, Z7
+	GOMAX512(Z0, Z1, Z11)
+	GOMAX512(Z2, Z3, Z12)
+	VCMPPS    $0x1e, Z11, Z12, K3
+	VMOVDQA32 Z7, K3, Z6
+	GOMAX512(Z11, Z12, Z13)
+	VMOVUPS   Z13, K6, (DI)
+	VMOVDQU32 Z6, K6, (R8)
+
+mp_ret512:
 	VZEROUPPER
 	RET
