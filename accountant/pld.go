@@ -28,6 +28,9 @@ const DefaultPLDInterval = 1e-4
 type PLDAccountant struct {
 	interval float64
 	segs     []pldSegment
+	// tail is the sum of the FailureProbability events composed (rounded
+	// up): every answer is at δ − tail.
+	tail float64
 	// grid is read from and written to saved accounts of the untilted
 	// PLD (before issue 38), which ran on a coarser grid when needed; the
 	// certified composition chooses its grid from the account alone.
@@ -39,6 +42,7 @@ type PLDAccountant struct {
 		segs  int
 		count int
 		delta float64
+		tail  float64
 		b     Bound
 	}
 }
@@ -129,6 +133,8 @@ func (a *PLDAccountant) flatten(ev Event, count int, out []pldSegment) ([]pldSeg
 			return out, nil
 		}
 		return append(out, pldSegment{pldMech{Q: e.Q, Sigma: g.Sigma}, count}), nil
+	case FailureProbability:
+		return out, nil // summed by Compose (tailOf)
 	case MixtureOfGaussians:
 		if m, ok := mogMech(e); ok {
 			return append(out, pldSegment{m, count}), nil
@@ -157,7 +163,18 @@ func (a *PLDAccountant) Compose(ev Event, count int) error {
 	if err != nil {
 		return err
 	}
-	if count == 0 || len(segs) == 0 {
+	if count == 0 {
+		return nil
+	}
+	if t := tailOf(ev); t > 0 {
+		// count·t with its rounding covered (relative error ≤ 2⁻⁵³).
+		tail := addUp(a.tail, t*float64(count)*(1+1e-15))
+		if !(tail < 1) {
+			return invalidf("pld: failure probabilities sum to %v, not below 1", tail)
+		}
+		a.tail = tail
+	}
+	if len(segs) == 0 {
 		return nil
 	}
 	for r := 0; r < count; r++ {
@@ -212,13 +229,18 @@ func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if segs > 0 {
 		count = a.segs[segs-1].Count
 	}
-	if m := a.memo; m.b.Accountant != "" && m.segs == segs && m.count == count && m.delta == delta {
+	if m := a.memo; m.b.Accountant != "" && m.segs == segs && m.count == count && m.delta == delta && m.tail == a.tail {
 		return m.b, nil
 	}
 	b := Bound{Accountant: a.Name(), Delta: delta, Relation: AddRemove}
+	pldDelta, err := tailRemainder(delta, a.tail)
+	if err != nil {
+		return Bound{}, err
+	}
 	if segs == 0 {
 		return b, nil
 	}
+	delta = pldDelta
 	h, err := a.tiltGrid()
 	if err != nil {
 		return Bound{}, err
@@ -233,7 +255,7 @@ func (a *PLDAccountant) Epsilon(delta float64) (Bound, error) {
 	if math.IsInf(b.Epsilon, 1) {
 		return b, fmt.Errorf("pld: %w: δ = %g is below the mass at +∞ (no finite ε)", ErrPLDUncertified, delta)
 	}
-	a.memo.segs, a.memo.count, a.memo.delta, a.memo.b = segs, count, delta, b
+	a.memo.segs, a.memo.count, a.memo.delta, a.memo.tail, a.memo.b = segs, count, b.Delta, a.tail, b
 	return b, nil
 }
 
@@ -397,7 +419,7 @@ func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 		return 0, invalidf("pld: epsilon must be finite and >= 0, got %v", epsilon)
 	}
 	if len(a.segs) == 0 {
-		return 0, nil
+		return a.tail, nil
 	}
 	h, err := a.tiltGrid()
 	if err != nil {
@@ -411,18 +433,20 @@ func (a *PLDAccountant) Delta(epsilon float64) (float64, error) {
 		}
 		d = math.Max(d, c.deltaAt(epsilon)*(1+1e-9))
 	}
-	return math.Min(1, d), nil
+	return math.Min(1, addUp(d, a.tail)), nil
 }
 
 type pldState struct {
 	Interval float64      `json:"interval"`
 	Grid     float64      `json:"grid,omitempty"` // the coarser grid the account needed, if any
 	Segments []pldSegment `json:"segments"`
+	// Tail is the summed FailureProbability events, written exactly.
+	Tail float64 `json:"tail,omitempty"`
 }
 
 // MarshalJSON writes the composed events and the grid interval.
 func (a *PLDAccountant) MarshalJSON() ([]byte, error) {
-	return json.Marshal(pldState{Interval: a.interval, Grid: a.grid, Segments: a.segs})
+	return json.Marshal(pldState{Interval: a.interval, Grid: a.grid, Segments: a.segs, Tail: a.tail})
 }
 
 // UnmarshalJSON restores an account written by MarshalJSON.
@@ -445,7 +469,10 @@ func (a *PLDAccountant) UnmarshalJSON(b []byte) error {
 	if st.Grid != 0 && !(st.Grid >= st.Interval && !math.IsInf(st.Grid, 0)) {
 		return errors.New("pld state: grid must be at least the interval")
 	}
-	*a = PLDAccountant{interval: st.Interval, segs: st.Segments, grid: st.Grid}
+	if !(st.Tail >= 0 && st.Tail < 1) {
+		return errors.New("pld state: tail must be in [0, 1)")
+	}
+	*a = PLDAccountant{interval: st.Interval, segs: st.Segments, grid: st.Grid, tail: st.Tail}
 	return nil
 }
 

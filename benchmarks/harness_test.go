@@ -277,6 +277,7 @@ func TestRunMatchesTrainer(t *testing.T) {
 		r := rows[0]
 		cfg := g.Base
 		cfg.Clip, cfg.Sampler = mechanism.Clip(cell[0]), mechanism.Sampler(cell[1])
+		cfg.Noise = trainer.NoiseContinuous // the harness's noise without Noises
 		cfg.EvalEvery, cfg.OutDir, cfg.Plots, cfg.CheckpointEvery = 0, "", false, 0
 		sum, err := trainer.Run(context.Background(), cfg, trainer.Options{})
 		if err != nil {

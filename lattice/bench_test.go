@@ -200,10 +200,10 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkSampler(b *testing.B) {
 	const s = 0x1p40
 	b.Run("binned", func(b *testing.B) {
-		e, r, sc := newExactNormal(), rng.New(1), binScaleOf(s)
+		e, w, sc := newExactNormal(), newWords(rng.New(1)), binScaleOf(s)
 		var acc int64
 		for range b.N {
-			acc += e.sample(sc, r)
+			acc += e.sample(sc, w)
 		}
 		sinkInt = acc
 	})
@@ -211,7 +211,7 @@ func BenchmarkSampler(b *testing.B) {
 		e, r, sc := newExactNormal(), rng.New(1), newScale(s)
 		var acc int64
 		for range b.N {
-			acc += e.sampleKarney(sc, r)
+			acc += e.sampleKarney(sc, streamWords(r))
 		}
 		sinkInt = acc
 	})

@@ -3,9 +3,8 @@ package lattice
 import (
 	"math"
 	"math/big"
+	"math/bits"
 	"sync"
-
-	"github.com/dptrain/dptrain/rng"
 )
 
 // The fast exact sampler (docs/secure-noise.md, "The fast sampler"): the
@@ -28,11 +27,16 @@ const (
 // binTable holds the first 64-bit digit of each F(j) = Σ_{i≤j} w_i / Σ_i w_i,
 // w_i = exp(−(ih)²/2), up to the first that is all ones (about j = 600,
 // N ≈ 9.4), and a guide: guide[t] is the first j whose digit is at least
-// t·2⁵⁶, so a draw scans one or two entries.
+// t·2^(64−guideBits), so a draw nearly always reads one entry (a data-
+// dependent scan of several mispredicts a branch per draw).
+// guideBits is the guide's index width: 4096 entries (8 KiB) against 587
+// bins, so about 14% of draws land where a bin boundary is.
+const guideBits = 12
+
 var binTable struct {
 	once  sync.Once
 	word  []uint64
-	guide [256]uint16
+	guide [1 << guideBits]uint16
 }
 
 func binWords() []uint64 {
@@ -57,7 +61,7 @@ func binWords() []uint64 {
 		binTable.word = w
 		j := 0
 		for t := range binTable.guide {
-			for w[j] < uint64(t)<<56 {
+			for w[j] < uint64(t)<<(64-guideBits) {
 				j++
 			}
 			binTable.guide[t] = uint16(j)
@@ -69,12 +73,12 @@ func binWords() []uint64 {
 // sampleBin returns bin j with probability F(j) − F(j−1): the first j with
 // U < F(j) for the uniform u-rand e.w, whose first digit decides unless it
 // equals F(j)'s (probability about 2⁻⁶⁴ per draw; binTie goes on).
-func (e *exactNormal) sampleBin(r *rng.Stream) int {
+func (e *exactNormal) sampleBin(r *words) int {
 	w := binWords()
 	u := &e.w
 	u.reset()
 	u0 := u.first(r)
-	j := int(binTable.guide[u0>>56])
+	j := int(binTable.guide[u0>>(64-guideBits)])
 	for w[j] < u0 { // ends: the last entry is all ones
 		j++
 	}
@@ -86,7 +90,7 @@ func (e *exactNormal) sampleBin(r *rng.Stream) int {
 
 // binTie continues sampleBin when U's first digit equals F(j)'s: further
 // digits of both decide, bin by bin, as in sampleK.
-func (e *exactNormal) binTie(j int, r *rng.Stream) int {
+func (e *exactNormal) binTie(j int, r *words) int {
 	u := &e.w
 	w := binWords()
 	for ; ; j++ {
@@ -114,35 +118,35 @@ func (e *exactNormal) binTie(j int, r *rng.Stream) int {
 }
 
 // binAccept draws the u-rand e.x and returns whether y = (i + x)·h is
-// accepted, with probability exp(−x(2i + x)·h²/2) = exp(−x(2i+x)/2^binExp),
-// and an independent random sign. The probability is the product over R
-// factors exp(−x·c), c = (2i + x)/(R·2^binExp) ≤ 1 (R = 1 for i ≤ binLast),
-// each a von Neumann trial: step j succeeds when an event of probability c
-// occurs (f uniform in [0, R·2^binExp): f < 2i, or f = 2i and a fresh
-// u-rand below x) and a fresh u-rand falls below the previous one (below x
-// for the first), so n steps succeed with probability (xc)ⁿ/n!, and the
-// number of successes is even with probability exp(−xc). The event comes
-// first because it nearly always fails (c ≤ 0.16 in the table), ending the
-// trial after one word.
-func (e *exactNormal) binAccept(i int, r *rng.Stream) (accept, negative bool) {
+// accepted (see binAcceptDrawn) and an independent random sign.
+func (e *exactNormal) binAccept(i int, r *words) (accept, negative bool) {
 	e.x.reset()
-	return e.binAcceptDrawn(i, r)
+	w := r.Uint64() // bit 63 is the sign, bits 0..binExp−1 the first event
+	return e.binAcceptDrawn(i, w&(binMod-1), r), w>>63 == 1
 }
 
-// binAcceptDrawn is binAccept for the u-rand e.x as it stands (tests fix
-// its first digits).
-func (e *exactNormal) binAcceptDrawn(i int, r *rng.Stream) (accept, negative bool) {
+// binAcceptDrawn returns whether y = (i + x)·h is accepted, for the u-rand
+// e.x as it stands, with probability exp(−x(2i + x)·h²/2) =
+// exp(−x(2i+x)/2^binExp). The probability is the product over R factors
+// exp(−x·c), c = (2i + x)/(R·2^binExp) ≤ 1 (R = 1 for i ≤ binLast), each a
+// von Neumann trial: step j succeeds when an event of probability c occurs
+// (f uniform in [0, R·2^binExp): f < 2i, or f = 2i and a fresh u-rand below
+// x) and a fresh u-rand falls below the previous one (below x for the
+// first), so n steps succeed with probability (xc)ⁿ/n!, and the number of
+// successes is even with probability exp(−xc). The event comes first
+// because it nearly always fails (c ≤ 0.16 in the table), ending the trial
+// after one word. f0, uniform in [0, 2^binExp) and independent of x, is the
+// first event's draw when R = 1 (the caller's spare bits).
+func (e *exactNormal) binAcceptDrawn(i int, f0 uint64, r *words) bool {
 	R := 1 + i/(binMod/2)
 	m, twoI := uint64(R)*binMod, uint64(2*i)
-	w := r.Uint64() // bit 63 is the sign; bits 0..binExp−1 the first event when R = 1
-	negative = w>>63 == 1
 	first := R == 1
 	for range R {
 		n, z, p := 0, &e.u1, &e.x
 		for {
 			var f uint64
 			if first {
-				f, first = w&(binMod-1), false
+				f, first = f0, false
 			} else {
 				f = r.Uint64N(m)
 			}
@@ -166,27 +170,104 @@ func (e *exactNormal) binAcceptDrawn(i int, r *rng.Stream) (accept, negative boo
 			p, z = z, p
 		}
 		if n%2 == 1 {
-			return false, negative
+			return false
 		}
 	}
-	return true, negative
+	return true
 }
+
+// spareBits is how many low bits of the second word of a draw carry the
+// sign and the acceptance's first event; its other 64 − spareBits bits are
+// the first bits of x.
+const spareBits = 1 + binExp
 
 // sample returns round(s·N) for N ~ N(0, 1), exactly; binScale is s·h.
 // An attempt is rejected with probability below 0.02 (0.006 on average).
-func (e *exactNormal) sample(binScale scale, r *rng.Stream) int64 {
+//
+// A draw takes two words in the common case: one picks the bin
+// (sampleBin's comparison), the other holds the sign (bit 0), the
+// acceptance's first event (bits 1..binExp) and x's first 64 − spareBits
+// bits. When the event fails at once (probability above 0.95) y is
+// accepted, and round(s·h·(i + x)) is nearly always decided by those bits
+// of x alone (undecided with probability about s·h·2^(spareBits−64));
+// otherwise x's first 64-bit digit is completed with spareBits fresh bits
+// and binAcceptDrawn and round go on from it. Every bit used is a fresh
+// uniform bit used once, so this is the algorithm of binAccept and round
+// (the two words are taken together, before a tie's further digits of U,
+// which are as fresh).
+func (e *exactNormal) sample(binScale scale, r *words) int64 {
+	tab := e.table()
 	for {
-		i := e.sampleBin(r)
-		ok, neg := e.binAccept(i, r)
-		if !ok {
-			continue
+		var u0, a uint64
+		if r.i+2 <= len(r.buf) { // words' Uint64 twice, inline
+			u0, a = r.buf[r.i], r.buf[r.i+1]
+			r.i += 2
+		} else {
+			u0, a = r.Uint64(), r.Uint64()
 		}
-		m := e.round(binScale, i, r) // floor(s·h·(i + x) + ½)
-		if neg {
+		i := int(binTable.guide[u0>>(64-guideBits)])
+		for tab[i] < u0 { // ends: the last entry is all ones
+			i++
+		}
+		if tab[i] == u0 {
+			e.w.reset()
+			e.w.d[0], e.w.n = u0, 1
+			i = e.binTie(i, r)
+		}
+		f := a >> 1 & (binMod - 1)
+		var m int64
+		if i <= binLast && f > uint64(2*i) {
+			v, ok := binScale.roundTop(i, a>>spareBits)
+			if !ok {
+				e.x.reset()
+				e.x.d[0], e.x.n = a&^(1<<spareBits-1)|r.Uint64()&(1<<spareBits-1), 1
+				v = e.round(binScale, i, r)
+			}
+			m = v
+		} else {
+			e.x.reset()
+			e.x.d[0], e.x.n = a&^(1<<spareBits-1)|r.Uint64()&(1<<spareBits-1), 1
+			if !e.binAcceptDrawn(i, f, r) {
+				continue
+			}
+			m = e.round(binScale, i, r)
+		}
+		if a&1 == 1 {
 			m = -m
 		}
 		return m
 	}
+}
+
+// roundTop returns floor(s·(k + x) + ½) when the top 64 − spareBits bits t
+// of x decide it, as round does for a whole digit: x ∈ [t, t+1)·2^(spareBits−64),
+// so the value lies in [L, L + a·2^spareBits)·2^(e−64n) with
+// L = a·(k·2⁶⁴ + t·2^spareBits) + 2^(sh−1).
+func (sc scale) roundTop(k int, t uint64) (int64, bool) {
+	sh := 64 - sc.e
+	if k >= 1<<10 || sh <= 0 || sh >= 127 {
+		return 0, false
+	}
+	hi, lo := bits.Mul64(sc.a, t<<spareBits)
+	hi += sc.a * uint64(k) // below 2⁶³, as in round
+	ph, pl := pow2(sh - 1)
+	hi, lo = add128(hi, lo, ph, pl)
+	h2, l2 := add128(hi, lo, sc.a>>(64-spareBits), sc.a<<spareBits)
+	l2, borrow := bits.Sub64(l2, 1, 0)
+	h2 -= borrow
+	if v, w := shr128(hi, lo, sh), shr128(h2, l2, sh); v == w && v < 1<<62 {
+		return int64(v), true
+	}
+	return 0, false
+}
+
+// table returns the bin table, kept by the sampler after the first call
+// (binWords' sync.Once costs a few ns per draw).
+func (e *exactNormal) table() []uint64 {
+	if e.tab == nil {
+		e.tab = binWords()
+	}
+	return e.tab
 }
 
 // binScaleOf returns the scale the sampler needs for noise std s: s·h,

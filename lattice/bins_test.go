@@ -82,8 +82,8 @@ func TestBinDigits(t *testing.T) {
 		}
 	}
 	for tb, g := range binTable.guide {
-		if w[g] < uint64(tb)<<56 || (g > 0 && w[g-1] >= uint64(tb)<<56) {
-			t.Fatalf("guide[%d] = %d does not point at the first digit ≥ %#x", tb, g, uint64(tb)<<56)
+		if lo := uint64(tb) << (64 - guideBits); w[g] < lo || (g > 0 && w[g-1] >= lo) {
+			t.Fatalf("guide[%d] = %d does not point at the first digit ≥ %#x", tb, g, lo)
 		}
 	}
 	t.Logf("table: %d bins (N up to %.2f)", len(w), float64(len(w))/64)
@@ -103,7 +103,7 @@ func TestSampleBinTies(t *testing.T) {
 		for _, d := range []int64{-1, +1} {
 			u1 := uint64(int64(lo) + d)
 			e.w.set(hi, u1)
-			got := e.binTie(sortSearch(w, hi), r)
+			got := e.binTie(sortSearch(w, hi), streamWords(r))
 			// Exact: the first j' with (hi, u1, more digits) < F(j').
 			want := 0
 			for want < len(f) {
@@ -145,7 +145,7 @@ func TestSampleBinFrequencies(t *testing.T) {
 	counts := make([]int, 257)
 	r, e := rng.New(6), newExactNormal()
 	for range n {
-		counts[min(e.sampleBin(r), 256)]++
+		counts[min(e.sampleBin(streamWords(r)), 256)]++
 	}
 	if _, p := chiSquare(counts, probs); p < 1e-6 {
 		t.Errorf("bin frequencies rejected: p = %.3g", p)
@@ -190,11 +190,13 @@ func TestBinAccept(t *testing.T) {
 // drawn as needed).
 func (e *exactNormal) binAcceptWith(i int, x uint64, r *rng.Stream) (bool, bool) {
 	e.x.set(x)
-	return e.binAcceptDrawn(i, r)
+	w := r.Uint64()
+	return e.binAcceptDrawn(i, w&(binMod-1), streamWords(r)), w>>63 == 1
 }
 
 // The fast sampler's output is round(s·N): on 4·10⁶ draws at the lattice's
-// usual scale s = 2⁴⁰ (σ = 1, k = 40) and at s = 3.7, Pearson's χ² over
+// usual scale s = 2⁴⁰ (σ = 1, k = 40), at s = 3.7 and at s = 0.7·2⁵² (where
+// the first 50 bits of x leave 4% of roundings to a completed digit), Pearson's χ² over
 // 1000 equiprobable bins (a fine histogram) and over the residue mod 8
 // (large s), the first four moments against the exact PMF, and the two
 // tails P(|N| > 4) and P(|N| > 4.5) within 5 binomial standard errors.
@@ -202,7 +204,7 @@ func (e *exactNormal) binAcceptWith(i int, x uint64, r *rng.Stream) (bool, bool)
 // power at this n.
 func TestBinnedSamplerDistribution(t *testing.T) {
 	const n = 4_000_000
-	for i, s := range []float64{0x1p40, 3.7} {
+	for i, s := range []float64{0x1p40, 3.7, 0x1p52 * 0.7} {
 		var edges []int64
 		for j := 1; j < 1000; j++ {
 			edges = append(edges, int64(math.Round(s*distuv.UnitNormal.Quantile(float64(j)/1000))))
@@ -286,8 +288,64 @@ func TestBinnedSamplerDistribution(t *testing.T) {
 		r := rng.New(uint64(40 + i))
 		e := newExactNormal()
 		sc := binScaleOf(s)
-		check("binned", func() int64 { return e.sample(sc, r) }, false)
+		check("binned", func() int64 { return e.sample(sc, streamWords(r)) }, false)
 		wrong := newScale(s * 1.01)
-		check("Karney at σ·1.01", func() int64 { return e.sampleKarney(wrong, r) }, true)
+		check("Karney at σ·1.01", func() int64 { return e.sampleKarney(wrong, streamWords(r)) }, true)
+	}
+}
+
+// roundTop decides round(s·(k + x)) from x's top 64 − spareBits bits only
+// when every x with those bits gives the same integer: its verdict is
+// checked against the interval computed in big integers, and a decided
+// value against round on the lowest and highest x sharing those bits.
+// Scales from the smallest std the lattice takes to the largest, bins
+// across the table, and top bits drawn at random and at the ends.
+func TestRoundTopAgreesWithRound(t *testing.T) {
+	r := rng.New(5)
+	e := newExactNormal()
+	const low = 1<<spareBits - 1
+	for _, s := range []float64{0x1p-10, 3.7, 1000.5, 0x1p40, 0x1p40 * 1.1, 0x1p52 * 0.7, 0x1p52} {
+		sc := binScaleOf(s)
+		sh := 64 - sc.e
+		decided := 0
+		for n := range 20000 {
+			k := int(r.Uint64N(600))
+			top := r.Uint64() >> spareBits
+			switch n {
+			case 0:
+				top = 0
+			case 1:
+				top = math.MaxUint64 >> spareBits
+			}
+			// [L, L + a·2^spareBits) in units of 2^(e−64), shifted by sh.
+			a := new(big.Int).SetUint64(sc.a)
+			L := new(big.Int).Lsh(big.NewInt(int64(k)), 64)
+			L.Add(L, new(big.Int).Lsh(new(big.Int).SetUint64(top), spareBits))
+			L.Mul(L, a)
+			U := new(big.Int).Add(L, new(big.Int).Lsh(a, spareBits))
+			U.Sub(U, big.NewInt(1))
+			if sh > 0 {
+				L.Add(L, new(big.Int).Lsh(big.NewInt(1), uint(sh-1)))
+				U.Add(U, new(big.Int).Lsh(big.NewInt(1), uint(sh-1)))
+			}
+			vl, vu := new(big.Int).Rsh(L, uint(max(sh, 0))), new(big.Int).Rsh(U, uint(max(sh, 0)))
+			want := vl.Cmp(vu) == 0 && vl.IsInt64() && vl.Int64() < 1<<62 && sh > 0 && sh < 127
+			v, ok := sc.roundTop(k, top)
+			if ok != want {
+				t.Fatalf("s=%v k=%d top=%#x: roundTop decided = %v, the interval says %v", s, k, top, ok, want)
+			}
+			if !ok {
+				continue
+			}
+			decided++
+			e.x.set(top << spareBits)
+			lo := e.round(sc, k, streamWords(r))
+			e.x.set(top<<spareBits | low)
+			hi := e.round(sc, k, streamWords(r))
+			if v != vl.Int64() || v != lo || v != hi {
+				t.Fatalf("s=%v k=%d top=%#x: roundTop gives %d, the interval %d, round %d and %d at the ends", s, k, top, v, vl, lo, hi)
+			}
+		}
+		t.Logf("s=%v: decided %d of 20000", s, decided)
 	}
 }

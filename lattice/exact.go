@@ -4,8 +4,6 @@ import (
 	"math"
 	"math/big"
 	"math/bits"
-
-	"github.com/dptrain/dptrain/rng"
 )
 
 // urand is a uniform deviate in (0, 1) whose binary digits are drawn only
@@ -23,7 +21,7 @@ type urand struct {
 func (u *urand) reset() { u.n = 0; u.more = u.more[:0] }
 
 // first returns digit 0, drawing it if needed.
-func (u *urand) first(r *rng.Stream) uint64 {
+func (u *urand) first(r *words) uint64 {
 	if u.n == 0 {
 		u.d[0], u.n = r.Uint64(), 1
 	}
@@ -31,7 +29,7 @@ func (u *urand) first(r *rng.Stream) uint64 {
 }
 
 // digit returns digit i, drawing digits up to it.
-func (u *urand) digit(i int, r *rng.Stream) uint64 {
+func (u *urand) digit(i int, r *words) uint64 {
 	for u.n <= i {
 		if u.n < len(u.d) {
 			u.d[u.n] = r.Uint64()
@@ -49,7 +47,7 @@ func (u *urand) digit(i int, r *rng.Stream) uint64 {
 // less reports a < b for two independent u-rands, drawing digits until they
 // differ (equality has probability zero; the first digit decides except
 // with probability 2⁻⁶⁴).
-func less(a, b *urand, r *rng.Stream) bool {
+func less(a, b *urand, r *words) bool {
 	if x, y := a.first(r), b.first(r); x != y {
 		return x < y
 	}
@@ -66,6 +64,7 @@ func less(a, b *urand, r *rng.Stream) bool {
 // reused so that a draw allocates nothing after the first.
 type exactNormal struct {
 	x, w, u1, u2 urand
+	tab          []uint64   // binWords, once fetched
 	big          [4]big.Int // rare path: rounding undecided after 64 digits
 }
 
@@ -78,7 +77,7 @@ func newExactNormal() *exactNormal { return &exactNormal{} }
 // algorithm N (a geometric k, then acceptance with probability
 // exp(−k(k−1)/2)), which give the same distribution with several Bernoulli
 // trials of probability exp(−½) each.
-func (e *exactNormal) sampleK(r *rng.Stream) int {
+func (e *exactNormal) sampleK(r *words) int {
 	u := &e.w
 	u.reset()
 	for j := 0; ; j++ {
@@ -164,7 +163,7 @@ func ratPow(x *big.Rat, e int) *big.Rat {
 // independent event of probability c occurs (f uniform in [0, 2k+2): f < 2k,
 // or f = 2k and a fresh u-rand w < x). Then P(n steps succeed) = xⁿ/n!·cⁿ =
 // pⁿ/n!, and P(the first failure comes after an even number) = exp(−p).
-func (e *exactNormal) bern(k int, r *rng.Stream) bool {
+func (e *exactNormal) bern(k int, r *words) bool {
 	m := uint64(2*k + 2)
 	n, z, p := 0, &e.u1, &e.x
 	for {
@@ -213,7 +212,7 @@ func newScale(s float64) scale {
 // else restart from (1); (4) a random sign. Step 3 multiplies the weight of
 // k by exp(−x(2k+x)/2), so k+x has density ∝ exp(−(k+x)²/2) on [0, ∞): the
 // half-normal.
-func (e *exactNormal) sampleKarney(sc scale, r *rng.Stream) int64 {
+func (e *exactNormal) sampleKarney(sc scale, r *words) int64 {
 	for {
 		k := e.sampleK(r)
 		ok := true
@@ -238,7 +237,7 @@ func (e *exactNormal) sampleKarney(sc scale, r *rng.Stream) int64 {
 // with L = a·(k·2⁶⁴ⁿ + X) + 2^(64n−e−1); the answer is decided when
 // L >> (64n−e) equals (L + a − 1) >> (64n−e). (The symmetric sign makes the
 // tie rule irrelevant: ties have probability zero.)
-func (e *exactNormal) round(sc scale, k int, r *rng.Stream) int64 {
+func (e *exactNormal) round(sc scale, k int, r *words) int64 {
 	sh := 64 - sc.e // in [70, 132] for s·2⁻⁶ with s in [2⁻¹⁰, 2⁵²] (New checks)
 	if k < 1<<10 && sh > 0 && sh < 127 {
 		x := e.x.first(r)
@@ -257,7 +256,7 @@ func (e *exactNormal) round(sc scale, k int, r *rng.Stream) int64 {
 }
 
 // roundBig is round for any number of digits, in big integers.
-func (e *exactNormal) roundBig(sc scale, k int, r *rng.Stream) int64 {
+func (e *exactNormal) roundBig(sc scale, k int, r *words) int64 {
 	lo, hi, t, a := &e.big[0], &e.big[1], &e.big[2], &e.big[3]
 	a.SetUint64(sc.a)
 	for n := 1; ; n++ {

@@ -38,7 +38,7 @@ func TestBernoulliBlocks(t *testing.T) {
 			draw func() bool
 		}{name: "bern", k: c.k, x: c.x, want: math.Exp(-x * (2*float64(c.k) + x) / (2*float64(c.k) + 2)), draw: func() bool {
 			e.x.set(c.x)
-			return e.bern(c.k, r)
+			return e.bern(c.k, streamWords(r))
 		}})
 	}
 	for _, c := range cases {
@@ -77,9 +77,9 @@ func TestRoundExact(t *testing.T) {
 				w0 = uint64(math.Ldexp(xf, 64))
 			}
 			e.x.set(w0, w1)
-			fast := e.round(sc, k, r)
+			fast := e.round(sc, k, streamWords(r))
 			e.x.n = 2
-			slow := e.roundBig(sc, k, r)
+			slow := e.roundBig(sc, k, streamWords(r))
 			// Exact value with the two known words; it decides whenever
 			// the lower digits cannot move the result.
 			x := new(big.Rat).SetFrac(new(big.Int).Or(new(big.Int).Lsh(new(big.Int).SetUint64(w0), 64), new(big.Int).SetUint64(w1)), new(big.Int).Lsh(big.NewInt(1), 128))
@@ -208,8 +208,8 @@ func TestRoundedGaussianDistribution(t *testing.T) {
 			name string
 			draw func(s float64) int64
 		}{
-			{"binned", func(s float64) int64 { return e.sample(binScaleOf(s), r) }},
-			{"Karney", func(s float64) int64 { return e.sampleKarney(newScale(s), r) }},
+			{"binned", func(s float64) int64 { return e.sample(binScaleOf(s), streamWords(r)) }},
+			{"Karney", func(s float64) int64 { return e.sampleKarney(newScale(s), streamWords(r)) }},
 		} {
 			pBins, pMod := draw(func() int64 { return sm.draw(s) })
 			if pBins < 1e-6 {
@@ -292,7 +292,7 @@ func TestSampleK(t *testing.T) {
 	e := newExactNormal()
 	counts := make([]int, 5)
 	for range n {
-		counts[min(e.sampleK(r), 4)]++
+		counts[min(e.sampleK(streamWords(r)), 4)]++
 	}
 	tail := 1.0
 	for k, c := range counts {

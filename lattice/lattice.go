@@ -223,9 +223,27 @@ func AddScaledClamped(x []float32, t float64, qmax int64, words []uint64, off in
 // step of Quantize for a factor from ClipFactor.
 func AddScaled(x []float32, t float64, acc []int64) {
 	acc = acc[:len(x)]
+	done := 0
+	if addScaledVec != nil {
+		done = addScaledVec(x, t, acc)
+	}
+	addScaledGo(x[done:], t, acc[done:])
+}
+
+// addScaledGo is AddScaled's scalar loop, which the vector kernels match
+// bit for bit.
+func addScaledGo(x []float32, t float64, acc []int64) {
 	for j, v := range x {
 		acc[j] += int64(float64(v) * t) // conversion truncates toward zero
 	}
+}
+
+// addScaledKernel is one of AddScaled's vector loops: fn adds a prefix of x
+// and returns its length.
+type addScaledKernel struct {
+	name string
+	ok   bool
+	fn   func(x []float32, t float64, acc []int64) int
 }
 
 // Truncate adds to acc the lattice point q of an already clipped vector x
@@ -296,17 +314,20 @@ func (n *Noise) RotatedBound(c float64, d int) (float64, error) {
 // The draws do not depend on acc; distributed runs reduce acc exactly first
 // and call AddNoise with the same stream on every rank.
 //
-// Above 2·noiseChunk coordinates the noise is drawn in chunks of
-// noiseChunk coordinates, chunk c from its own stream r.Child(nonce, c)
-// with one nonce word drawn from r per call, on up to GOMAXPROCS workers:
-// the values depend on r's state alone, never on the number of workers or
-// their timing, and every chunk's stream is keyed by r's secret seed.
+// The noise is drawn in chunks of noiseChunk coordinates, chunk c from its
+// own stream r.Child(nonce, c) with one nonce word drawn from r per call, on
+// up to GOMAXPROCS workers: the values depend on r's state alone, never on
+// the number of workers or their timing, and every chunk's stream is keyed
+// by r's secret seed. A chunk's stream is read in blocks (words), which only
+// its chunk uses. (Before the blocks, vectors below 2·noiseChunk drew from
+// r itself; their seeded values changed with them.) The reference sampler
+// draws from r, word for word, sequentially.
 func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 	if len(acc) != n.n {
 		panic(fmt.Sprintf("lattice: noise over %d coordinates, sum has %d", n.n, len(acc)))
 	}
-	if n.n < 2*noiseChunk || n.reference {
-		return n.addNoiseRange(acc, 0, n.n, n.exact, r)
+	if n.reference {
+		return n.addNoiseRange(acc, 0, n.n, n.exact, streamWords(r))
 	}
 	nonce := r.Uint64()
 	chunks := (n.n + noiseChunk - 1) / noiseChunk
@@ -321,7 +342,7 @@ func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 		go func() {
 			defer wg.Done()
 			for c := w; c < chunks; c += workers {
-				cr := r.Child(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c))
+				cr := newWords(r.Child(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c)))
 				lo := c * noiseChunk
 				if err := n.addNoiseRange(acc, lo, min(n.n, lo+noiseChunk), n.pool[w], cr); err != nil {
 					errs[w] = err
@@ -338,7 +359,7 @@ const noiseChunk = 1 << 14
 
 // addNoiseRange adds the noise of coordinates [lo, hi) to acc[lo:hi],
 // drawn from r with the sampler scratch e.
-func (n *Noise) addNoiseRange(acc []int64, lo, hi int, e *exactNormal, r *rng.Stream) error {
+func (n *Noise) addNoiseRange(acc []int64, lo, hi int, e *exactNormal, r *words) error {
 	var err error
 	off := 0
 	for j, size := range n.sizes {

@@ -42,7 +42,7 @@ func (c *CountNoise) Sigma() float64 { return c.sigma }
 // Release returns count + round(Z) with Z ~ N(0, σ²) drawn exactly from r.
 // The draw does not depend on count.
 func (c *CountNoise) Release(count int64, r *rng.Stream) (int64, error) {
-	m := c.exact.sampleKarney(c.sc, r) // the reference sampler: one value per release (docs/secure-noise.md)
+	m := c.exact.sampleKarney(c.sc, streamWords(r)) // the reference sampler: one value per release (docs/secure-noise.md)
 	out := count + m
 	if (count >= 0) == (m >= 0) && (out >= 0) != (m >= 0) {
 		return saturate(m), ErrOverflow

@@ -2,6 +2,7 @@ package mechanism
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 
 	"github.com/dptrain/dptrain/accountant"
@@ -55,6 +56,14 @@ func (m *Mechanism) Accounts(run Run) (*Accounts, error) {
 	a := &Accounts{m: m, run: run, PLDErr: m.pldApplies()}
 	a.PLD = a.PLDErr == nil
 	a.CalibratePLD = a.PLD && !run.RDPOnly
+	if m.MMCC() {
+		// The primary accountant is the PLD itself (NewAccountant), which
+		// calibrates as the primary: no second PLD beside it.
+		if run.RDPOnly {
+			return nil, fmt.Errorf("%w: %d-banded noise under Poisson sampling is accounted by MMCC, whose mixtures of Gaussians have no RDP bound here; use the PLD accountant", ErrUnsupported, m.spec.Bands)
+		}
+		a.PLD, a.PLDErr, a.CalibratePLD = false, errors.New("the PLD accountant is the primary one"), false
+	}
 	if m.spec.Preprocess != nil {
 		a.Plain = "rdp-ignoring-preprocessing"
 	}

@@ -110,19 +110,38 @@ func mustPrefix(t *testing.T, n int) bandmf.Workload {
 func TestBandMFRefusals(t *testing.T) {
 	for name, sp := range map[string]Spec{
 		"parts < bands": bandSpec(4, 3),
-		"poisson":       {Sampler: Poisson, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1},
+		"shuffle":       {Sampler: Shuffle, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1},
 		"linf":          {Sampler: Cyclic, N: 40, Batch: 3, Parts: 2, Bands: 2, Clip: LInf, C: 1},
+		"poisson linf":  {Sampler: Poisson, N: 40, Batch: 3, Bands: 2, Clip: LInf, C: 1},
 		"no parts":      {Sampler: Cyclic, N: 40, Batch: 3, Clip: Flat, C: 1},
 		"final only":    {Sampler: Cyclic, N: 40, Batch: 3, Parts: 2, Bands: 2, Clip: Flat, C: 1, FinalOnly: true, Radius: 2},
+		"poisson final": {Sampler: Poisson, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1, FinalOnly: true, Radius: 2},
 	} {
 		if err := sp.Validate(); !errors.Is(err, ErrUnsupported) && !errors.Is(err, ErrInvalid) {
 			t.Errorf("%s: Validate = %v", name, err)
 		}
 	}
-	// Ordinary Poisson sampling is refused with the analysis it would need.
+	// Another sampler is refused naming both analyses.
+	shuffle := Spec{Sampler: Shuffle, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1}
+	if err := shuffle.Validate(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "MMCC under ordinary Poisson") {
+		t.Errorf("shuffle: Validate = %v, want both analyses named", err)
+	}
+	// Ordinary Poisson sampling is MMCC's: accepted, PLD only (RDP refused
+	// with the reason), and a strategy with a negative coefficient refused.
 	poisson := Spec{Sampler: Poisson, N: 40, Batch: 3, Bands: 2, Clip: Flat, C: 1}
-	if err := poisson.Validate(); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "mixture-of-Gaussians (MMCC) analysis") {
-		t.Errorf("poisson: Validate = %v, want the missing analysis named", err)
+	pm, err := New(poisson, nil)
+	if err != nil {
+		t.Fatalf("poisson: %v", err)
+	}
+	if _, err := pm.Accounts(Run{RDPOnly: true}); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "no RDP") {
+		t.Errorf("poisson with RDP: %v, want a refusal with the reason", err)
+	}
+	if a, err := pm.NewAccountant(); err != nil || a.Name() != "pld" {
+		t.Errorf("poisson: primary accountant %v (%v), want pld", a, err)
+	}
+	neg, _ := bandmf.NewStrategy([]float64{1, -0.3})
+	if err := pm.UseStrategy(neg, 10, 1e-5); !errors.Is(err, ErrUnsupported) || !strings.Contains(err.Error(), "negative") {
+		t.Errorf("negative coefficient: %v, want a refusal", err)
 	}
 	sp := bandSpec(4, 4)
 	cl, _ := sp.NewClipper(5, nil)
@@ -225,4 +244,123 @@ func TestBandMFParticipationCovered(t *testing.T) {
 			t.Errorf("b=%d: negative controls not caught (wrong sensitivity %v, wrong band %v)", bands, tooLoud, overlapped)
 		}
 	}
+}
+
+// Under ordinary Poisson sampling every example's participations, drawn
+// by the mechanism's own sampler (closer than b apart as often as not),
+// are covered by the MMCC rows it charges: at each step, the shift the
+// example's participations within the band put on row i of C·x + Z, in
+// noise stds of the noise the mechanism adds, is one of the row mixture's
+// sensitivities in the event's σ units (the mixture lists every subset of
+// the band), the diagonal participation has the sampler's rate, and every
+// earlier one a p̃ at least that rate. Negative controls: noise calibrated
+// to c₀ alone (a wrong sensitivity) and rows built for half the rate (a
+// wrong p̃) are caught.
+func TestBandMFPoissonParticipationCovered(t *testing.T) {
+	const d, steps = 3, 17
+	for _, bands := range []int{2, 4} {
+		sp := Spec{Sampler: Poisson, N: 40, Batch: 8, Bands: bands, Clip: Flat, C: tblC}
+		cl, err := sp.NewClipper(d, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := New(sp, cl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _, err := bandmf.Optimize(mustPrefix(t, steps), bands)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := m.UseStrategy(s, steps, 1e-5); err != nil {
+			t.Fatal(err)
+		}
+		half := *m
+		if err := half.UseStrategy(s, steps, 1e-5); err != nil {
+			t.Fatal(err)
+		}
+		hp, _ := bandmf.NewMMCC(s, steps, m.Q()/2, 1e-6)
+		half.mmcc = &hp
+		smp, _, err := sp.NewSampler(d, rng.New(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cn, err := m.CorrelatedNoise(tblSigma, 0, s, steps)
+		if err != nil {
+			t.Fatal(err)
+		}
+		std := math.Sqrt(cn.TotalVariance() / d)
+		c := s.Coef()
+		part := make([]map[int]bool, steps)
+		near, tooLoud, wrongP := false, false, false
+		for i := 0; i < steps; i++ {
+			part[i] = map[int]bool{}
+			for _, e := range smp.Next(nil) {
+				part[i][e] = true
+			}
+			mix, marg := rowMixture(t, m.StepEvent(tblSigma, i+1), min(i+1, bands))
+			if marg[len(marg)-1] != m.Q() {
+				t.Errorf("b=%d row %d: diagonal participation at %v, the sampler's rate %v", bands, i, marg[len(marg)-1], m.Q())
+			}
+			for _, v := range marg {
+				if v < m.Q() {
+					t.Errorf("b=%d row %d: p̃ %v below the rate %v", bands, i, marg, m.Q())
+				}
+			}
+			if _, hm := rowMixture(t, half.StepEvent(tblSigma, i+1), min(i+1, bands)); hm[len(hm)-1] != m.Q() {
+				wrongP = true
+			}
+			for e := 0; e < sp.N; e++ {
+				shift, mask := 0.0, 0
+				for k := max(0, i-bands+1); k <= i; k++ {
+					if part[k][e] {
+						shift += tblC * c[i-k]
+						mask |= 1 << (k - max(0, i-bands+1))
+						if k < i {
+							near = true
+						}
+					}
+				}
+				if mask == 0 {
+					continue
+				}
+				got, allowed := shift/std, mix.Sensitivities[mask]/mix.StandardDeviation
+				if got > allowed*(1+1e-12) {
+					t.Errorf("b=%d row %d: example %d shifts the row by %v noise stds, its mixture component allows %v", bands, i, e, got, allowed)
+				}
+				if shift/(tblSigma*tblC) > allowed*(1+1e-12) {
+					tooLoud = true
+				}
+			}
+		}
+		if !near || !tooLoud || !wrongP {
+			t.Errorf("b=%d: participations closer than b seen %v; negative controls caught: wrong sensitivity %v, wrong p̃ %v", bands, near, tooLoud, wrongP)
+		}
+	}
+}
+
+// rowMixture reads an MMCC row event: its mixture (components in subset
+// order over the n band participations) and each participation's marginal.
+func rowMixture(t *testing.T, ev accountant.Event, n int) (accountant.MixtureOfGaussians, []float64) {
+	t.Helper()
+	if c, ok := ev.(accountant.Composed); ok {
+		ev = c.Events[0]
+	}
+	mix, ok := ev.(accountant.MixtureOfGaussians)
+	if !ok || len(mix.Probs) != 1<<n {
+		t.Fatalf("row event %#v: want a mixture over %d participations", ev, n)
+	}
+	marg := make([]float64, n)
+	for mask, p := range mix.Probs {
+		for u := range n {
+			if mask&(1<<u) != 0 {
+				marg[u] += p
+			}
+		}
+	}
+	// The products of p̃ and 1 − p̃ sum back to p̃ within rounding.
+	for u := range marg {
+		marg[u] = math.Round(marg[u]*1e12) / 1e12
+	}
+	return mix, marg
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/dptrain/dptrain/accountant"
+	"github.com/dptrain/dptrain/bandmf"
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/rng"
 )
@@ -33,6 +34,7 @@ type Mechanism struct {
 	blocks   []accountant.Block
 	countSB  float64 // clip quantile: the centred count's noise std
 	prefix   []accountant.Event
+	mmcc     *bandmf.MMCC // banded noise under Poisson sampling: its account (UseStrategy)
 }
 
 // New validates spec and binds it to c, the clipper built by
@@ -270,6 +272,13 @@ func (m *Mechanism) Event(sigma float64) accountant.Event {
 // sigma: a NoOp at a shuffled epoch's later steps, restated for the
 // preprocessing (SRDP) when it is declared.
 func (m *Mechanism) StepEvent(sigma float64, step int) accountant.Event {
+	if m.MMCC() {
+		if m.mmcc == nil {
+			// No strategy yet (UseStrategy): an event every accountant refuses.
+			return accountant.MixtureOfGaussians{}
+		}
+		return m.mmcc.Row(sigma, step-1)
+	}
 	ev := m.Event(sigma)
 	if m.spec.Sampler == Shuffle && (step-1)%m.perEpoch != 0 {
 		ev = accountant.NoOp{} // the epoch's Gaussian was charged at its first step
@@ -289,6 +298,9 @@ func (m *Mechanism) StepEvent(sigma float64, step int) accountant.Event {
 // Charges is what steps 1..k at sigma cost: one event and how many times it
 // is composed (shuffling: once per epoch begun).
 func (m *Mechanism) Charges(sigma float64, k int) (accountant.Event, int) {
+	if m.MMCC() && m.mmcc != nil {
+		return m.mmcc.Event(sigma, k), 1
+	}
 	if m.spec.Sampler == Shuffle {
 		return m.StepEvent(sigma, 1), (k + m.perEpoch - 1) / m.perEpoch
 	}
@@ -303,6 +315,8 @@ func (m *Mechanism) Charges(sigma float64, k int) (accountant.Event, int) {
 // subspace clipping, RDP under the mechanism's relation otherwise.
 func (m *Mechanism) NewAccountant() (accountant.Accountant, error) {
 	switch {
+	case m.MMCC():
+		return accountant.NewPLD() // the mixtures have no RDP (accountant.MixtureOfGaussians)
 	case m.spec.Preprocess != nil:
 		return accountant.NewSRDP(), nil
 	case m.spec.Sampler == Twice || m.spec.Clip == Subspace:
@@ -378,3 +392,27 @@ func replaceOne(ev accountant.Event) (accountant.Event, error) {
 // D0 is the L∞ dimension the twice-sampling account assumes: min(d0, D)
 // for hybrid clipping, D for L∞ clipping, 1 where there is no L∞ bound.
 func (m *Mechanism) D0() float64 { return m.d0 }
+
+// MMCC reports whether the steps are accounted by MMCC: banded noise
+// (Bands ≥ 2) under ordinary Poisson sampling.
+func (m *Mechanism) MMCC() bool { return m.spec.Bands > 1 && m.spec.Sampler == Poisson }
+
+// UseStrategy binds the b-banded strategy of an MMCC run planned for
+// steps steps at target delta, so that StepEvent and Charges can describe
+// its rows: MMCC spends bandmf.MMCCTailFraction of delta on its posterior
+// bounds' failures (docs/matrix-mechanism.md#mmcc). It refuses, wrapping
+// ErrUnsupported, a strategy the analysis does not cover.
+func (m *Mechanism) UseStrategy(s bandmf.Strategy, steps int, delta float64) error {
+	if !m.MMCC() {
+		return nil // the banded theorem's event does not depend on C
+	}
+	if s.Bands() != m.spec.Bands {
+		return fmt.Errorf("%w: a %d-banded strategy for a %d-banded mechanism", ErrInvalid, s.Bands(), m.spec.Bands)
+	}
+	plan, err := bandmf.NewMMCC(s, steps, m.q, delta*bandmf.MMCCTailFraction)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrUnsupported, err)
+	}
+	m.mmcc = &plan
+	return nil
+}

@@ -130,12 +130,24 @@ func (s Spec) Unsupported() error {
 		errs = append(errs, fmt.Errorf("%w: "+format, append([]any{ErrUnsupported}, args...)...))
 	}
 	if s.Bands > 1 {
-		if s.Sampler != Cyclic || s.Parts < s.Bands {
-			unsupported("%d-banded noise is accounted by the amplified banded theorem, which needs sampler cyclic with at least %d parts (an example's steps at least b apart), got sampler %s with %d parts; "+
-				"ordinary Poisson sampling would need the mixture-of-Gaussians (MMCC) analysis, which is not implemented (docs/matrix-mechanism.md)", s.Bands, s.Bands, s.Sampler, s.Parts)
+		switch {
+		case s.Sampler == Poisson:
+			// MMCC (conditional composition) accounts ordinary Poisson
+			// sampling; its PLD-only events and the strategy's conditions
+			// (C ≥ 0 on the band, b ≤ bandmf.MMCCMaxBands) are checked when
+			// the strategy is known (Mechanism.UseStrategy).
+			if s.Preprocess != nil || len(s.Prefix) > 0 {
+				unsupported("%d-banded noise under Poisson sampling is accounted by MMCC, which covers the steps only, not preprocessing", s.Bands)
+			}
+		case s.Sampler != Cyclic || s.Parts < s.Bands:
+			unsupported("%d-banded noise is accounted by the amplified banded theorem under sampler cyclic with at least %d parts (an example's steps at least b apart), or by MMCC under ordinary Poisson sampling; got sampler %s with %d parts: "+
+				"neither analysis covers it (docs/matrix-mechanism.md)", s.Bands, s.Bands, s.Sampler, s.Parts)
 		}
 		if s.Clip != Flat && s.Clip != PerLayer {
 			unsupported("banded noise is isotropic: clip must be flat or per-layer, got %q", s.Clip)
+		}
+		if s.Sampler == Poisson && (s.FinalOnly || s.Radius > 0) {
+			unsupported("banded noise is not offered with final_only or radius (the hidden-state bound assumes independent noise)")
 		}
 	}
 	if s.Sampler == Cyclic && (s.FinalOnly || s.Radius > 0) {

@@ -58,6 +58,15 @@ func (s *Stream) Child(label string) *Stream {
 	return fromSeed(c)
 }
 
+// Fill sets dst to the stream's next len(dst) words: those len(dst) calls
+// of Uint64 would return, without the call through rand.Rand's source
+// interface for each.
+func (s *Stream) Fill(dst []uint64) {
+	for i := range dst {
+		dst[i] = s.src.Uint64()
+	}
+}
+
 // FillNormal sets dst[i] to independent N(0, sigma²) draws.
 func (s *Stream) FillNormal(dst []float32, sigma float64) {
 	for i := range dst {

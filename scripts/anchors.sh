@@ -76,7 +76,7 @@ for r in $(seq "$ROUNDS"); do
   fi
   echo "round $r of $ROUNDS: dptrain noise and precision variants" >&2
   (cd trainer && GOMAXPROCS=$THREADS "$OLDPWD/$OUT/trainer.test" -test.run '^$' \
-    -test.bench '^BenchmarkConvStep$/^(cnn|resnet20)$/^(dpsgd|lattice)$' -test.benchtime 3s) >> "$OUT/noise.txt"
+    -test.bench '^BenchmarkConvStep$/^(logreg|cnn|resnet20)$/^(dpsgd|lattice)$' -test.benchtime 3s) >> "$OUT/noise.txt"
   if grep -q avx512_bf16 /proc/cpuinfo; then
     ours "$OUT/models.test" "$OUT/bf16.txt" "$THREADS" '^BenchmarkDPStep(CNN|ResNet20)$/^gemm=(asm|bf16)$'
   fi

@@ -114,7 +114,7 @@ if noise:
     print()
     print("| model | --noise continuous | --noise lattice | lattice ÷ continuous |")
     print("|---|---|---|---|")
-    for m, label in (("cnn", "MNIST CNN"), ("resnet20", "ResNet-20-GN")):
+    for m, label in (("logreg", "logistic regression (3072 inputs)"), ("cnn", "MNIST CNN"), ("resnet20", "ResNet-20-GN")):
         c = med(noise.get(("", f"ConvStep/{m}/dpsgd"), []))
         l = med(noise.get(("", f"ConvStep/{m}/lattice"), []))
         print(f"| {label} | {fmt(c)} | {fmt(l)} | {ratio(l, c)} |")

@@ -36,7 +36,7 @@ for e in $EPS; do
       dir="$OUT/runs/$noise-eps$e-seed$s"
       if grep -q "^$noise	[0-9]*	$e	$s	" "$OUT/rows.tsv"; then continue; fi  # done in an earlier sitting
       extra=(); b=1
-      if [ "$noise" = bandmf ]; then extra=(--bands "$BANDS"); b="$BANDS"; fi
+      if [ "$noise" = bandmf ]; then extra=(--bands "$BANDS" --sampler cyclic); b="$BANDS"; fi
       start=$(date +%s.%N)
       $D train "${recipe[@]}" --epsilon "$e" --epochs "$EPOCHS" --seed "$s" \
         --noise "$noise" "${extra[@]}" --eval-every 0 --quiet --out "$dir" --overwrite > "$dir.log" 2>&1

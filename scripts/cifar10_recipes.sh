@@ -19,7 +19,7 @@ run() {
   local name=$1; shift
   mkdir -p "$OUT/$name"
   local start=$SECONDS
-  $D train --dataset cifar10 --data "$DATA" "$@" --seeded --seed 1 --keep-checkpoint --out "$OUT/$name" --resume
+  $D train --dataset cifar10 --data "$DATA" --noise continuous "$@" --seeded --seed 1 --keep-checkpoint --out "$OUT/$name" --resume
   echo "$((SECONDS - start)) s this invocation" >> "$OUT/$name/wall_seconds.txt"
 }
 for name in "${@:-scat-cnn-60 resnet20-ws-ema}"; do

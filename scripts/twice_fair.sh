@@ -26,7 +26,7 @@ if [ "$DATASET" != fashion-mnist ]; then
 fi
 mkdir -p "$OUT"
 STEPS="${STEPS:-400}"; GRID_STEPS="${GRID_STEPS:-100}"; LRS="${LRS:-0.25,0.5,1,2}"
-COMMON="--dataset $DATASET $DATAFLAG --model mlp --hidden 512 --epsilon 4 --delta 1e-5 --clip-norm 1 --optimizer momentum --momentum 0.9 --max-physical-batch 128 --eval-every 0"
+COMMON="--noise continuous --dataset $DATASET $DATAFLAG --model mlp --hidden 512 --epsilon 4 --delta 1e-5 --clip-norm 1 --optimizer momentum --momentum 0.9 --max-physical-batch 128 --eval-every 0"
 declare -A METHOD=(
   [dpsgd]="--sampler poisson --accountant rdp --clip flat --batch $B"
   [twice_hybrid]="--sampler twice --q2 0.5 --clip hybrid --d0 100 --batch $((2 * B))"

@@ -17,7 +17,7 @@ DATA="${DATA:-../cifar10}"
 OUT=results/twice_fair/resnet20
 B="${B:-512}" # DP-SGD's expected batch: q = 512/50000
 STEPS="${STEPS:-200}"; GRID_STEPS="${GRID_STEPS:-60}"; LRS="${LRS:-0.25,0.5,1,2}"; JOBS="${JOBS:-2}"
-COMMON="--dataset cifar10 --data $DATA --model resnet20 --epsilon 8 --delta 1e-5 --accountant rdp --clip-norm 1
+COMMON="--noise continuous --dataset cifar10 --data $DATA --model resnet20 --epsilon 8 --delta 1e-5 --accountant rdp --clip-norm 1
   --optimizer momentum --momentum 0.9 --max-physical-batch 64 --eval-every 0 --checkpoint-every 10 --plots=false"
 declare -A METHOD=(
   [dpsgd]="--sampler poisson --clip flat --batch $B"

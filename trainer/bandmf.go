@@ -55,11 +55,19 @@ func newBandMF(cfg *Config, steps int, noise func() *mechanism.CorrelatedNoise) 
 func (f *bandmfFeature) name() string { return featureBandMF }
 
 // note says what the strategy gains, for the summary: the released
-// workload's error relative to independent noise, at equal σ.
-func (f *bandmfFeature) note(parts int) string {
-	return fmt.Sprintf("noise bandmf: %d-banded strategy (‖c‖ = %.4g) optimised over %d steps in %d evaluations; workload error %.4g of DP-SGD's at equal σ; cyclic Poisson sampling over %d parts, each example charged at most ⌈T/%d⌉ times (docs/matrix-mechanism.md)",
+// workload's error relative to independent noise, at equal σ, and which
+// analysis accounts the sampling.
+func (f *bandmfFeature) note(m *mechanism.Mechanism) string {
+	head := fmt.Sprintf("noise bandmf: %d-banded strategy (‖c‖ = %.4g) optimised over %d steps in %d evaluations; workload error %.4g of DP-SGD's at equal σ; ",
 		f.strategy.Bands(), f.strategy.MaxColumnNorm(f.report.Steps), f.report.Steps, f.report.Evaluations,
-		f.report.Error/f.report.DPSGDError, parts, parts)
+		f.report.Error/f.report.DPSGDError)
+	if sp := m.Spec(); sp.Sampler == mechanism.Cyclic {
+		return head + fmt.Sprintf("cyclic Poisson sampling over %d parts, each example charged at most ⌈T/%d⌉ times (docs/matrix-mechanism.md)", sp.Parts, sp.Parts)
+	}
+	if m.MMCC() {
+		return head + fmt.Sprintf("ordinary Poisson sampling accounted by MMCC (conditional composition), %g of δ spent on its posterior bounds (docs/matrix-mechanism.md#mmcc)", bandmf.MMCCTailFraction)
+	}
+	return head + "one band: DP-SGD's Poisson sampling and account"
 }
 
 func (f *bandmfFeature) save() (any, error) {

@@ -38,7 +38,7 @@ func TestBandMFOneBandIsDPSGD(t *testing.T) {
 // noise it adds is not DP-SGD's.
 func TestBandMFAccountAndResume(t *testing.T) {
 	c := small(t)
-	c.Noise, c.Bands = NoiseBandMF, 4
+	c.Noise, c.Bands, c.Sampler = NoiseBandMF, 4, mechanism.Cyclic
 	full := run(t, c, Options{})
 	q := float64(c.BatchSize*c.Bands) / float64(full.TrainN)
 	want, err := accountant.PoissonEpsilon(q, c.Sigma, (c.Steps+c.Bands-1)/c.Bands, c.Delta)
@@ -94,8 +94,38 @@ func TestBandMFRefusals(t *testing.T) {
 	}
 	// A part rate above 1 (batch·bands > n) is refused at setup.
 	c := small(t)
-	c.Noise, c.Bands, c.BatchSize = NoiseBandMF, 50, 200
+	c.Noise, c.Bands, c.BatchSize, c.Sampler = NoiseBandMF, 50, 200, mechanism.Cyclic
 	if _, err := Run(context.Background(), c, Options{}); err == nil || !strings.Contains(err.Error(), "rate within a part") {
 		t.Errorf("batch·bands > n: %v", err)
+	}
+}
+
+// b bands under the default (ordinary) Poisson sampling: accounted by MMCC
+// on the PLD accountant, the primary; its ε is the PLD of the strategy's
+// MMCC rows at the run's σ, δ split as documented, and larger than DP-SGD's
+// at the same σ (the rows carry the earlier participations' shifts).
+func TestBandMFPoissonMMCC(t *testing.T) {
+	c := small(t)
+	c.Noise, c.Bands, c.Sigma = NoiseBandMF, 2, 2
+	got := run(t, c, Options{})
+	eps, ok := got.Epsilon["pld"]
+	if !ok || len(got.Epsilon) != 1 {
+		t.Fatalf("ε %v: want the PLD accountant alone", got.Epsilon)
+	}
+	if !strings.Contains(strings.Join(got.Notes, "\n"), "MMCC") {
+		t.Errorf("notes do not name MMCC: %q", got.Notes)
+	}
+	dp, err := accountant.PLDPoissonEpsilon(got.Q, c.Sigma, c.Steps, c.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(eps > dp.Epsilon) || math.IsInf(eps, 0) {
+		t.Errorf("MMCC ε %v, DP-SGD's at the same σ %v: want a finite, larger ε", eps, dp.Epsilon)
+	}
+	r := c
+	r.Accountant = AccountantRDP
+	r.OutDir = t.TempDir()
+	if _, err := Run(context.Background(), r, Options{}); err == nil || !strings.Contains(err.Error(), "MMCC") {
+		t.Errorf("MMCC with the RDP accountant: %v, want a refusal naming MMCC", err)
 	}
 }

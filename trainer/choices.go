@@ -361,7 +361,7 @@ const (
 // lattice noise supports the run (final-only, subspace-clipped and radius
 // runs keep the continuous noise: Config.usesLattice). Issue 42: switching
 // the default to the lattice is this one line.
-const DefaultNoise = NoiseContinuous
+const DefaultNoise = NoiseLattice
 
 var noiseValues = []Noise{NoiseContinuous, NoiseLattice, NoiseBandMF}
 

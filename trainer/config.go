@@ -472,7 +472,7 @@ func (c *Config) validateModel() error {
 }
 
 var (
-	knownSamplers = []mechanism.Sampler{mechanism.Poisson, mechanism.Twice, mechanism.Shuffle}
+	knownSamplers = []mechanism.Sampler{mechanism.Poisson, mechanism.Twice, mechanism.Shuffle, mechanism.Cyclic}
 	knownClips    = mechanism.Clips
 )
 
@@ -484,7 +484,10 @@ func (c *Config) validateMechanism() error {
 	f := faults{section: ErrMechanism}
 	f.add(checkChoice("sampler", c.Sampler, knownSamplers))
 	f.add(checkChoice("clip", c.Clip, knownClips))
-	if c.Accountant == AccountantPLD && (c.Sampler != mechanism.Poisson || c.Preprocess != PreprocessNone || c.Clip == mechanism.Subspace) {
+	if c.Sampler == mechanism.Cyclic && c.Noise != NoiseBandMF {
+		f.bad("sampler cyclic is noise bandmf's (its parts are the bands); use --noise bandmf --bands b")
+	}
+	if c.Accountant == AccountantPLD && ((c.Sampler != mechanism.Poisson && c.Sampler != mechanism.Cyclic) || c.Preprocess != PreprocessNone || c.Clip == mechanism.Subspace) {
 		f.bad("accountant pld needs sampler poisson without preprocess or clip subspace (got sampler %s)", c.Sampler)
 	}
 	if c.BatchSize < 1 {
@@ -745,9 +748,7 @@ func (c Config) Hash() string {
 	k := c
 	k.OutDir, k.EvalEvery, k.CheckpointEvery, k.Plots = "", 0, 0, false
 	k.PrivateDiagnostics, k.KeepCheckpoint, k.Distributed = false, false, ""
-	if k.Noise == NoiseContinuous {
-		k.Noise = noiseUnset // continuous: the hash of runs that predate the setting
-	}
+	k.Noise = k.hashedNoise()
 	if k.Noise != NoiseBandMF {
 		k.Bands = 0 // read by noise bandmf only
 	}
@@ -789,6 +790,21 @@ func (c *Config) latticeRefusals() []string {
 	return rs
 }
 
+// hashedNoise is the noise a run's steps take, as its settings hash and
+// resume check record it: lattice whether set or by default (the same
+// run), bandmf, and continuous as unset (set or by default: the hash of
+// runs that predate the setting and of those from before lattice became
+// the default).
+func (c *Config) hashedNoise() Noise {
+	switch {
+	case c.Noise == NoiseBandMF:
+		return NoiseBandMF
+	case c.usesLattice():
+		return NoiseLattice
+	}
+	return noiseUnset
+}
+
 // usesLattice reports whether the run's steps take the lattice noise: set
 // explicitly, or by default (DefaultNoise) where the lattice supports the
 // run.
@@ -802,8 +818,9 @@ func (c *Config) usesLattice() bool {
 	return false
 }
 
-// validateBandMF checks noise bandmf's settings and refuses what its account
-// (the amplified banded theorem under cyclic Poisson sampling) does not cover.
+// validateBandMF checks noise bandmf's settings and refuses what its accounts
+// (the amplified banded theorem under cyclic Poisson sampling, MMCC under
+// ordinary Poisson sampling) do not cover.
 func (c *Config) validateBandMF(f *faults) {
 	bad := f.bad
 	if c.Noise != NoiseBandMF {
@@ -815,8 +832,8 @@ func (c *Config) validateBandMF(f *faults) {
 	if c.Bands < 1 {
 		bad("noise bandmf needs bands >= 1 (1: DP-SGD), got %d", c.Bands)
 	}
-	if c.Sampler != mechanism.Poisson {
-		bad("noise bandmf samples cyclically over its bands (Poisson within a part); leave sampler at poisson, got %s", c.Sampler)
+	if c.Sampler != mechanism.Poisson && c.Sampler != mechanism.Cyclic {
+		bad("noise bandmf samples by poisson (every example at every step, accounted by MMCC) or cyclic (Poisson within one of b parts, the amplified banded theorem), got %s", c.Sampler)
 	}
 	if c.Clip != mechanism.Flat && c.Clip != mechanism.PerLayer {
 		bad("noise bandmf supports clip flat or per-layer (isotropic noise), got %s", c.Clip)

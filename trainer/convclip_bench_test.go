@@ -53,18 +53,18 @@ func convStepState(tb testing.TB, model Model, twice bool, batch int, edits ...f
 }
 
 // BenchmarkConvStep times whole training steps (sampling, gradients,
-// clipping, noise, optimizer) of DP-SGD (Poisson, flat clip: the norm-only
-// path), of the same with lattice noise (the layered lattice path: issue
+// clipping, noise, optimizer) of DP-SGD (Poisson, flat clip, continuous
+// noise: the norm-only path), of the same with lattice noise (the layered lattice path: issue
 // 42's lattice-against-continuous rows) and of twice sampling with hybrid
 // clipping, continuous and lattice, reporting samples per CPU-second.
 func BenchmarkConvStep(b *testing.B) {
 	lat := func(c *Config) { c.Noise = NoiseLattice }
-	for _, model := range []Model{ModelCNN, ModelResNet20} {
+	for _, model := range []Model{ModelLogReg, ModelCNN, ModelResNet20} {
 		for _, mode := range []string{"dpsgd", "lattice", "twice", "twice-lattice", "twice-materialised"} {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
 				defer func() { materialiseAlways = false }()
-				var edits []func(*Config)
+				edits := []func(*Config){func(c *Config) { c.Noise = NoiseContinuous }}
 				if mode == "lattice" || mode == "twice-lattice" {
 					edits = append(edits, lat)
 				}
@@ -100,7 +100,7 @@ func BenchmarkConvChunk(b *testing.B) {
 			b.Run(string(model)+"/"+mode, func(b *testing.B) {
 				materialiseAlways = mode == "twice-materialised"
 				defer func() { materialiseAlways = false }()
-				s := convStepState(b, model, mode != "dpsgd", 64)
+				s := convStepState(b, model, mode != "dpsgd", 64, func(c *Config) { c.Noise = NoiseContinuous })
 				idx := make([]int, 64)
 				for i := range idx {
 					idx[i] = 3 * i

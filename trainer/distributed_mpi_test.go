@@ -244,7 +244,7 @@ func TestMPIEquivalence(t *testing.T) {
 	// the same strategy and draws the same correlated noise (its
 	// correlator's state is the checkpoint's, which every rank reads).
 	band := mlp
-	band.Noise, band.Bands, band.Steps, band.CheckpointEvery = NoiseBandMF, 3, 10, 10
+	band.Noise, band.Bands, band.Steps, band.CheckpointEvery, band.Sampler = NoiseBandMF, 3, 10, 10, "cyclic"
 	for _, tc := range []struct {
 		name string
 		c    Config

@@ -27,8 +27,12 @@ func latticeConfig(t *testing.T) Config {
 // One step's released sum is γ·(S + round(Z)) with S the exact int64 sum
 // of the batch's quantised per-example gradients, recomputed here one
 // example at a time (another order and chunking than the step's), and
-// round(Z) drawn from a copy of the noise stream: bit for bit.
+// round(Z) drawn from a copy of the noise stream: bit for bit. (The
+// Linear layer's gradients are computed, as Quantize reads them;
+// TestLatticeFactoredLinear covers their factored truncation.)
 func TestLatticeStepReleasesExactSum(t *testing.T) {
+	defer func() { factoredLinearOff = false }()
+	factoredLinearOff = true
 	c := latticeConfig(t)
 	c.OutDir, c.MaxPhysicalBatch = "", 16
 	s := &state{cfg: c}
@@ -209,9 +213,12 @@ func latticeConvState(t *testing.T, model Model, batch int, clipNorm float64, ed
 // truncated term; compared as the released int64 points, since float32
 // parameters cannot show one lattice step) and so the same noisy
 // parameters, with the same clip counts, over chunks of 16 (and the conv cache off for one case), with
-// every example clipped or none.
+// every example clipped or none. (Linear layers are computed here, as the
+// materialised path computes them; TestLatticeFactoredLinear covers their
+// factored truncation.)
 func TestLatticeLayeredMatchesMaterialised(t *testing.T) {
-	defer func(old int) { materialiseAlways, nn.CacheLimit = false, old }(nn.CacheLimit)
+	defer func(old int) { materialiseAlways, nn.CacheLimit, factoredLinearOff = false, old, false }(nn.CacheLimit)
+	factoredLinearOff = true
 	for _, tc := range []struct {
 		name       string
 		model      Model
@@ -641,5 +648,78 @@ func TestUsesLattice(t *testing.T) {
 		if got := c.usesLattice(); got != tc.want {
 			t.Errorf("%s: usesLattice = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// Lattice noise truncates Linear layers from their factors (no per-sample
+// gradient buffer): for the CNN (two Linear layers, 63% of its
+// coordinates), ResNet-20 (one) and an MLP (only Linear layers), one
+// clipped example's lattice point has Σq² ≤ 2²ᵏ in exact integers and is
+// within 10⁻⁶ of it (the clip acts, nothing is lost), and a chunk's exact
+// sum differs from the computed-gradient path's by at most b·(2 + 2ᵏ·10⁻⁷)
+// steps per coordinate: the computed path rounds each product DZ·A to
+// float32 (relative 2⁻²⁴), which moves its norm and so its clip factor by
+// up to about 10⁻⁷; a wrong row, factor or layout would be off by up to 2ᵏ.
+func TestLatticeFactoredLinear(t *testing.T) {
+	defer func() { factoredLinearOff = false }()
+	for _, tc := range []struct {
+		name  string
+		model Model
+	}{{"cnn", ModelCNN}, {"resnet20", ModelResNet20}, {"mlp", ModelMLP}} {
+		t.Run(tc.name, func(t *testing.T) {
+			model, edits := tc.model, []func(*Config){}
+			if model == ModelMLP { // the MLP on the CNN's images
+				model, edits = ModelCNN, append(edits, func(c *Config) { c.Model = ModelMLP })
+			}
+			sums := map[bool][]int64{}
+			for _, off := range []bool{true, false} {
+				factoredLinearOff = off
+				s := latticeConvState(t, model, 16, 0.01, edits...)
+				g := s.grad.(*latticeGradients)
+				if (g.factors == nil) != off {
+					t.Fatalf("factoredLinearOff=%v: factors set = %v", off, g.factors != nil)
+				}
+				idx := make([]int, 16)
+				for i := range idx {
+					idx[i] = 5 * i
+				}
+				var st stepStats
+				g.start(1)
+				if err := g.chunk(idx, nil, &st); err != nil {
+					t.Fatal(err)
+				}
+				sums[off] = append([]int64(nil), g.acc...)
+				if off {
+					continue
+				}
+				bound := new(big.Int).Lsh(big.NewInt(1), 2*lattice.DefaultK)
+				low := new(big.Float).Mul(new(big.Float).SetInt(bound), big.NewFloat(1-1e-6))
+				for _, i := range idx[:4] {
+					g.start(1)
+					if err := g.chunk([]int{i}, nil, &st); err != nil {
+						t.Fatal(err)
+					}
+					sq := new(big.Int)
+					for _, q := range g.acc {
+						sq.Add(sq, new(big.Int).Mul(big.NewInt(q), big.NewInt(q)))
+					}
+					if sq.Cmp(bound) > 0 || new(big.Float).SetInt(sq).Cmp(low) < 0 {
+						t.Fatalf("example %d: Σq² = %v, want in [(1−10⁻⁶)·2^%d, 2^%d]", i, sq, 2*lattice.DefaultK, 2*lattice.DefaultK)
+					}
+				}
+			}
+			tol := 16 * (2 + math.Ldexp(1e-7, lattice.DefaultK))
+			worst, nonzero := 0.0, 0
+			for j, v := range sums[false] {
+				worst = max(worst, math.Abs(float64(v-sums[true][j])))
+				if v != 0 {
+					nonzero++
+				}
+			}
+			if worst > tol || nonzero < len(sums[false])/2 {
+				t.Fatalf("factored vs computed Linear: largest difference %v steps (allowed %v); %d of %d coordinates nonzero", worst, tol, nonzero, len(sums[false]))
+			}
+			t.Logf("largest difference %v lattice steps of 2^%d", worst, lattice.DefaultK)
+		})
 	}
 }

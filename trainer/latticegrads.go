@@ -7,6 +7,7 @@ import (
 	"github.com/dptrain/dptrain/clip"
 	"github.com/dptrain/dptrain/lattice"
 	"github.com/dptrain/dptrain/mechanism"
+	"github.com/dptrain/dptrain/models"
 	"github.com/dptrain/dptrain/models/nn"
 	"github.com/dptrain/dptrain/sampler"
 )
@@ -34,11 +35,26 @@ type latticeGradients struct {
 	tops    []float32               // the chunk's largest magnitudes (L∞ clipping's count)
 	tl      []float64               // one example's per-layer factors
 	pieces  []latticePiece
+	// factors is the model's LayerGradsFactored where Linear layers can be
+	// truncated from their factors (flat L2 clip, no coordinate masks):
+	// nil otherwise.
+	factors func(models.Batch, []float32) ([]nn.LayerGrads[float32], error)
+	dataLs  []nn.LayerGrads[float32] // the chunk's layers held as gradients
 }
 
-// latticePiece is a range of one layer's coordinates: the unit of the
-// parallel quantisation, whose slice of the sum only one worker writes.
+// latticePiece is a range of one layer's coordinates, or of a factored
+// Linear layer's rows (row Out is the bias): the unit of the parallel
+// quantisation, whose slice of the sum only one worker writes.
 type latticePiece struct{ layer, lo, hi int }
+
+// factoredLayersModel hands out Linear layers as factors (models.Net).
+type factoredLayersModel interface {
+	LayerGradsFactored(b models.Batch, losses []float32) ([]nn.LayerGrads[float32], error)
+}
+
+// factoredLinearOff turns the factored Linear truncation off (tests
+// compare it with the computed gradients).
+var factoredLinearOff bool
 
 const latticePieceLen = 2048
 
@@ -70,6 +86,9 @@ func (s *state) newLatticeGradients(lat *mechanism.LatticeNoise, rows func()) (g
 	if lm, ok := s.model.(layeredModel); ok && !materialiseAlways && s.quant == nil {
 		g.layered, g.sq, g.tops = lm, make([]float64, mb), make([]float32, mb)
 		g.t = make([]float64, mb*max(1, len(g.tl)))
+		if fm, ok := s.model.(factoredLayersModel); ok && g.groups == nil && g.qinf == 0 && !factoredLinearOff {
+			g.factors = fm.LayerGradsFactored
+		}
 		return g, nil
 	}
 	rows()
@@ -204,19 +223,36 @@ func (g *latticeGradients) chunk(idx []int, _ []float32, st *stepStats) error {
 // nothing.
 func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 	s, b, d := g.s, len(idx), g.s.model.NumParams()
-	ls, err := g.layered.LayerGrads(s.gather(idx), s.batches.losses[:b])
+	grads := g.layered.LayerGrads
+	if g.factors != nil && s.share.twice == nil {
+		grads = g.factors
+	}
+	ls, err := grads(s.gather(idx), s.batches.losses[:b])
 	if err != nil {
 		return err
 	}
 	if g.pieces == nil {
 		for k, l := range ls {
-			for lo := 0; lo < l.Len; lo += latticePieceLen {
-				g.pieces = append(g.pieces, latticePiece{k, lo, min(l.Len, lo+latticePieceLen)})
+			n, step := l.Len, latticePieceLen
+			if f := l.Linear; f != nil { // rows of In weights, then the bias
+				n, step = f.Out+1, max(1, latticePieceLen/f.In)
+			}
+			for lo := 0; lo < n; lo += step {
+				g.pieces = append(g.pieces, latticePiece{k, lo, min(n, lo+step)})
 			}
 		}
 	}
 	masks := s.drawMasks(b)
-	clip.LayerSumSquares(ls, b, g.sq, g.tops)
+	g.dataLs = g.dataLs[:0]
+	for _, l := range ls {
+		if l.Linear == nil {
+			g.dataLs = append(g.dataLs, l)
+		}
+	}
+	clip.LayerSumSquares(g.dataLs, b, g.sq, g.tops)
+	if len(g.dataLs) < len(ls) {
+		g.addFactoredSumSquares(ls, b)
+	}
 	L := 1 // factors per example
 	if g.groups != nil {
 		L = len(g.groups)
@@ -242,6 +278,10 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 	nn.Parallel(len(g.pieces), b*d, func(_, lo, hi int) {
 		for _, p := range g.pieces[lo:hi] {
 			l := ls[p.layer]
+			if l.Linear != nil {
+				g.addFactoredRows(l.Linear, p, b)
+				continue
+			}
 			off := l.Offset + p.lo
 			acc := g.acc[off : l.Offset+p.hi]
 			for i := range b {
@@ -254,6 +294,55 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 	})
 	s.addLosses(b, st)
 	return nil
+}
+
+// addFactoredSumSquares adds each factored Linear layer's squared norm to
+// g.sq: ‖DZ_i ⊗ A_i‖² + ‖DZ_i‖² = (‖A_i‖² + 1)·‖DZ_i‖² (without the 1 when
+// the layer has no bias), from float64 sums of exact squares. Every term
+// of the example's sum still passes through at most d − 1 roundings, so
+// the margin η(d) covers it (docs/secure-noise.md, "Factored Linear
+// layers").
+func (g *latticeGradients) addFactoredSumSquares(ls []nn.LayerGrads[float32], b int) {
+	for _, l := range ls {
+		f := l.Linear
+		if f == nil {
+			continue
+		}
+		for i := range b {
+			a2 := clip.SumSquares(f.A[i*f.In : (i+1)*f.In])
+			if f.Bias {
+				a2++
+			}
+			g.sq[i] += a2 * clip.SumSquares(f.DZ[i*f.Out:(i+1)*f.Out])
+		}
+	}
+}
+
+// addFactoredRows truncates rows [p.lo, p.hi) of a factored Linear layer's
+// gradient for every kept example into the sum: weight row r of example i
+// is DZ_ir·A_i, truncated as trunc(fl(fl(t_i·DZ_ir)·A_ij)) — one rounding
+// more than AddScaled on the computed row, which η(d) covers — and row Out
+// is the bias DZ_i, truncated with t_i. The flat clip only: one factor per
+// example.
+func (g *latticeGradients) addFactoredRows(f *nn.LinearFactors[float32], p latticePiece, b int) {
+	for i := range b {
+		t := g.t[i]
+		if t == 0 { // dropped: adds nothing
+			continue
+		}
+		a, dz := f.A[i*f.In:(i+1)*f.In], f.DZ[i*f.Out:(i+1)*f.Out]
+		for r := p.lo; r < p.hi; r++ {
+			if r == f.Out {
+				if f.Bias {
+					lattice.AddScaled(dz, t, g.acc[f.Offset+f.Out*f.In:f.Offset+f.Out*f.In+f.Out])
+				}
+				continue
+			}
+			if c := t * float64(dz[r]); c != 0 {
+				lattice.AddScaled(a, c, g.acc[f.Offset+r*f.In:f.Offset+(r+1)*f.In])
+			}
+		}
+	}
 }
 
 // maskOf is example i's coordinate mask (nil without twice sampling).

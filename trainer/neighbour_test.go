@@ -41,7 +41,8 @@ var tabularStrategies = []neighbourCase{
 		c.FinalOnly, c.Radius, c.Optimizer, c.Momentum = true, 5, OptimizerSGD, 0
 	}},
 	{"norm-only clipped count", "*trainer.normOnlyGradients", "", func(c *Config) { c.ClippedCountSigma = 4 }},
-	{"norm-only bandmf", "*trainer.normOnlyGradients", "", func(c *Config) { c.Noise, c.Bands, c.BatchSize = NoiseBandMF, 2, 18 }},
+	{"norm-only bandmf", "*trainer.normOnlyGradients", "", func(c *Config) { c.Noise, c.Bands, c.BatchSize, c.Sampler = NoiseBandMF, 2, 18, mechanism.Cyclic }},
+	{"norm-only bandmf poisson", "*trainer.normOnlyGradients", "", func(c *Config) { c.Noise, c.Bands, c.BatchSize = NoiseBandMF, 2, 18 }},
 	{"factored hybrid", "trainer.factoredGradients", "", func(c *Config) { c.Clip, c.D0 = mechanism.Hybrid, 4 }},
 	{"factored twice", "trainer.factoredGradients", "twice sampling draws its coordinate masks per chunk, so chunks of different sizes get different masks",
 		func(c *Config) { c.Sampler, c.Q2, c.Clip, c.D0 = mechanism.Twice, 0.5, mechanism.Hybrid, 4 }},

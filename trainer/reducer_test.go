@@ -122,7 +122,7 @@ func TestReducerEquivalence(t *testing.T) {
 		{"clip-quantile", func(c *Config) { c.ClipQuantile = 0.5 }},
 		{"per-instance", func(c *Config) { c.PerInstance, c.ClipNorm = 30, 5 }},
 		{"lattice", func(c *Config) { c.Noise = NoiseLattice }},
-		{"bandmf", func(c *Config) { c.Noise, c.Bands = NoiseBandMF, 3 }},
+		{"bandmf", func(c *Config) { c.Noise, c.Bands, c.Sampler = NoiseBandMF, 3, "cyclic" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			one := base(t)

@@ -14,6 +14,9 @@ import (
 func fixedSettings(c Config) map[string]json.RawMessage {
 	c.OutDir, c.EvalEvery, c.CheckpointEvery, c.Plots = "", 0, 0, false
 	c.PrivateDiagnostics, c.KeepCheckpoint, c.Distributed = false, false, ""
+	if c.Noise = c.hashedNoise(); c.Noise == noiseUnset {
+		c.Noise = NoiseContinuous // named in messages
+	}
 	b, _ := json.Marshal(c) // plain fields always marshal
 	var m map[string]json.RawMessage
 	json.Unmarshal(b, &m)
@@ -22,8 +25,9 @@ func fixedSettings(c Config) map[string]json.RawMessage {
 
 // settingsDiff names every setting (by its config key) that differs between
 // a checkpoint's configuration and this run's, among those that must not
-// change across a resume (see Config.Hash).
-func settingsDiff(was, now Config) []string {
+// change across a resume (see Config.Hash); wasHash is the checkpoint's
+// settings hash.
+func settingsDiff(was Config, wasHash string, now Config) []string {
 	a, b := fixedSettings(was), fixedSettings(now)
 	keys := map[string]bool{}
 	for k := range a {
@@ -40,6 +44,13 @@ func settingsDiff(was, now Config) []string {
 		}
 	}
 	sort.Strings(diff)
+	if was.Noise == noiseUnset && was.hashedNoise() == NoiseLattice {
+		old := was
+		old.Noise = NoiseContinuous
+		if wasHash == old.Hash() {
+			diff = append(diff, "noise: the checkpoint's run took the continuous noise, the default before lattice; pass --noise continuous to continue it")
+		}
+	}
 	if len(diff) == 0 {
 		diff = []string{"settings hash differs"}
 	}

@@ -188,7 +188,7 @@ func Run(ctx context.Context, cfg Config, opts Options) (*Summary, error) {
 		case err != nil:
 			return nil, err
 		case c.ConfigHash != cfg.Hash():
-			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, cfg), "; "))
+			return nil, fmt.Errorf("%w: checkpoint %s was written with different settings (%s); drop those flags to continue the run, or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), strings.Join(settingsDiff(c.Config, c.ConfigHash, cfg), "; "))
 		case c.Data == nil:
 			return nil, fmt.Errorf("%w: cannot resume from checkpoint %s: %v; start the run afresh (without --resume, with --overwrite, which discards the checkpoint) or use a new out_dir", ErrInvalidConfig, s.checkpointPath(), errNoDigest)
 		default:
@@ -405,6 +405,17 @@ func (s *state) setup() error {
 			return err
 		}
 	}
+	var band *bandmfFeature
+	if cfg.Noise == NoiseBandMF && mech.MMCC() {
+		// MMCC's events depend on the strategy: optimise it for the planned
+		// steps before calibrating.
+		if band, err = newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) }); err != nil {
+			return err
+		}
+		if err := mech.UseStrategy(band.strategy, s.steps, cfg.Delta); err != nil {
+			return fmt.Errorf("noise bandmf: %w", err)
+		}
+	}
 	s.sigma = cfg.Sigma
 	if s.sigma == 0 {
 		if s.sigma, err = s.acct.calibrate(s.ctx, s.steps); err != nil {
@@ -435,12 +446,14 @@ func (s *state) setup() error {
 		return err
 	}
 	if cfg.Noise == NoiseBandMF {
-		f, err := newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) })
-		if err != nil {
-			return err
+		f := band
+		if f == nil {
+			if f, err = newBandMF(cfg, s.steps, func() *mechanism.CorrelatedNoise { return s.noise.(*mechanism.CorrelatedNoise) }); err != nil {
+				return err
+			}
 		}
 		s.features = append(s.features, f)
-		s.notes.public = append(s.notes.public, f.note(cfg.Bands))
+		s.notes.public = append(s.notes.public, f.note(s.acct.mech))
 	}
 	if s.noise, err = s.buildNoise(); err != nil {
 		return fmt.Errorf("noise: %w", err)

@@ -176,7 +176,7 @@ func TestResumeAfterCrashContinuesTheSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rc.Hash() != c.Hash() {
-				t.Fatalf("the checkpoint's settings differ from the run's: %v", settingsDiff(rc, c))
+				t.Fatalf("the checkpoint's settings differ from the run's: %v", settingsDiff(rc, rc.Hash(), c))
 			}
 			_, err = Run(context.Background(), rc, Options{Resume: true})
 			if tc.point == "published" {

@@ -78,7 +78,12 @@ func mechanismSpec(cfg *Config, n int, data *prepared) mechanism.Spec {
 		FinalOnly: cfg.FinalOnly, Radius: cfg.Radius, LipschitzMu: cfg.LipschitzMu,
 	}
 	if cfg.Noise == NoiseBandMF {
-		sp.Sampler, sp.Parts, sp.Bands = mechanism.Cyclic, cfg.Bands, cfg.Bands
+		// Sampler cyclic: b parts, the amplified banded theorem; the
+		// default Poisson: every example at every step, accounted by MMCC.
+		sp.Bands = cfg.Bands
+		if cfg.Sampler == mechanism.Cyclic {
+			sp.Parts = cfg.Bands
+		}
 	}
 	if data != nil {
 		sp.Preprocess, sp.Prefix = data.pre, data.prefix

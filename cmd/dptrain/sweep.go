@@ -269,14 +269,15 @@ func stampSweepTotals(rows []sweepRow, totals []trainer.RunsTotal, delta float64
 
 // noisePerMean is one step's noise variance on the averaged gradient,
 // E‖e‖²/E[B]², E[B] = n·q (times q2 under twice sampling, whose rows each
-// example contributes to; noise bandmf: n·q/b, q the rate within a part):
+// example contributes to; noise bandmf with sampler cyclic: n·q/b, q the
+// rate within a part):
 // paper 003's comparison of methods.
 func noisePerMean(c trainer.Config, s *trainer.Summary) float64 {
 	eb := float64(s.CoveredN) * s.Q
 	if c.Sampler == mechanism.Twice {
 		eb *= c.Q2
 	}
-	if c.Noise == trainer.NoiseBandMF && c.Bands > 0 {
+	if c.Noise == trainer.NoiseBandMF && c.Bands > 0 && c.Sampler == mechanism.Cyclic {
 		eb /= float64(c.Bands) // q is the rate within one of the bands' parts
 	}
 	return s.NoiseVariance / (eb * eb)

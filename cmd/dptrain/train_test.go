@@ -251,3 +251,23 @@ func TestTrainWarnsLargeDelta(t *testing.T) {
 		}
 	}
 }
+
+// train --noise bandmf --bands 4 with the default Poisson sampler trains,
+// accounted by MMCC on the PLD, and prints its ε; --sampler cyclic gives
+// the banded theorem's account instead.
+func TestTrainBandMFPoissonMMCC(t *testing.T) {
+	for _, sampler := range []string{"poisson", "cyclic"} {
+		code, out, errOut := runCLI(t, "train", "--dataset", "synthetic", "--model", "logreg", "--steps", "8", "--batch", "20",
+			"--train-limit", "400", "--noise", "bandmf", "--bands", "4", "--sampler", sampler, "--sigma", "3", "--epsilon", "0",
+			"--out", filepath.Join(t.TempDir(), "run"))
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", sampler, code, errOut)
+		}
+		if got, want := strings.Contains(out, "accounted by MMCC"), sampler == "poisson"; got != want {
+			t.Errorf("%s: output names MMCC %v, want %v:\n%s", sampler, got, want, out)
+		}
+		if !strings.Contains(out, "ε") {
+			t.Errorf("%s: no ε printed:\n%s", sampler, out)
+		}
+	}
+}

@@ -6,7 +6,11 @@ package nn
 // buffer), other layers computed into a buffer the network keeps.
 type LayerGrads[T Float] struct {
 	Offset, Len int // the layer's slice of the flat parameter vector
-	data        []T // num × Len
+	data        []T // num × Len; nil when Linear is set
+	// Linear, from LayerGradsFactored, is a Linear layer's rank-one
+	// factors instead of its gradients: sample i's gradient is the outer
+	// product DZ_i ⊗ A_i (Out rows of In weights), then DZ_i (the bias).
+	Linear *LinearFactors[T]
 }
 
 // Sample returns sample i's gradient (length Len): the values
@@ -20,16 +24,36 @@ func (g LayerGrads[T]) Sample(i int) []T { return g.data[i*g.Len : (i+1)*g.Len] 
 // the network keeps (allocated on first use). The views are valid until
 // the network's next call.
 func (n *Network[T]) LayerGrads(x []T, tg Target[T], num int, losses []T) ([]LayerGrads[T], error) {
+	return n.layerGradsOf(x, tg, num, losses, false)
+}
+
+// LayerGradsFactored is LayerGrads with every Linear layer handed out as
+// its factors (LayerGrads.Linear) rather than computed: for consumers that
+// can use an example's gradient in factored form (the lattice noise's
+// truncation), which saves the layer's b × Len buffer and its pass.
+func (n *Network[T]) LayerGradsFactored(x []T, tg Target[T], num int, losses []T) ([]LayerGrads[T], error) {
+	return n.layerGradsOf(x, tg, num, losses, true)
+}
+
+func (n *Network[T]) layerGradsOf(x []T, tg Target[T], num int, losses []T, factored bool) ([]LayerGrads[T], error) {
 	if err := n.forwardBackward(x, tg, num, losses); err != nil {
 		return nil, err
 	}
 	if n.layerBufs == nil {
 		n.layerBufs = make([][]T, len(n.leaves))
 		n.layerGrads = make([]LayerGrads[T], len(n.leaves))
+		n.layerFactors = make([]LinearFactors[T], len(n.leaves))
 	}
 	for k, l := range n.leaves {
 		g := n.groups[k]
 		lg := LayerGrads[T]{Offset: g.Offset, Len: g.Len}
+		if lin, ok := l.(*Linear[T]); ok && factored {
+			n.layerFactors[k] = LinearFactors[T]{A: lin.x[:num*lin.In], DZ: lin.dz[:num*lin.Out], In: lin.In, Out: lin.Out,
+				Bias: lin.Bias, Offset: g.Offset}
+			lg.Linear = &n.layerFactors[k]
+			n.layerGrads[k] = lg
+			continue
+		}
 		if c, ok := l.(*Conv2d[T]); ok {
 			if data, ok := c.cachedGrads(num); ok {
 				lg.data = data

@@ -33,8 +33,9 @@ type Network[T Float] struct {
 	train  bool
 	chunk  int // samples of the retained chunk; −1 when none
 
-	layerBufs  [][]T           // LayerGrads' per-layer buffers (nil: in place or unused)
-	layerGrads []LayerGrads[T] // LayerGrads' result, reused
+	layerBufs    [][]T              // LayerGrads' per-layer buffers (nil: in place or unused)
+	layerGrads   []LayerGrads[T]    // LayerGrads' result, reused
+	layerFactors []LinearFactors[T] // LayerGradsFactored's Linear factors, reused
 }
 
 // ErrNoChunk is returned by AccumulateScaled when no chunk is retained.
