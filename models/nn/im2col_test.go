@@ -147,8 +147,9 @@ func refOffsets(g *geom) []int {
 // loops), over strided geometries with and without padding, odd and even
 // sizes, kernels smaller than, equal to and larger than the stride, padding
 // wider than the stride, output rows of 1 to 16 (the vector kernels' masks:
-// 2·OW−1 inputs below, at and above 16 lanes) and of 17 and more (the Go
-// loop's fallback). Inputs include signed zeros, infinities and NaNs, so
+// 2·OW−1 inputs below, at and above 16 lanes; col2im segments of 2·OW+K−2
+// up to exactly 32) and of 17 and more, or segments over 32 (the Go loops'
+// fallback). Inputs include signed zeros, infinities and NaNs, so
 // that a sum started or ordered differently would show.
 func TestStridedIm2colMatchesGather(t *testing.T) {
 	cases := []struct{ C, H, W, K, S, P int }{
@@ -157,6 +158,7 @@ func TestStridedIm2colMatchesGather(t *testing.T) {
 		{3, 12, 12, 4, 4, 1}, {1, 4, 4, 4, 2, 2}, {2, 15, 14, 7, 2, 3}, {1, 2, 3, 2, 2, 1},
 		{1, 17, 17, 3, 2, 1}, {1, 18, 18, 4, 2, 1}, {2, 33, 31, 3, 2, 1}, {1, 35, 36, 4, 2, 0},
 		{1, 6, 32, 3, 2, 1}, {1, 5, 33, 3, 2, 1}, {1, 40, 40, 8, 2, 3},
+		{2, 9, 32, 2, 2, 0}, {1, 7, 30, 4, 2, 1}, // col2im segments of exactly 32
 	}
 	levels := []int{vecNone}
 	if cpuVec >= vecAVX512 {
