@@ -75,7 +75,9 @@ func TestPrecisionBF16AgainstFloat32(t *testing.T) {
 		want float64 // the scale of a norm exactly C
 	}{{PrecisionF32, 1}, {PrecisionBF16, 1 / nn.BF16NormFactor}} {
 		c := small(t)
-		c.OutDir, c.Precision = "", tc.p
+		// The norm-only path is the continuous noise's (lattice noise
+		// materialises the gradients).
+		c.OutDir, c.Precision, c.Noise = "", tc.p, NoiseContinuous
 		restore, err := usePrecision(c.Precision)
 		if err != nil {
 			t.Fatal(err)

@@ -22,7 +22,12 @@ import (
 // docs/precision.md). With the hardware (HasBF16) the AVX-512 BF16 kernel
 // runs, which also treats subnormal inputs and results as zero; elsewhere a
 // portable Go kernel computes the same sums without that flush, much more
-// slowly. Panics and BLAS conventions are Sgemm's.
+// slowly. Where the CPU also has AMX-BF16 (and Linux grants the tile
+// state), every product runs on AMX tiles instead: the same rounded
+// operands and the same bound, but the tiles add each step's products
+// with their own internal rounding, so the sums are not bit for bit the
+// VDPBF16PS order's; they still depend only on row i, column j and k.
+// Panics and BLAS conventions are Sgemm's.
 func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda int, b []float32, ldb int, beta float32, c []float32, ldc int) {
 	checkMatrix("A", transA, m, k, a, lda)
 	checkMatrix("B", transB, k, n, b, ldb)
@@ -32,6 +37,10 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 	}
 	if alpha == 0 || k == 0 {
 		scaleBlock(c, ldc, 0, m, 0, n, beta)
+		return
+	}
+	if amxKernels.plain[1][1] != nil {
+		amxProduct(&amxKernels, transA, transB, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, 0)
 		return
 	}
 	if bf16Kernel != nil {
@@ -46,6 +55,19 @@ func SgemmBF16(transA, transB bool, m, n, k int, alpha float32, a []float32, lda
 // OS saves the AVX-512 registers, and the build is amd64 without the purego
 // tag.
 func HasBF16() bool { return bf16Kernel != nil }
+
+// BF16KernelName names the kernel SgemmBF16 runs here, for benchmark and
+// report output: "amx-bf16-32x32" (AMX tiles), "avx512bf16-12x32"
+// (VDPBF16PS) or "go" (the portable kernel).
+func BF16KernelName() string {
+	switch {
+	case amxKernels.plain[1][1] != nil:
+		return "amx-bf16-32x32"
+	case bf16Kernel != nil:
+		return "avx512bf16-12x32"
+	}
+	return "go"
+}
 
 // bf16Func is a bf16 micro-kernel: see kernelBF16 (kernel_bf16_amd64.s).
 // kp pairs of k; ap holds kp×bf16MR and bp kp×bf16NR packed pairs.
@@ -69,6 +91,9 @@ func toBF16(f float32) uint32 {
 	return (b + 0x7fff + (b>>16)&1) >> 16
 }
 
+// lowBits is a mask of the n low bits.
+func lowBits(n int) uint64 { return 1<<uint(n) - 1 }
+
 // fromBF16 is the float32 whose upper half is h.
 func fromBF16(h uint32) float32 { return math.Float32frombits(h << 16) }
 
@@ -78,6 +103,9 @@ type bf16Arena struct {
 	a []uint32 // one block of op(A): bf16MC rows × kp pairs
 	b []uint32 // all of op(B): ⌈n/NR⌉ strips × kp pairs × NR
 	t [bf16MR * bf16NR]float32
+
+	at  [amxMR * amxNR]float32 // the AMX kernels' scratch tile
+	tmp []uint32               // transposed A on its way to the AMX layout
 }
 
 var bf16Arenas struct {
@@ -173,6 +201,12 @@ func bf16Product(kern bf16Func, vec bool, transA, transB bool, m, n, k int, alph
 			}
 		}
 	}
+	runBlocks(ar0, blocks, workers, block)
+}
+
+// runBlocks runs block(ar, i) for i < blocks on workers goroutines (the
+// caller, with ar0, among them), each with its own arena.
+func runBlocks(ar0 *bf16Arena, blocks, workers int, block func(ar *bf16Arena, blk int)) {
 	if workers <= 1 {
 		for blk := range blocks {
 			block(ar0, blk)

@@ -9,27 +9,47 @@ import (
 )
 
 // bf16Kernels are the bf16 kernels to test: the portable one always, the
-// AVX-512 BF16 one where the CPU runs it (skipped with the reason if not).
+// AVX-512 BF16 one and the AMX ones where the CPU runs them (skipped with
+// the reason if not).
 func bf16Kernels(t *testing.T, f func(t *testing.T, kern bf16Impl)) {
 	for _, k := range []struct {
 		name string
 		impl bf16Impl
-	}{{"go", bf16Impl{kernelBF16Go, false}}, {"avx512bf16", bf16Impl{bf16Kernel, bf16AsmPack}}} {
+		skip string
+	}{
+		{"go", bf16Impl{kern: kernelBF16Go}, ""},
+		{"avx512bf16", bf16Impl{kern: bf16Kernel, vec: bf16AsmPack}, noBF16},
+		{"amx", bf16Impl{kern: amxKernelsOrNil(), vec: true, amx: &amxKernels}, noAMX},
+	} {
 		t.Run(k.name, func(t *testing.T) {
 			if k.impl.kern == nil {
-				t.Skip(noBF16)
+				t.Skip(k.skip)
 			}
 			f(t, k.impl)
 		})
 	}
 }
 
-const noBF16 = "no AVX-512 BF16 kernel here: the CPU lacks avx512_bf16 (or AVX-512 register saving), or the build is not amd64 or has the purego tag"
+const (
+	noBF16 = "no AVX-512 BF16 kernel here: the CPU lacks avx512_bf16 (or AVX-512 register saving), or the build is not amd64 or has the purego tag"
+	noAMX  = "no AMX kernel here: the CPU lacks amx_bf16 or avx512_bf16, the OS did not grant the tile state (Linux 5.16+), or the build is not linux/amd64 or has the purego tag"
+)
 
-// bf16Impl is a kernel and whether its packing is the vector one.
+// amxKernelsOrNil stands for the AMX kernels in bf16Impl.kern's nil check:
+// a non-nil bf16Func only when they exist (it is not called).
+func amxKernelsOrNil() bf16Func {
+	if amxKernels.plain[1][1] == nil {
+		return nil
+	}
+	return kernelBF16Go
+}
+
+// bf16Impl is a kernel and whether its packing is the vector one; amx, if
+// set, selects amxProduct with those kernels instead.
 type bf16Impl struct {
 	kern bf16Func
 	vec  bool
+	amx  *amxSet
 }
 
 // toBF16 against math/big's rounding to 8 significant bits, ties to even,
@@ -76,7 +96,12 @@ type bf16Case struct {
 
 func bf16Cases() []bf16Case {
 	var cs []bf16Case
-	for _, s := range [][3]int{{1, 1, 1}, {12, 32, 2}, {12, 32, 7}, {13, 33, 64}, {5, 70, 129}, {100, 40, 300}, {16, 1024 / 8, 144}, {200, 65, 33}} {
+	// Whole and partial register tiles of both kernels (12×32, and AMX
+	// blocks of 16 or 32 rows by 16 or 32 columns), k odd and even, below,
+	// at and past one AMX step of 32, and k = 127 and 256, whose packed AMX
+	// rows get a padded stride.
+	for _, s := range [][3]int{{1, 1, 1}, {12, 32, 2}, {12, 32, 7}, {13, 33, 64}, {5, 70, 129}, {100, 40, 300}, {16, 1024 / 8, 144}, {200, 65, 33},
+		{16, 32, 32}, {32, 64, 31}, {33, 31, 33}, {17, 15, 600}, {40, 50, 256}, {33, 17, 127}} {
 		for _, tr := range [][2]bool{{false, false}, {true, false}, {false, true}, {true, true}} {
 			cs = append(cs, bf16Case{s[0], s[1], s[2], tr[0], tr[1], 1, 0, 1})
 		}
@@ -100,6 +125,10 @@ func runBF16(kern bf16Impl, tc bf16Case, a, b matrix, c0 []float32) []float32 {
 		if c0 != nil {
 			c[i] = c0[i]
 		}
+	}
+	if kern.amx != nil {
+		amxProduct(kern.amx, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, c, tc.n, tc.workers)
+		return c
 	}
 	bf16Product(kern.kern, kern.vec, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, c, tc.n, tc.workers)
 	return c
@@ -201,8 +230,9 @@ func TestSgemmBF16ExactOnIntegers(t *testing.T) {
 	})
 }
 
-// Each element depends only on its row, column and k: a row computed alone
-// and the product split over 1 or 3 workers give the whole product's bits.
+// Each element depends only on its row, column and k: a row or a column
+// computed alone and the product split over 1 or 3 workers give the whole
+// product's bits.
 // The bf16 clipping argument rests on this (docs/precision.md): a sample's
 // gradient computed for its norm and again for the sum is the same vector.
 func TestSgemmBF16RowsIndependent(t *testing.T) {
@@ -212,6 +242,18 @@ func TestSgemmBF16RowsIndependent(t *testing.T) {
 		a, b := randMatrix(rnd, m, k), randMatrix(rnd, k, n)
 		whole := runBF16(kern, bf16Case{m, n, k, false, true, 1, 0, 1}, a, b, nil)
 		split := runBF16(kern, bf16Case{m, n, k, false, true, 1, 0, 3}, a, b, nil)
+		for j := range n {
+			col := matrix{k, 1, make([]float64, k)}
+			for p := range k {
+				col.v[p] = b.v[p*n+j]
+			}
+			alone := runBF16(kern, bf16Case{m, 1, k, false, true, 1, 0, 1}, a, col, nil)
+			for i := range m {
+				if math.Float32bits(alone[i]) != math.Float32bits(whole[i*n+j]) {
+					t.Fatalf("C[%d,%d]: %v with column %d alone, %v in the whole product", i, j, alone[i], j, whole[i*n+j])
+				}
+			}
+		}
 		for i := range m {
 			row := matrix{1, k, a.v[i*k : (i+1)*k]}
 			alone := runBF16(kern, bf16Case{1, n, k, false, true, 1, 0, 1}, row, b, nil)
@@ -243,8 +285,8 @@ func TestKernelBF16MatchesPortable(t *testing.T) {
 				c0[i] = float32(rnd.NormFloat64())
 			}
 		}
-		hw := runBF16(bf16Impl{bf16Kernel, bf16AsmPack}, tc, a, b, c0)
-		sw := runBF16(bf16Impl{kernelBF16Go, false}, tc, a, b, c0)
+		hw := runBF16(bf16Impl{kern: bf16Kernel, vec: bf16AsmPack}, tc, a, b, c0)
+		sw := runBF16(bf16Impl{kern: kernelBF16Go}, tc, a, b, c0)
 		for i := range hw {
 			if math.Float32bits(hw[i]) != math.Float32bits(sw[i]) {
 				t.Fatalf("%+v: C[%d]: AVX-512 BF16 %v (%#x), portable %v (%#x)", tc, i, hw[i], math.Float32bits(hw[i]), sw[i], math.Float32bits(sw[i]))
@@ -301,6 +343,123 @@ func TestPackBF16Vector(t *testing.T) {
 	}
 }
 
+// The AMX product computed as C and as Cᵀ stored transposed (the two
+// orientations amxSwap chooses between) agree bit for bit on every
+// transpose, edge and beta, and neither writes between the rows of C: each
+// element is the same tile steps wherever it falls.
+func TestAMXOrientationsAgree(t *testing.T) {
+	if amxKernels.plain[1][1] == nil {
+		t.Skip(noAMX)
+	}
+	rnd := rand.New(rand.NewPCG(15, 16))
+	for _, tc := range bf16Cases() {
+		a, b := randMatrix(rnd, tc.m, tc.k), randMatrix(rnd, tc.k, tc.n)
+		as, lda := a.store(tc.transA, 3)
+		bs, ldb := b.store(tc.transB, 1)
+		ldc := tc.n + 2
+		c0 := make([]float32, tc.m*ldc)
+		for i := range c0 {
+			c0[i] = float32(rnd.NormFloat64())
+		}
+		plain, swapped := append([]float32(nil), c0...), append([]float32(nil), c0...)
+		amxRun(&amxKernels.plain, false, tc.transA, tc.transB, tc.m, tc.n, tc.k, tc.alpha, as, lda, bs, ldb, tc.beta, plain, ldc, tc.workers)
+		amxRun(&amxKernels.trans, true, !tc.transB, !tc.transA, tc.n, tc.m, tc.k, tc.alpha, bs, ldb, as, lda, tc.beta, swapped, ldc, tc.workers)
+		for i := range plain {
+			if math.Float32bits(plain[i]) != math.Float32bits(swapped[i]) {
+				t.Fatalf("%+v: C[%d]: %v as C, %v as Cᵀ", tc, i, plain[i], swapped[i])
+			}
+			if i%ldc >= tc.n && plain[i] != c0[i] {
+				t.Fatalf("%+v: the gap at %d between rows of C was written", tc, i)
+			}
+		}
+	}
+}
+
+// The AMX packing of A against its portable form, word for word: rows of
+// op(A) as pair words, from A stored as is (pairs within a row) and
+// transposed (pairs across rows), every row count up to a block, k odd and
+// even, below, at and past one vector step of 32; the padding words and
+// rows must be zero. Subnormal inputs, which the vector packers read as
+// zero, are left out.
+func TestPackAMXAVector(t *testing.T) {
+	if !bf16AsmPack {
+		t.Skip(noBF16)
+	}
+	rnd := rand.New(rand.NewPCG(13, 14))
+	for mv := 1; mv <= amxMR; mv++ {
+		for _, k := range []int{1, 2, 3, 31, 32, 33, 64, 65, 100} {
+			// The row stride: whole steps of k, and one line more.
+			kpad := roundUp((k+1)/2, amxKP) + 16*(k%2)
+			for _, trans := range []bool{false, true} {
+				rows, cols := mv+3, k
+				if trans {
+					rows, cols = k, mv+3
+				}
+				ld := cols + 5
+				x := make([]float32, rows*ld)
+				for i := range x {
+					x[i] = float32(rnd.NormFloat64() * math.Exp(4*rnd.NormFloat64()))
+					switch i % 89 {
+					case 0:
+						x[i] = float32(math.Inf(-1))
+					case 1:
+						x[i] = math.Float32frombits(0x7fa00001) // a signalling NaN
+					}
+				}
+				got, want := make([]uint32, amxMR*kpad), make([]uint32, amxMR*kpad)
+				for i := range got {
+					got[i], want[i] = 0xdeadbeef, 0xdeadbeef
+				}
+				var tmp []uint32
+				packAMXA(true, got, kpad, x, ld, trans, k, 2, mv, &tmp)
+				packAMXA(false, want, kpad, x, ld, trans, k, 2, mv, &tmp)
+				// The portable form, from the definition.
+				for r := range roundUp(mv, 16) {
+					for q := range kpad {
+						var w uint32
+						for h := range 2 {
+							p := 2*q + h
+							if r >= mv || p >= k {
+								continue
+							}
+							var v float32
+							if trans {
+								v = x[p*ld+2+r]
+							} else {
+								v = x[(2+r)*ld+p]
+							}
+							w |= toBF16(v) << (16 * h)
+						}
+						if want[r*kpad+q] != w {
+							t.Fatalf("portable packAMXA trans=%v mv=%d k=%d: row %d word %d = %#08x, want %#08x", trans, mv, k, r, q, want[r*kpad+q], w)
+						}
+					}
+				}
+				for i := range want[:roundUp(mv, 16)*kpad] {
+					if got[i] != want[i] {
+						t.Fatalf("trans=%v mv=%d k=%d: word %d = %#08x, Go packs %#08x", trans, mv, k, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// A per-sample-sized AMX product allocates nothing once its arena exists:
+// the engine makes thousands per step.
+func TestAMXProductAllocatesNothing(t *testing.T) {
+	if amxKernels.plain[1][1] == nil {
+		t.Skip(noAMX)
+	}
+	m, n, k := 16, 169, 64
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	f := func() { amxProduct(&amxKernels, true, false, m, n, k, 1, a, m, b, n, 0, c, n, 1) }
+	f()
+	if allocs := testing.AllocsPerRun(20, f); allocs != 0 {
+		t.Errorf("%v allocations per product, want 0", allocs)
+	}
+}
+
 // SgemmBF16 keeps BLAS's conventions: alpha = 0 or k = 0 scales C by beta
 // (beta = 0 overwriting NaN), and empty products leave C alone.
 func TestSgemmBF16Conventions(t *testing.T) {
@@ -322,11 +481,15 @@ func TestSgemmBF16Conventions(t *testing.T) {
 }
 
 // BenchmarkSgemmBF16 times SgemmBF16 beside Sgemm on 1024³ and the
-// engine's per-sample conv shapes, for one quiet sitting:
-// go test ./internal/gemm -run '^$' -bench 'SgemmBF16' -cpu 1,2.
+// engine's per-sample conv shapes with the transposes models/nn uses
+// (forward Wᵀ stored: TN; weight gradient dZ·Uᵀ: NT), for one quiet
+// sitting: go test ./internal/gemm -run '^$' -bench 'SgemmBF16' -cpu 1,2.
 func BenchmarkSgemmBF16(b *testing.B) {
-	for _, s := range [][3]int{{1024, 1024, 1024}, {16, 1024, 144}, {16, 144, 1024}, {32, 256, 288}, {64, 64, 576}} {
-		m, n, k := s[0], s[1], s[2]
+	for _, s := range []struct {
+		m, n, k int
+		tA, tB  bool
+	}{{1024, 1024, 1024, false, false}, {16, 1024, 144, true, false}, {16, 144, 1024, false, true}, {32, 256, 288, true, false}, {32, 288, 256, false, true}, {64, 64, 576, true, false}, {64, 576, 64, false, true}, {16, 169, 64, true, false}, {16, 64, 169, false, true}} {
+		m, n, k, tA, tB := s.m, s.n, s.k, s.tA, s.tB
 		rnd := rand.New(rand.NewPCG(1, 1))
 		x, y, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 		for i := range x {
@@ -335,14 +498,25 @@ func BenchmarkSgemmBF16(b *testing.B) {
 		for i := range y {
 			y[i] = float32(rnd.NormFloat64())
 		}
+		lda, ldb := k, n
+		if tA {
+			lda = m
+		}
+		if tB {
+			ldb = k
+		}
+		name := fmt.Sprintf("%dx%dx%d", m, n, k)
+		if tA || tB {
+			name += map[[2]bool]string{{true, false}: "-TN", {false, true}: "-NT", {true, true}: "-TT"}[[2]bool{tA, tB}]
+		}
 		for _, v := range []struct {
 			name string
 			f    func()
 		}{
-			{"f32", func() { Sgemm(false, false, m, n, k, 1, x, k, y, n, 0, c, n) }},
-			{"bf16", func() { SgemmBF16(false, false, m, n, k, 1, x, k, y, n, 0, c, n) }},
+			{"f32", func() { Sgemm(tA, tB, m, n, k, 1, x, lda, y, ldb, 0, c, n) }},
+			{"bf16", func() { SgemmBF16(tA, tB, m, n, k, 1, x, lda, y, ldb, 0, c, n) }},
 		} {
-			b.Run(fmt.Sprintf("%dx%dx%d/%s", m, n, k, v.name), func(b *testing.B) {
+			b.Run(name+"/"+v.name, func(b *testing.B) {
 				for b.Loop() {
 					v.f()
 				}

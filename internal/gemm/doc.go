@@ -21,8 +21,9 @@
 // calls allocate nothing in steady state. Sgemm is safe for concurrent use.
 //
 // SgemmBF16 is the same product on bfloat16-rounded operands with float32
-// sums, for --precision bf16: an AVX-512 BF16 12×32 kernel (VDPBF16PS)
-// where the CPU has it (HasBF16), a portable Go kernel elsewhere. Its
+// sums, for --precision bf16: AMX tiles (TDPBF16PS) where the CPU has
+// AMX-BF16, else an AVX-512 BF16 12×32 kernel (VDPBF16PS) where the CPU
+// has it (HasBF16), a portable Go kernel elsewhere. Its
 // elements do not depend on the product's shape or tiling; its arithmetic
 // and error bound are in docs/precision.md.
 //

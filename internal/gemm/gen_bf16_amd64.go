@@ -145,6 +145,7 @@ func main() {
 	p("\tVZEROUPPER")
 	p("\tRET")
 	genPack(p)
+	genAMX(p)
 	if err := os.WriteFile("kernel_bf16_amd64.s", w.Bytes(), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -301,4 +302,469 @@ func genPack(p func(string, ...any)) {
 	p("adj_done:")
 	p("\tVZEROUPPER")
 	p("\tRET")
+	p("")
+	p("// func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)")
+	p("//")
+	p("// The floats of src as bfloat16s in order, two to a word (element 2q in")
+	p("// word q's low half): chunks of 32 floats, then a tail read under masks")
+	p("// tm1, tm2 and stored under ts.")
+	p("TEXT ·cvtRowBF16(SB), NOSPLIT, $0-48")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ chunks+16(FP), CX")
+	p("")
+	p("cvt_chunk:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   cvt_tail")
+	p("\tVMOVUPS (SI), Z0")
+	p("\tVMOVUPS 64(SI), Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVMOVDQU32 Z2, (DI)")
+	p("\tADDQ $128, SI")
+	p("\tADDQ $64, DI")
+	p("\tDECQ CX")
+	p("\tJMP  cvt_chunk")
+	p("")
+	p("cvt_tail:")
+	p("\tMOVQ ts+40(FP), AX")
+	p("\tTESTQ AX, AX")
+	p("\tJEQ   cvt_done")
+	p("\tKMOVW AX, K3")
+	p("\tMOVQ tm1+24(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ tm2+32(FP), AX")
+	p("\tKMOVW AX, K2")
+	p("\tVMOVUPS.Z (SI), K1, Z0")
+	p("\tVMOVUPS.Z 64(SI), K2, Z1")
+	p("\t%s // VCVTNE2PS2BF16 Z2, Z1, Z0", cvt)
+	p("\tVMOVDQU32 Z2, K3, (DI)")
+	p("")
+	p("cvt_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+	genAdjT16(p)
+	genTranspose16(p)
+}
+
+// genAdjT16 writes packAdjT16: packAdjBF16 for 16 rows, with a 16×16
+// transpose of words in registers instead of a scatter per row.
+func genAdjT16(p func(string, ...any)) {
+	p("")
+	p("// func packAdjT16(dst *uint32, src *float32, ld, rows, chunks, nrBytes int, tm1, tm2 uint64, tail int)")
+	p("//")
+	p("// For 16 rows of src (row stride ld floats; those from rows on read as 0,")
+	p("// never loaded), chunks chunks of 32 floats")
+	p("// each and then, if tail > 0, one more read under masks tm1 and tm2: every")
+	p("// row's 32 floats become 16 pair words (element 2q low), and the 16×16")
+	p("// words are transposed so that pair q of rows 0…15 is stored as 16")
+	p("// consecutive words at dst + q·nrBytes (the packAdjBF16 layout); of the")
+	p("// last read, pairs q < tail are stored. Rows land in Z0…Z15; Z16…Z31")
+	p("// hold the transpose's other half.")
+	p("TEXT ·packAdjT16(SB), NOSPLIT, $0-72")
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ src+8(FP), SI")
+	p("\tMOVQ ld+16(FP), R8")
+	p("\tSHLQ $2, R8")
+	p("\tMOVQ rows+24(FP), R13")
+	p("\tMOVQ chunks+32(FP), CX")
+	p("\tMOVQ nrBytes+40(FP), R10")
+	p("\tMOVQ R10, R11")
+	p("\tSHLQ $4, R11")
+	p("\tMOVQ $16, R12")
+	p("")
+	p("t16_chunk:")
+	p("\tTESTQ CX, CX")
+	p("\tJEQ   t16_tail")
+	adjT16Block(p, false)
+	p("\tADDQ $128, SI")
+	p("\tADDQ R11, DI")
+	p("\tDECQ CX")
+	p("\tJMP  t16_chunk")
+	p("")
+	p("t16_tail:")
+	p("\tMOVQ tail+64(FP), R12")
+	p("\tTESTQ R12, R12")
+	p("\tJEQ   t16_done")
+	p("\tMOVQ tm1+48(FP), AX")
+	p("\tKMOVW AX, K1")
+	p("\tMOVQ tm2+56(FP), AX")
+	p("\tKMOVW AX, K2")
+	adjT16Block(p, true)
+	p("")
+	p("t16_done:")
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// adjT16Block converts and transposes one block of 16 rows × 32 floats at
+// SI (rows from R13 on are zeros) and stores it at DI: all 16 pair rows,
+// or (masked) the first R12, reading under K1 and K2.
+func adjT16Block(p func(string, ...any), masked bool) {
+	sfx := "c"
+	if masked {
+		sfx = "t"
+	}
+	p("\tMOVQ SI, AX")
+	for r := 0; r < 16; r++ {
+		if r > 0 {
+			p("\tCMPQ R13, $%d", r)
+			p("\tJLE  t16_%s_zero%d", sfx, r)
+		}
+		if masked {
+			p("\tVMOVUPS.Z (AX), K1, Z16")
+			p("\tVMOVUPS.Z 64(AX), K2, Z17")
+		} else {
+			p("\tVMOVUPS (AX), Z16")
+			p("\tVMOVUPS 64(AX), Z17")
+		}
+		p("\t%s // VCVTNE2PS2BF16 Z%d, Z17, Z16", bytesOf(vcvtne2ps2bf16(r, 17, 16)), r)
+		if r < 15 {
+			p("\tADDQ R8, AX")
+		}
+	}
+	p("\tJMP  t16_%s_rows", sfx)
+	// Rows from R13 on: zeros, and so are all after them.
+	for r := 1; r < 16; r++ {
+		p("")
+		p("t16_%s_zero%d:", sfx, r)
+		p("\tVPXORD Z%d, Z%d, Z%d", r, r, r)
+	}
+	p("")
+	p("t16_%s_rows:", sfx)
+	transpose16(p)
+	p("\tMOVQ DI, DX")
+	for i := 0; i < 16; i++ {
+		if masked {
+			p("\tCMPQ R12, $%d", i)
+			p("\tJLE  t16_done")
+		}
+		p("\tVMOVDQU32 Z%d, (DX)", i)
+		if i < 15 {
+			p("\tADDQ R10, DX")
+		}
+	}
+}
+
+// transpose16 transposes the 16×16 words in Z0…Z15 (row r in Zr) in place,
+// through Z16…Z31.
+func transpose16(p func(string, ...any)) {
+	// Stage 1: pairs of rows, 32-bit interleave.
+	for i := 0; i < 8; i++ {
+		p("\tVPUNPCKLDQ Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i)
+		p("\tVPUNPCKHDQ Z%d, Z%d, Z%d", 2*i+1, 2*i, 16+2*i+1)
+	}
+	// Stage 2: 64-bit interleave within groups of four.
+	for g := 0; g < 4; g++ {
+		t := 16 + 4*g
+		r := 4 * g
+		p("\tVPUNPCKLQDQ Z%d, Z%d, Z%d", t+2, t, r)
+		p("\tVPUNPCKHQDQ Z%d, Z%d, Z%d", t+2, t, r+1)
+		p("\tVPUNPCKLQDQ Z%d, Z%d, Z%d", t+3, t+1, r+2)
+		p("\tVPUNPCKHQDQ Z%d, Z%d, Z%d", t+3, t+1, r+3)
+	}
+	// Stage 3: 128-bit lanes between groups 0/1 and 2/3.
+	for h := 0; h < 2; h++ {
+		for i := 0; i < 4; i++ {
+			a, b := 8*h+i, 8*h+4+i
+			p("\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d", b, a, 16+8*h+i)
+			p("\tVSHUFI32X4 $0xdd, Z%d, Z%d, Z%d", b, a, 16+8*h+4+i)
+		}
+	}
+	// Stage 4: 128-bit lanes between the halves.
+	for i := 0; i < 8; i++ {
+		p("\tVSHUFI32X4 $0x88, Z%d, Z%d, Z%d", 24+i, 16+i, i)
+		p("\tVSHUFI32X4 $0xdd, Z%d, Z%d, Z%d", 24+i, 16+i, 8+i)
+	}
+}
+
+// genTranspose16 writes transposeWords16.
+func genTranspose16(p func(string, ...any)) {
+	p("")
+	p("// func transposeWords16(dst *uint32, dstBytes int, src *uint32, srcBytes int)")
+	p("//")
+	p("// The 16×16 words at src (rows srcBytes apart), transposed, at dst (rows")
+	p("// dstBytes apart): word j of dst row i is word i of src row j.")
+	p("TEXT ·transposeWords16(SB), NOSPLIT, $0-32")
+	p("\tMOVQ src+16(FP), SI")
+	p("\tMOVQ srcBytes+24(FP), R8")
+	for r := 0; r < 16; r++ {
+		p("\tVMOVDQU32 (SI), Z%d", r)
+		if r < 15 {
+			p("\tADDQ R8, SI")
+		}
+	}
+	transpose16(p)
+	p("\tMOVQ dst+0(FP), DI")
+	p("\tMOVQ dstBytes+8(FP), R8")
+	for r := 0; r < 16; r++ {
+		p("\tVMOVDQU32 Z%d, (DI)", r)
+		if r < 15 {
+			p("\tADDQ R8, DI")
+		}
+	}
+	p("\tVZEROUPPER")
+	p("\tRET")
+}
+
+// vex3 is a three-byte VEX prefix for map 0F38, W0, L0: r, x and b are bit 3
+// of ModRM.reg, SIB.index and SIB.base (or ModRM.rm), v the VEX.vvvv
+// register (0 when there is none: the field is stored inverted, 1111), pp the implied prefix (0: none, 2: F3, 3: F2).
+func vex3(r, x, b, v int, pp byte) []byte {
+	p1 := byte(0x02)
+	if r&8 == 0 {
+		p1 |= 0x80
+	}
+	if x&8 == 0 {
+		p1 |= 0x40
+	}
+	if b&8 == 0 {
+		p1 |= 0x20
+	}
+	return []byte{0xc4, p1, byte(^v&15)<<3 | pp}
+}
+
+// Go's names of the general registers by number, for the comments.
+var gpr = []string{"AX", "CX", "DX", "BX", "SP", "BP", "SI", "DI", "R8", "R9", "R10", "R11", "R12", "R13", "R14", "R15"}
+
+// tileMem encodes TILELOADD tmm, disp(base)(index*1) (store false: F2) or
+// TILESTORED tmm, disp(base)(index*1) (store true: F3), opcode 4B with a
+// SIB byte; disp is 0 or fits in a signed byte.
+func tileMem(store bool, tmm, base, index, disp int) []byte {
+	pp := byte(3)
+	if store {
+		pp = 2
+	}
+	b := append(vex3(0, index, base, 0, pp), 0x4b)
+	mod := byte(0)
+	if disp != 0 || base&7 == 5 {
+		mod = 1
+	}
+	b = append(b, mod<<6|byte(tmm&7)<<3|4, byte(index&7)<<3|byte(base&7))
+	if mod == 1 {
+		b = append(b, byte(int8(disp)))
+	}
+	return b
+}
+
+// tdpbf16ps encodes TDPBF16PS tmm(dst), tmm(a), tmm(b): dst (M×N float32)
+// += a (M rows of K bf16 pairs) · b (K rows of N bf16 pairs).
+func tdpbf16ps(dst, a, b int) []byte {
+	return append(vex3(0, 0, 0, b, 2), 0x5c, 0xc0|byte(dst)<<3|byte(a))
+}
+
+// tilezero encodes TILEZERO tmm.
+func tilezero(t int) []byte { return append(vex3(0, 0, 0, 0, 3), 0x49, 0xc0|byte(t)<<3) }
+
+// genAMX writes SgemmBF16's AMX kernels amxBF16r{1,2}c{1,2}: 16 or 32 rows
+// of C by 16 or 32 columns per strip, in 16×16 tiles; and the same with a
+// T suffix, storing the product transposed into C.
+func genAMX(p func(string, ...any)) {
+	p("")
+	p("// 0, 1, …, 15: lane numbers, scaled by ldc into the transposed stores' offsets.")
+	for i := 0; i < 16; i++ {
+		p("DATA amxIota<>+%d(SB)/4, $%d", 4*i, i)
+	}
+	p("GLOBL amxIota<>(SB), RODATA|NOPTR, $64")
+	for _, trans := range []bool{false, true} {
+		for _, ct := range []int{1, 2} {
+			for _, rt := range []int{1, 2} {
+				genAMXKernel(p, rt, ct, trans)
+			}
+		}
+	}
+}
+
+// genAMXKernel writes one AMX kernel: rt row tiles (16·rt rows) by ct
+// column tiles (16·ct columns), storing as is or (trans) transposed.
+func genAMXKernel(p func(string, ...any), rt, ct int, trans bool) {
+	const (
+		ax, cx, dx, bx, si, di = 0, 1, 2, 3, 6, 7
+		r8, r9, r10, r11       = 8, 9, 10, 11
+		r12, r13, r14          = 12, 13, 14
+	)
+	ldtilecfg := append(vex3(0, 0, ax, 0, 0), 0x49, 0x00) // LDTILECFG (AX)
+	tilerelease := append(vex3(0, 0, 0, 0, 0), 0x49, 0xc0)
+	load := func(tmm, base, index, disp int) {
+		p("\t%s // TILELOADD %d(%s)(%s*1), TMM%d", bytesOf(tileMem(false, tmm, base, index, disp)), disp, gpr[base], gpr[index], tmm)
+	}
+	store := func(tmm, base, index, disp int) {
+		p("\t%s // TILESTORED TMM%d, %d(%s)(%s*1)", bytesOf(tileMem(true, tmm, base, index, disp)), tmm, disp, gpr[base], gpr[index])
+	}
+	{
+		name := fmt.Sprintf("amxBF16r%dc%d", rt, ct)
+		if trans {
+			name += "T"
+		}
+		p("")
+		p("// func %s(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)", name)
+		p("//")
+		p("// For each of strips strips of packed B (chunks·16 pairs × 32 words, one")
+		p("// after another) and the %d rows of packed A (row stride lda bytes, chunks·16", 16*rt)
+		p("// pair words each): the %d×%d product with AMX tiles (TMM0…TMM3 sums, TMM4", 16*rt, 16*ct)
+		p("// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),")
+		p("// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C")
+		p("// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32")
+		if trans {
+			p("// columns per strip. cfg is the tile configuration (amxConfig). Stored")
+			p("// transposed: row r of the product is column r of C, column j row j, and")
+			p("// C moves on 32 rows per strip.")
+		} else {
+			p("// columns per strip. cfg is the tile configuration (amxConfig). Mode 2")
+			p("// (alpha 1, beta 0, all %d rows and 32 columns of every strip in C) stores", 16*rt)
+			p("// the tiles straight into C instead: the same values.")
+		}
+		p("TEXT ·%s(SB), NOSPLIT, $0-112", name)
+		p("\tMOVQ cfg+0(FP), AX")
+		p("\t%s // LDTILECFG (AX)", bytesOf(ldtilecfg))
+		p("\tMOVQ lda+24(FP), R8")
+		p("\tMOVQ $128, BX")
+		p("\tMOVQ b+32(FP), DX")
+		p("\tMOVQ c+56(FP), R9")
+		p("\tMOVQ ldc+64(FP), R10")
+		p("\tSHLQ $2, R10")
+		p("\tMOVQ t+48(FP), R11")
+		p("\tVBROADCASTSS alpha+72(FP), Z30")
+		p("\tVBROADCASTSS beta+76(FP), Z31")
+		p("\tMOVQ m1+96(FP), AX")
+		p("\tKMOVW AX, K1")
+		p("\tMOVQ m2+104(FP), AX")
+		p("\tKMOVW AX, K2")
+		p("\tMOVQ strips+40(FP), CX")
+		if trans {
+			// Z28: lane j's offset j·ldc, Z29: (16+j)·ldc, in floats.
+			p("\tVPBROADCASTD ldc+64(FP), Z27")
+			p("\tVPMULLD amxIota<>(SB), Z27, Z28")
+			p("\tVPSLLD $4, Z27, Z27")
+			p("\tVPADDD Z27, Z28, Z29")
+		}
+		p("")
+		p("%s_strip:", name)
+		for r := 0; r < rt; r++ {
+			for c := 0; c < ct; c++ {
+				p("\t%s // TILEZERO TMM%d", bytesOf(tilezero(2*r+c)), 2*r+c)
+			}
+		}
+		p("\tMOVQ a+16(FP), R13")
+		if rt == 2 {
+			p("\tMOVQ R8, AX")
+			p("\tSHLQ $4, AX")
+			p("\tLEAQ (R13)(AX*1), DI")
+		}
+		p("\tMOVQ DX, R14")
+		p("\tMOVQ chunks+8(FP), R12")
+		p("")
+		p("%s_chunk:", name)
+		load(4, r13, r8, 0)
+		if rt == 2 {
+			load(5, di, r8, 0)
+		}
+		load(6, r14, bx, 0)
+		if ct == 2 {
+			load(7, r14, bx, 64)
+		}
+		for r := 0; r < rt; r++ {
+			for c := 0; c < ct; c++ {
+				p("\t%s // TDPBF16PS TMM%d += TMM%d·TMM%d", bytesOf(tdpbf16ps(2*r+c, 4+r, 6+c)), 2*r+c, 4+r, 6+c)
+			}
+		}
+		p("\tADDQ $64, R13")
+		if rt == 2 {
+			p("\tADDQ $64, DI")
+		}
+		p("\tADDQ $2048, R14")
+		p("\tDECQ R12")
+		p("\tJNE  %s_chunk", name)
+		p("\tMOVQ R14, DX")
+		if !trans {
+			// Mode 2 (alpha 1, beta 0, every row and column of the
+			// strip in C): the tiles straight into C, rows ldc apart.
+			p("\tMOVQ mode+80(FP), AX")
+			p("\tCMPQ AX, $2")
+			p("\tJNE  %s_scratch", name)
+			store(0, r9, r10, 0)
+			if ct == 2 {
+				store(1, r9, r10, 64)
+			}
+			if rt == 2 {
+				p("\tMOVQ R10, AX")
+				p("\tSHLQ $4, AX")
+				p("\tADDQ R9, AX")
+				store(2, ax, r10, 0)
+				if ct == 2 {
+					store(3, ax, r10, 64)
+				}
+			}
+			p("\tJMP  %s_next", name)
+			p("")
+			p("%s_scratch:", name)
+		}
+		store(0, r11, bx, 0)
+		if ct == 2 {
+			store(1, r11, bx, 64)
+		}
+		if rt == 2 {
+			p("\tLEAQ 2048(R11), AX")
+			store(2, ax, bx, 0)
+			if ct == 2 {
+				store(3, ax, bx, 64)
+			}
+		}
+		p("\tMOVQ mv+88(FP), R12")
+		p("\tMOVQ R11, SI")
+		p("\tMOVQ R9, AX")
+		p("\tMOVQ mode+80(FP), R13")
+		p("")
+		p("%s_row:", name)
+		p("\tVMULPS (SI), Z30, Z0")
+		p("\tVMULPS 64(SI), Z30, Z1")
+		p("\tTESTQ R13, R13")
+		p("\tJEQ   %s_put", name)
+		if trans {
+			// Gathers and scatters clear their mask: K3 and K4 are copies.
+			p("\tVPXORD Z2, Z2, Z2")
+			p("\tVPXORD Z3, Z3, Z3")
+			p("\tKMOVW K1, K3")
+			p("\tVGATHERDPS (AX)(Z28*4), K3, Z2")
+			p("\tKMOVW K2, K4")
+			p("\tVGATHERDPS (AX)(Z29*4), K4, Z3")
+		} else {
+			p("\tVMOVUPS.Z (AX), K1, Z2")
+			p("\tVMOVUPS.Z 64(AX), K2, Z3")
+		}
+		p("\tVMULPS Z31, Z2, Z2")
+		p("\tVMULPS Z31, Z3, Z3")
+		p("\tVADDPS Z2, Z0, Z0")
+		p("\tVADDPS Z3, Z1, Z1")
+		p("")
+		p("%s_put:", name)
+		if trans {
+			p("\tKMOVW K1, K3")
+			p("\tVSCATTERDPS Z0, K3, (AX)(Z28*4)")
+			p("\tKMOVW K2, K4")
+			p("\tVSCATTERDPS Z1, K4, (AX)(Z29*4)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ $4, AX")
+		} else {
+			p("\tVMOVUPS Z0, K1, (AX)")
+			p("\tVMOVUPS Z1, K2, 64(AX)")
+			p("\tADDQ $128, SI")
+			p("\tADDQ R10, AX")
+		}
+		p("\tDECQ R12")
+		p("\tJNE  %s_row", name)
+		if trans {
+			p("\tMOVQ R10, AX")
+			p("\tSHLQ $5, AX")
+			p("\tADDQ AX, R9")
+		} else {
+			p("")
+			p("%s_next:", name)
+			p("\tADDQ $128, R9")
+		}
+		p("\tDECQ CX")
+		p("\tJNE  %s_strip", name)
+		p("\t%s // TILERELEASE", bytesOf(tilerelease))
+		p("\tVZEROUPPER")
+		p("\tRET")
+	}
 }

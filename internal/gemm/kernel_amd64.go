@@ -131,6 +131,44 @@ var bf16Kernel = func() bf16Func {
 	return nil
 }()
 
+//go:noescape
+func amxBF16r1c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+
+//go:noescape
+func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)
+
+// amxKernels are SgemmBF16's AMX kernels, nil unless the CPU has AMX-BF16
+// beside AVX-512 BF16 (whose packing they share) and the OS grants this
+// process the tile state (requestAMX).
+var amxKernels = func() (k amxSet) {
+	if bf16Kernel != nil && cpu.X86.HasAMXTile && cpu.X86.HasAMXBF16 && requestAMX() {
+		k.plain = amxGrid{1: {1: amxBF16r1c1, 2: amxBF16r1c2}, 2: {1: amxBF16r2c1, 2: amxBF16r2c2}}
+		k.trans = amxGrid{1: {1: amxBF16r1c1T, 2: amxBF16r1c2T}, 2: {1: amxBF16r2c1T, 2: amxBF16r2c2T}}
+	}
+	return k
+}()
+
 // bf16AsmPack is whether packBF16's vector forms run here.
 var bf16AsmPack = bf16Kernel != nil
 
@@ -154,8 +192,6 @@ var pairOff = func() (o [bf16NR + 1][16]int32) {
 	return o
 }()
 
-func lowBits(n int) uint64 { return 1<<uint(n) - 1 }
-
 // packRowsVec is packBF16Rows with VCVTNE2PS2BF16: see packRowsBF16.
 func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 	kp := (k + 1) / 2
@@ -164,12 +200,63 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 		lowBits(min(nr, 16)), lowBits(max(nr-16, 0)), 4*nr, &pairIdx)
 }
 
-// packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16.
+//go:noescape
+func packAdjT16(dst *uint32, src *float32, ld, rows, chunks, nrBytes int, tm1, tm2 uint64, tail int)
+
+//go:noescape
+func transposeWords16(dst *uint32, dstBytes int, src *uint32, srcBytes int)
+
+// packAMXATrans is packAMXA's vector form for A stored transposed: pairs
+// of rows of the stored A as packed for B (packRowsVec, 32 words a pair),
+// then 16×16 blocks of words transposed in registers into rows of dst
+// (row stride ld words). tmp is scratch.
+func packAMXATrans(dst []uint32, ld int, a []float32, lda, k, i0, mv int, tmp *[]uint32) {
+	kp := (k + 1) / 2
+	kpad := roundUp(kp, amxKP)
+	*tmp = grow(*tmp, kpad*amxMR)
+	t := *tmp
+	packRowsVec(t[:kp*amxMR], a, lda, k, i0, mv, amxMR)
+	clear(t[kp*amxMR:])
+	rows := roundUp(mv, 16)
+	_ = dst[(rows-1)*ld+kpad-1]
+	for c := 0; c < rows; c += 16 {
+		for q := 0; q < kpad; q += 16 {
+			transposeWords16(&dst[c*ld+q], 4*ld, &t[q*amxMR+c], 4*amxMR)
+		}
+	}
+	if ld > kpad {
+		for r := range rows {
+			clear(dst[r*ld+kpad : (r+1)*ld])
+		}
+	}
+}
+
+// packAdjVec is packBF16Adj with VCVTNE2PS2BF16: see packAdjBF16. In
+// strips at least 16 words wide, groups of up to 16 rows go through
+// packAdjT16's transpose in registers, about ten times faster than
+// packAdjBF16's scatter per row.
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) {
 	kp := (k + 1) / 2
 	dst = dst[:kp*nr]
 	clear(dst)
+	chunks, rem := k/32, k%32
+	tm1, tm2 := lowBits(min(rem, 16)), lowBits(max(rem-16, 0))
+	if nr < 16 {
+		packAdjBF16(&dst[0], &src[r0*ld], ld, nv, chunks, tm1, tm2, lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+		return
+	}
+	for g := 0; g < nv; g += 16 {
+		rows := min(16, nv-g)
+		_ = src[(r0+g+rows-1)*ld+k-1]
+		packAdjT16(&dst[g], &src[(r0+g)*ld], ld, rows, chunks, 4*nr, tm1, tm2, (rem+1)/2)
+	}
+}
+
+// packRowVec writes the k floats of src as (k+1)/2 pair words into dst,
+// element 2q in word q's low half: one row of packAMXA's layout.
+func packRowVec(dst []uint32, src []float32, k int) {
+	_ = dst[(k+1)/2-1]
+	_ = src[k-1]
 	rem := k % 32
-	packAdjBF16(&dst[0], &src[r0*ld], ld, nv, k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)),
-		lowBits((rem+1)/2), 4*nr, &pairOff[nr])
+	cvtRowBF16(&dst[0], &src[0], k/32, lowBits(min(rem, 16)), lowBits(max(rem-16, 0)), lowBits((rem+1)/2))
 }

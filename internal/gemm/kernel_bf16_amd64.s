@@ -380,3 +380,1512 @@ adj_next:
 adj_done:
 	VZEROUPPER
 	RET
+
+// func cvtRowBF16(dst *uint32, src *float32, chunks int, tm1, tm2, ts uint64)
+//
+// The floats of src as bfloat16s in order, two to a word (element 2q in
+// word q's low half): chunks of 32 floats, then a tail read under masks
+// tm1, tm2 and stored under ts.
+TEXT ·cvtRowBF16(SB), NOSPLIT, $0-48
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ chunks+16(FP), CX
+
+cvt_chunk:
+	TESTQ CX, CX
+	JEQ   cvt_tail
+	VMOVUPS (SI), Z0
+	VMOVUPS 64(SI), Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VMOVDQU32 Z2, (DI)
+	ADDQ $128, SI
+	ADDQ $64, DI
+	DECQ CX
+	JMP  cvt_chunk
+
+cvt_tail:
+	MOVQ ts+40(FP), AX
+	TESTQ AX, AX
+	JEQ   cvt_done
+	KMOVW AX, K3
+	MOVQ tm1+24(FP), AX
+	KMOVW AX, K1
+	MOVQ tm2+32(FP), AX
+	KMOVW AX, K2
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z 64(SI), K2, Z1
+	BYTE $0x62; BYTE $0xf2; BYTE $0x77; BYTE $0x48; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z1, Z0
+	VMOVDQU32 Z2, K3, (DI)
+
+cvt_done:
+	VZEROUPPER
+	RET
+
+// func packAdjT16(dst *uint32, src *float32, ld, rows, chunks, nrBytes int, tm1, tm2 uint64, tail int)
+//
+// For 16 rows of src (row stride ld floats; those from rows on read as 0,
+// never loaded), chunks chunks of 32 floats
+// each and then, if tail > 0, one more read under masks tm1 and tm2: every
+// row's 32 floats become 16 pair words (element 2q low), and the 16×16
+// words are transposed so that pair q of rows 0…15 is stored as 16
+// consecutive words at dst + q·nrBytes (the packAdjBF16 layout); of the
+// last read, pairs q < tail are stored. Rows land in Z0…Z15; Z16…Z31
+// hold the transpose's other half.
+TEXT ·packAdjT16(SB), NOSPLIT, $0-72
+	MOVQ dst+0(FP), DI
+	MOVQ src+8(FP), SI
+	MOVQ ld+16(FP), R8
+	SHLQ $2, R8
+	MOVQ rows+24(FP), R13
+	MOVQ chunks+32(FP), CX
+	MOVQ nrBytes+40(FP), R10
+	MOVQ R10, R11
+	SHLQ $4, R11
+	MOVQ $16, R12
+
+t16_chunk:
+	TESTQ CX, CX
+	JEQ   t16_tail
+	MOVQ SI, AX
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc0 // VCVTNE2PS2BF16 Z0, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $1
+	JLE  t16_c_zero1
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc8 // VCVTNE2PS2BF16 Z1, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $2
+	JLE  t16_c_zero2
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $3
+	JLE  t16_c_zero3
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd8 // VCVTNE2PS2BF16 Z3, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $4
+	JLE  t16_c_zero4
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe0 // VCVTNE2PS2BF16 Z4, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $5
+	JLE  t16_c_zero5
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe8 // VCVTNE2PS2BF16 Z5, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $6
+	JLE  t16_c_zero6
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf0 // VCVTNE2PS2BF16 Z6, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $7
+	JLE  t16_c_zero7
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf8 // VCVTNE2PS2BF16 Z7, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $8
+	JLE  t16_c_zero8
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc0 // VCVTNE2PS2BF16 Z8, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $9
+	JLE  t16_c_zero9
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc8 // VCVTNE2PS2BF16 Z9, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $10
+	JLE  t16_c_zero10
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z10, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $11
+	JLE  t16_c_zero11
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd8 // VCVTNE2PS2BF16 Z11, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $12
+	JLE  t16_c_zero12
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe0 // VCVTNE2PS2BF16 Z12, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $13
+	JLE  t16_c_zero13
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe8 // VCVTNE2PS2BF16 Z13, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $14
+	JLE  t16_c_zero14
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf0 // VCVTNE2PS2BF16 Z14, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $15
+	JLE  t16_c_zero15
+	VMOVUPS (AX), Z16
+	VMOVUPS 64(AX), Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf8 // VCVTNE2PS2BF16 Z15, Z17, Z16
+	JMP  t16_c_rows
+
+t16_c_zero1:
+	VPXORD Z1, Z1, Z1
+
+t16_c_zero2:
+	VPXORD Z2, Z2, Z2
+
+t16_c_zero3:
+	VPXORD Z3, Z3, Z3
+
+t16_c_zero4:
+	VPXORD Z4, Z4, Z4
+
+t16_c_zero5:
+	VPXORD Z5, Z5, Z5
+
+t16_c_zero6:
+	VPXORD Z6, Z6, Z6
+
+t16_c_zero7:
+	VPXORD Z7, Z7, Z7
+
+t16_c_zero8:
+	VPXORD Z8, Z8, Z8
+
+t16_c_zero9:
+	VPXORD Z9, Z9, Z9
+
+t16_c_zero10:
+	VPXORD Z10, Z10, Z10
+
+t16_c_zero11:
+	VPXORD Z11, Z11, Z11
+
+t16_c_zero12:
+	VPXORD Z12, Z12, Z12
+
+t16_c_zero13:
+	VPXORD Z13, Z13, Z13
+
+t16_c_zero14:
+	VPXORD Z14, Z14, Z14
+
+t16_c_zero15:
+	VPXORD Z15, Z15, Z15
+
+t16_c_rows:
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x88, Z4, Z0, Z16
+	VSHUFI32X4 $0xdd, Z4, Z0, Z20
+	VSHUFI32X4 $0x88, Z5, Z1, Z17
+	VSHUFI32X4 $0xdd, Z5, Z1, Z21
+	VSHUFI32X4 $0x88, Z6, Z2, Z18
+	VSHUFI32X4 $0xdd, Z6, Z2, Z22
+	VSHUFI32X4 $0x88, Z7, Z3, Z19
+	VSHUFI32X4 $0xdd, Z7, Z3, Z23
+	VSHUFI32X4 $0x88, Z12, Z8, Z24
+	VSHUFI32X4 $0xdd, Z12, Z8, Z28
+	VSHUFI32X4 $0x88, Z13, Z9, Z25
+	VSHUFI32X4 $0xdd, Z13, Z9, Z29
+	VSHUFI32X4 $0x88, Z14, Z10, Z26
+	VSHUFI32X4 $0xdd, Z14, Z10, Z30
+	VSHUFI32X4 $0x88, Z15, Z11, Z27
+	VSHUFI32X4 $0xdd, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z24, Z16, Z0
+	VSHUFI32X4 $0xdd, Z24, Z16, Z8
+	VSHUFI32X4 $0x88, Z25, Z17, Z1
+	VSHUFI32X4 $0xdd, Z25, Z17, Z9
+	VSHUFI32X4 $0x88, Z26, Z18, Z2
+	VSHUFI32X4 $0xdd, Z26, Z18, Z10
+	VSHUFI32X4 $0x88, Z27, Z19, Z3
+	VSHUFI32X4 $0xdd, Z27, Z19, Z11
+	VSHUFI32X4 $0x88, Z28, Z20, Z4
+	VSHUFI32X4 $0xdd, Z28, Z20, Z12
+	VSHUFI32X4 $0x88, Z29, Z21, Z5
+	VSHUFI32X4 $0xdd, Z29, Z21, Z13
+	VSHUFI32X4 $0x88, Z30, Z22, Z6
+	VSHUFI32X4 $0xdd, Z30, Z22, Z14
+	VSHUFI32X4 $0x88, Z31, Z23, Z7
+	VSHUFI32X4 $0xdd, Z31, Z23, Z15
+	MOVQ DI, DX
+	VMOVDQU32 Z0, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z1, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z2, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z3, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z4, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z5, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z6, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z7, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z8, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z9, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z10, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z11, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z12, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z13, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z14, (DX)
+	ADDQ R10, DX
+	VMOVDQU32 Z15, (DX)
+	ADDQ $128, SI
+	ADDQ R11, DI
+	DECQ CX
+	JMP  t16_chunk
+
+t16_tail:
+	MOVQ tail+64(FP), R12
+	TESTQ R12, R12
+	JEQ   t16_done
+	MOVQ tm1+48(FP), AX
+	KMOVW AX, K1
+	MOVQ tm2+56(FP), AX
+	KMOVW AX, K2
+	MOVQ SI, AX
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc0 // VCVTNE2PS2BF16 Z0, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $1
+	JLE  t16_t_zero1
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc8 // VCVTNE2PS2BF16 Z1, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $2
+	JLE  t16_t_zero2
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z2, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $3
+	JLE  t16_t_zero3
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd8 // VCVTNE2PS2BF16 Z3, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $4
+	JLE  t16_t_zero4
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe0 // VCVTNE2PS2BF16 Z4, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $5
+	JLE  t16_t_zero5
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe8 // VCVTNE2PS2BF16 Z5, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $6
+	JLE  t16_t_zero6
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf0 // VCVTNE2PS2BF16 Z6, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $7
+	JLE  t16_t_zero7
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0xb2; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf8 // VCVTNE2PS2BF16 Z7, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $8
+	JLE  t16_t_zero8
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc0 // VCVTNE2PS2BF16 Z8, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $9
+	JLE  t16_t_zero9
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xc8 // VCVTNE2PS2BF16 Z9, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $10
+	JLE  t16_t_zero10
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd0 // VCVTNE2PS2BF16 Z10, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $11
+	JLE  t16_t_zero11
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xd8 // VCVTNE2PS2BF16 Z11, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $12
+	JLE  t16_t_zero12
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe0 // VCVTNE2PS2BF16 Z12, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $13
+	JLE  t16_t_zero13
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xe8 // VCVTNE2PS2BF16 Z13, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $14
+	JLE  t16_t_zero14
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf0 // VCVTNE2PS2BF16 Z14, Z17, Z16
+	ADDQ R8, AX
+	CMPQ R13, $15
+	JLE  t16_t_zero15
+	VMOVUPS.Z (AX), K1, Z16
+	VMOVUPS.Z 64(AX), K2, Z17
+	BYTE $0x62; BYTE $0x32; BYTE $0x77; BYTE $0x40; BYTE $0x72; BYTE $0xf8 // VCVTNE2PS2BF16 Z15, Z17, Z16
+	JMP  t16_t_rows
+
+t16_t_zero1:
+	VPXORD Z1, Z1, Z1
+
+t16_t_zero2:
+	VPXORD Z2, Z2, Z2
+
+t16_t_zero3:
+	VPXORD Z3, Z3, Z3
+
+t16_t_zero4:
+	VPXORD Z4, Z4, Z4
+
+t16_t_zero5:
+	VPXORD Z5, Z5, Z5
+
+t16_t_zero6:
+	VPXORD Z6, Z6, Z6
+
+t16_t_zero7:
+	VPXORD Z7, Z7, Z7
+
+t16_t_zero8:
+	VPXORD Z8, Z8, Z8
+
+t16_t_zero9:
+	VPXORD Z9, Z9, Z9
+
+t16_t_zero10:
+	VPXORD Z10, Z10, Z10
+
+t16_t_zero11:
+	VPXORD Z11, Z11, Z11
+
+t16_t_zero12:
+	VPXORD Z12, Z12, Z12
+
+t16_t_zero13:
+	VPXORD Z13, Z13, Z13
+
+t16_t_zero14:
+	VPXORD Z14, Z14, Z14
+
+t16_t_zero15:
+	VPXORD Z15, Z15, Z15
+
+t16_t_rows:
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x88, Z4, Z0, Z16
+	VSHUFI32X4 $0xdd, Z4, Z0, Z20
+	VSHUFI32X4 $0x88, Z5, Z1, Z17
+	VSHUFI32X4 $0xdd, Z5, Z1, Z21
+	VSHUFI32X4 $0x88, Z6, Z2, Z18
+	VSHUFI32X4 $0xdd, Z6, Z2, Z22
+	VSHUFI32X4 $0x88, Z7, Z3, Z19
+	VSHUFI32X4 $0xdd, Z7, Z3, Z23
+	VSHUFI32X4 $0x88, Z12, Z8, Z24
+	VSHUFI32X4 $0xdd, Z12, Z8, Z28
+	VSHUFI32X4 $0x88, Z13, Z9, Z25
+	VSHUFI32X4 $0xdd, Z13, Z9, Z29
+	VSHUFI32X4 $0x88, Z14, Z10, Z26
+	VSHUFI32X4 $0xdd, Z14, Z10, Z30
+	VSHUFI32X4 $0x88, Z15, Z11, Z27
+	VSHUFI32X4 $0xdd, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z24, Z16, Z0
+	VSHUFI32X4 $0xdd, Z24, Z16, Z8
+	VSHUFI32X4 $0x88, Z25, Z17, Z1
+	VSHUFI32X4 $0xdd, Z25, Z17, Z9
+	VSHUFI32X4 $0x88, Z26, Z18, Z2
+	VSHUFI32X4 $0xdd, Z26, Z18, Z10
+	VSHUFI32X4 $0x88, Z27, Z19, Z3
+	VSHUFI32X4 $0xdd, Z27, Z19, Z11
+	VSHUFI32X4 $0x88, Z28, Z20, Z4
+	VSHUFI32X4 $0xdd, Z28, Z20, Z12
+	VSHUFI32X4 $0x88, Z29, Z21, Z5
+	VSHUFI32X4 $0xdd, Z29, Z21, Z13
+	VSHUFI32X4 $0x88, Z30, Z22, Z6
+	VSHUFI32X4 $0xdd, Z30, Z22, Z14
+	VSHUFI32X4 $0x88, Z31, Z23, Z7
+	VSHUFI32X4 $0xdd, Z31, Z23, Z15
+	MOVQ DI, DX
+	CMPQ R12, $0
+	JLE  t16_done
+	VMOVDQU32 Z0, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $1
+	JLE  t16_done
+	VMOVDQU32 Z1, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $2
+	JLE  t16_done
+	VMOVDQU32 Z2, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $3
+	JLE  t16_done
+	VMOVDQU32 Z3, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $4
+	JLE  t16_done
+	VMOVDQU32 Z4, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $5
+	JLE  t16_done
+	VMOVDQU32 Z5, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $6
+	JLE  t16_done
+	VMOVDQU32 Z6, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $7
+	JLE  t16_done
+	VMOVDQU32 Z7, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $8
+	JLE  t16_done
+	VMOVDQU32 Z8, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $9
+	JLE  t16_done
+	VMOVDQU32 Z9, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $10
+	JLE  t16_done
+	VMOVDQU32 Z10, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $11
+	JLE  t16_done
+	VMOVDQU32 Z11, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $12
+	JLE  t16_done
+	VMOVDQU32 Z12, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $13
+	JLE  t16_done
+	VMOVDQU32 Z13, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $14
+	JLE  t16_done
+	VMOVDQU32 Z14, (DX)
+	ADDQ R10, DX
+	CMPQ R12, $15
+	JLE  t16_done
+	VMOVDQU32 Z15, (DX)
+
+t16_done:
+	VZEROUPPER
+	RET
+
+// func transposeWords16(dst *uint32, dstBytes int, src *uint32, srcBytes int)
+//
+// The 16×16 words at src (rows srcBytes apart), transposed, at dst (rows
+// dstBytes apart): word j of dst row i is word i of src row j.
+TEXT ·transposeWords16(SB), NOSPLIT, $0-32
+	MOVQ src+16(FP), SI
+	MOVQ srcBytes+24(FP), R8
+	VMOVDQU32 (SI), Z0
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z1
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z2
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z3
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z4
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z5
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z6
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z7
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z8
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z9
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z10
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z11
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z12
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z13
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z14
+	ADDQ R8, SI
+	VMOVDQU32 (SI), Z15
+	VPUNPCKLDQ Z1, Z0, Z16
+	VPUNPCKHDQ Z1, Z0, Z17
+	VPUNPCKLDQ Z3, Z2, Z18
+	VPUNPCKHDQ Z3, Z2, Z19
+	VPUNPCKLDQ Z5, Z4, Z20
+	VPUNPCKHDQ Z5, Z4, Z21
+	VPUNPCKLDQ Z7, Z6, Z22
+	VPUNPCKHDQ Z7, Z6, Z23
+	VPUNPCKLDQ Z9, Z8, Z24
+	VPUNPCKHDQ Z9, Z8, Z25
+	VPUNPCKLDQ Z11, Z10, Z26
+	VPUNPCKHDQ Z11, Z10, Z27
+	VPUNPCKLDQ Z13, Z12, Z28
+	VPUNPCKHDQ Z13, Z12, Z29
+	VPUNPCKLDQ Z15, Z14, Z30
+	VPUNPCKHDQ Z15, Z14, Z31
+	VPUNPCKLQDQ Z18, Z16, Z0
+	VPUNPCKHQDQ Z18, Z16, Z1
+	VPUNPCKLQDQ Z19, Z17, Z2
+	VPUNPCKHQDQ Z19, Z17, Z3
+	VPUNPCKLQDQ Z22, Z20, Z4
+	VPUNPCKHQDQ Z22, Z20, Z5
+	VPUNPCKLQDQ Z23, Z21, Z6
+	VPUNPCKHQDQ Z23, Z21, Z7
+	VPUNPCKLQDQ Z26, Z24, Z8
+	VPUNPCKHQDQ Z26, Z24, Z9
+	VPUNPCKLQDQ Z27, Z25, Z10
+	VPUNPCKHQDQ Z27, Z25, Z11
+	VPUNPCKLQDQ Z30, Z28, Z12
+	VPUNPCKHQDQ Z30, Z28, Z13
+	VPUNPCKLQDQ Z31, Z29, Z14
+	VPUNPCKHQDQ Z31, Z29, Z15
+	VSHUFI32X4 $0x88, Z4, Z0, Z16
+	VSHUFI32X4 $0xdd, Z4, Z0, Z20
+	VSHUFI32X4 $0x88, Z5, Z1, Z17
+	VSHUFI32X4 $0xdd, Z5, Z1, Z21
+	VSHUFI32X4 $0x88, Z6, Z2, Z18
+	VSHUFI32X4 $0xdd, Z6, Z2, Z22
+	VSHUFI32X4 $0x88, Z7, Z3, Z19
+	VSHUFI32X4 $0xdd, Z7, Z3, Z23
+	VSHUFI32X4 $0x88, Z12, Z8, Z24
+	VSHUFI32X4 $0xdd, Z12, Z8, Z28
+	VSHUFI32X4 $0x88, Z13, Z9, Z25
+	VSHUFI32X4 $0xdd, Z13, Z9, Z29
+	VSHUFI32X4 $0x88, Z14, Z10, Z26
+	VSHUFI32X4 $0xdd, Z14, Z10, Z30
+	VSHUFI32X4 $0x88, Z15, Z11, Z27
+	VSHUFI32X4 $0xdd, Z15, Z11, Z31
+	VSHUFI32X4 $0x88, Z24, Z16, Z0
+	VSHUFI32X4 $0xdd, Z24, Z16, Z8
+	VSHUFI32X4 $0x88, Z25, Z17, Z1
+	VSHUFI32X4 $0xdd, Z25, Z17, Z9
+	VSHUFI32X4 $0x88, Z26, Z18, Z2
+	VSHUFI32X4 $0xdd, Z26, Z18, Z10
+	VSHUFI32X4 $0x88, Z27, Z19, Z3
+	VSHUFI32X4 $0xdd, Z27, Z19, Z11
+	VSHUFI32X4 $0x88, Z28, Z20, Z4
+	VSHUFI32X4 $0xdd, Z28, Z20, Z12
+	VSHUFI32X4 $0x88, Z29, Z21, Z5
+	VSHUFI32X4 $0xdd, Z29, Z21, Z13
+	VSHUFI32X4 $0x88, Z30, Z22, Z6
+	VSHUFI32X4 $0xdd, Z30, Z22, Z14
+	VSHUFI32X4 $0x88, Z31, Z23, Z7
+	VSHUFI32X4 $0xdd, Z31, Z23, Z15
+	MOVQ dst+0(FP), DI
+	MOVQ dstBytes+8(FP), R8
+	VMOVDQU32 Z0, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z1, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z2, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z3, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z4, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z5, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z6, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z7, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z8, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z9, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z10, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z11, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z12, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z13, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z14, (DI)
+	ADDQ R8, DI
+	VMOVDQU32 Z15, (DI)
+	VZEROUPPER
+	RET
+
+// 0, 1, …, 15: lane numbers, scaled by ldc into the transposed stores' offsets.
+DATA amxIota<>+0(SB)/4, $0
+DATA amxIota<>+4(SB)/4, $1
+DATA amxIota<>+8(SB)/4, $2
+DATA amxIota<>+12(SB)/4, $3
+DATA amxIota<>+16(SB)/4, $4
+DATA amxIota<>+20(SB)/4, $5
+DATA amxIota<>+24(SB)/4, $6
+DATA amxIota<>+28(SB)/4, $7
+DATA amxIota<>+32(SB)/4, $8
+DATA amxIota<>+36(SB)/4, $9
+DATA amxIota<>+40(SB)/4, $10
+DATA amxIota<>+44(SB)/4, $11
+DATA amxIota<>+48(SB)/4, $12
+DATA amxIota<>+52(SB)/4, $13
+DATA amxIota<>+56(SB)/4, $14
+DATA amxIota<>+60(SB)/4, $15
+GLOBL amxIota<>(SB), RODATA|NOPTR, $64
+
+// func amxBF16r1c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 16 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
+TEXT ·amxBF16r1c1(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+
+amxBF16r1c1_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c1_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c1_chunk
+	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r1c1_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	JMP  amxBF16r1c1_next
+
+amxBF16r1c1_scratch:
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c1_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c1_put
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 64(AX), K2, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c1_put:
+	VMOVUPS Z0, K1, (AX)
+	VMOVUPS Z1, K2, 64(AX)
+	ADDQ $128, SI
+	ADDQ R10, AX
+	DECQ R12
+	JNE  amxBF16r1c1_row
+
+amxBF16r1c1_next:
+	ADDQ $128, R9
+	DECQ CX
+	JNE  amxBF16r1c1_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c1(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 32 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
+TEXT ·amxBF16r2c1(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+
+amxBF16r2c1_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c1_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c1_chunk
+	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r2c1_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	MOVQ R10, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x10 // TILESTORED TMM2, 0(AX)(R10*1)
+	JMP  amxBF16r2c1_next
+
+amxBF16r2c1_scratch:
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c1_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c1_put
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 64(AX), K2, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c1_put:
+	VMOVUPS Z0, K1, (AX)
+	VMOVUPS Z1, K2, 64(AX)
+	ADDQ $128, SI
+	ADDQ R10, AX
+	DECQ R12
+	JNE  amxBF16r2c1_row
+
+amxBF16r2c1_next:
+	ADDQ $128, R9
+	DECQ CX
+	JNE  amxBF16r2c1_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r1c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 16 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
+TEXT ·amxBF16r1c2(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+
+amxBF16r1c2_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c2_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c2_chunk
+	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r1c2_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
+	JMP  amxBF16r1c2_next
+
+amxBF16r1c2_scratch:
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c2_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c2_put
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 64(AX), K2, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c2_put:
+	VMOVUPS Z0, K1, (AX)
+	VMOVUPS Z1, K2, 64(AX)
+	ADDQ $128, SI
+	ADDQ R10, AX
+	DECQ R12
+	JNE  amxBF16r1c2_row
+
+amxBF16r1c2_next:
+	ADDQ $128, R9
+	DECQ CX
+	JNE  amxBF16r1c2_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c2(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Mode 2
+// (alpha 1, beta 0, all 32 rows and 32 columns of every strip in C) stores
+// the tiles straight into C instead: the same values.
+TEXT ·amxBF16r2c2(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+
+amxBF16r2c2_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c2_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS TMM3 += TMM5·TMM7
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c2_chunk
+	MOVQ R14, DX
+	MOVQ mode+80(FP), AX
+	CMPQ AX, $2
+	JNE  amxBF16r2c2_scratch
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x11 // TILESTORED TMM0, 0(R9)(R10*1)
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x11; BYTE $0x40 // TILESTORED TMM1, 64(R9)(R10*1)
+	MOVQ R10, AX
+	SHLQ $4, AX
+	ADDQ R9, AX
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x10 // TILESTORED TMM2, 0(AX)(R10*1)
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x10; BYTE $0x40 // TILESTORED TMM3, 64(AX)(R10*1)
+	JMP  amxBF16r2c2_next
+
+amxBF16r2c2_scratch:
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x18; BYTE $0x40 // TILESTORED TMM3, 64(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c2_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c2_put
+	VMOVUPS.Z (AX), K1, Z2
+	VMOVUPS.Z 64(AX), K2, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c2_put:
+	VMOVUPS Z0, K1, (AX)
+	VMOVUPS Z1, K2, 64(AX)
+	ADDQ $128, SI
+	ADDQ R10, AX
+	DECQ R12
+	JNE  amxBF16r2c2_row
+
+amxBF16r2c2_next:
+	ADDQ $128, R9
+	DECQ CX
+	JNE  amxBF16r2c2_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r1c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r1c1T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r1c1T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c1T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c1T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c1T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c1T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c1T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r1c1T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r1c1T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c1T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×16 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r2c1T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r2c1T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c1T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c1T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c1T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c1T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c1T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r2c1T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r2c1T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r1c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 16 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 16×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r1c2T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r1c2T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	MOVQ a+16(FP), R13
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r1c2T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	ADDQ $64, R13
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r1c2T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r1c2T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r1c2T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r1c2T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r1c2T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r1c2T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET
+
+// func amxBF16r2c2T(cfg *byte, chunks int, a *uint32, lda int, b *uint32, strips int, t *float32, c *float32, ldc int, alpha, beta float32, mode, mv int, m1, m2 uint64)
+//
+// For each of strips strips of packed B (chunks·16 pairs × 32 words, one
+// after another) and the 32 rows of packed A (row stride lda bytes, chunks·16
+// pair words each): the 32×32 product with AMX tiles (TMM0…TMM3 sums, TMM4
+// and TMM5 A, TMM6 and TMM7 B), stored to the scratch t (rows of 128 bytes),
+// then rows 0…mv−1 of C = alpha·t (mode 0, C not read) or alpha·t + beta·C
+// (mode 1) under the column masks m1 (0…15) and m2 (16…31); C moves on 32
+// columns per strip. cfg is the tile configuration (amxConfig). Stored
+// transposed: row r of the product is column r of C, column j row j, and
+// C moves on 32 rows per strip.
+TEXT ·amxBF16r2c2T(SB), NOSPLIT, $0-112
+	MOVQ cfg+0(FP), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0x00 // LDTILECFG (AX)
+	MOVQ lda+24(FP), R8
+	MOVQ $128, BX
+	MOVQ b+32(FP), DX
+	MOVQ c+56(FP), R9
+	MOVQ ldc+64(FP), R10
+	SHLQ $2, R10
+	MOVQ t+48(FP), R11
+	VBROADCASTSS alpha+72(FP), Z30
+	VBROADCASTSS beta+76(FP), Z31
+	MOVQ m1+96(FP), AX
+	KMOVW AX, K1
+	MOVQ m2+104(FP), AX
+	KMOVW AX, K2
+	MOVQ strips+40(FP), CX
+	VPBROADCASTD ldc+64(FP), Z27
+	VPMULLD amxIota<>(SB), Z27, Z28
+	VPSLLD $4, Z27, Z27
+	VPADDD Z27, Z28, Z29
+
+amxBF16r2c2T_strip:
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc0 // TILEZERO TMM0
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xc8 // TILEZERO TMM1
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd0 // TILEZERO TMM2
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7b; BYTE $0x49; BYTE $0xd8 // TILEZERO TMM3
+	MOVQ a+16(FP), R13
+	MOVQ R8, AX
+	SHLQ $4, AX
+	LEAQ (R13)(AX*1), DI
+	MOVQ DX, R14
+	MOVQ chunks+8(FP), R12
+
+amxBF16r2c2T_chunk:
+	BYTE $0xc4; BYTE $0x82; BYTE $0x7b; BYTE $0x4b; BYTE $0x64; BYTE $0x05; BYTE $0x00 // TILELOADD 0(R13)(R8*1), TMM4
+	BYTE $0xc4; BYTE $0xa2; BYTE $0x7b; BYTE $0x4b; BYTE $0x2c; BYTE $0x07 // TILELOADD 0(DI)(R8*1), TMM5
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x34; BYTE $0x1e // TILELOADD 0(R14)(BX*1), TMM6
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7b; BYTE $0x4b; BYTE $0x7c; BYTE $0x1e; BYTE $0x40 // TILELOADD 64(R14)(BX*1), TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xc4 // TDPBF16PS TMM0 += TMM4·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xcc // TDPBF16PS TMM1 += TMM4·TMM7
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x4a; BYTE $0x5c; BYTE $0xd5 // TDPBF16PS TMM2 += TMM5·TMM6
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x42; BYTE $0x5c; BYTE $0xdd // TDPBF16PS TMM3 += TMM5·TMM7
+	ADDQ $64, R13
+	ADDQ $64, DI
+	ADDQ $2048, R14
+	DECQ R12
+	JNE  amxBF16r2c2T_chunk
+	MOVQ R14, DX
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x04; BYTE $0x1b // TILESTORED TMM0, 0(R11)(BX*1)
+	BYTE $0xc4; BYTE $0xc2; BYTE $0x7a; BYTE $0x4b; BYTE $0x4c; BYTE $0x1b; BYTE $0x40 // TILESTORED TMM1, 64(R11)(BX*1)
+	LEAQ 2048(R11), AX
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x14; BYTE $0x18 // TILESTORED TMM2, 0(AX)(BX*1)
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x7a; BYTE $0x4b; BYTE $0x5c; BYTE $0x18; BYTE $0x40 // TILESTORED TMM3, 64(AX)(BX*1)
+	MOVQ mv+88(FP), R12
+	MOVQ R11, SI
+	MOVQ R9, AX
+	MOVQ mode+80(FP), R13
+
+amxBF16r2c2T_row:
+	VMULPS (SI), Z30, Z0
+	VMULPS 64(SI), Z30, Z1
+	TESTQ R13, R13
+	JEQ   amxBF16r2c2T_put
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	KMOVW K1, K3
+	VGATHERDPS (AX)(Z28*4), K3, Z2
+	KMOVW K2, K4
+	VGATHERDPS (AX)(Z29*4), K4, Z3
+	VMULPS Z31, Z2, Z2
+	VMULPS Z31, Z3, Z3
+	VADDPS Z2, Z0, Z0
+	VADDPS Z3, Z1, Z1
+
+amxBF16r2c2T_put:
+	KMOVW K1, K3
+	VSCATTERDPS Z0, K3, (AX)(Z28*4)
+	KMOVW K2, K4
+	VSCATTERDPS Z1, K4, (AX)(Z29*4)
+	ADDQ $128, SI
+	ADDQ $4, AX
+	DECQ R12
+	JNE  amxBF16r2c2T_row
+	MOVQ R10, AX
+	SHLQ $5, AX
+	ADDQ AX, R9
+	DECQ CX
+	JNE  amxBF16r2c2T_strip
+	BYTE $0xc4; BYTE $0xe2; BYTE $0x78; BYTE $0x49; BYTE $0xc0 // TILERELEASE
+	VZEROUPPER
+	RET

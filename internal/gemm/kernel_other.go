@@ -18,3 +18,12 @@ func packRowsVec(dst []uint32, src []float32, ld, k, c0, nv, nr int) {
 	panic("gemm: no vector packing")
 }
 func packAdjVec(dst []uint32, src []float32, ld, k, r0, nv, nr int) { panic("gemm: no vector packing") }
+
+// amxKernels are nil: no AMX here.
+var amxKernels amxSet
+
+func packRowVec(dst []uint32, src []float32, k int) { panic("gemm: no vector packing") }
+
+func packAMXATrans(dst []uint32, ld int, a []float32, lda, k, i0, mv int, tmp *[]uint32) {
+	panic("gemm: no vector packing")
+}

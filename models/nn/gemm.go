@@ -114,7 +114,7 @@ func GEMMBackend() string {
 	case backendOpenBLAS:
 		return openblasName()
 	case backendBF16:
-		return "bf16:avx512bf16-12x32"
+		return "bf16:" + fastgemm.BF16KernelName()
 	}
 	return "asm:" + fastgemm.KernelName()
 }
