@@ -431,6 +431,17 @@ func (l *Conv2d[T]) PerSampleNormsSq(n int, dst []float64, stride int) {
 
 func (l *Conv2d[T]) normRange(w, lo, hi int) {
 	np := l.NumParams()
+	if c32, ok := any(l.cache).([]float32); ok && l.cached >= 0 {
+		// Gradients already cached: four samples' norms at a time (one
+		// sample's sum is a chain of dependent additions; four run side
+		// by side), each equal to sumSq's bit for bit.
+		var out [4]float64
+		for ; hi-lo >= 4 && sumSq4(c32[lo*np:(lo+4)*np], np, np, &out); lo += 4 {
+			for r, v := range out {
+				l.norms[(lo+r)*l.stride] = v
+			}
+		}
+	}
 	for i := lo; i < hi; i++ {
 		if l.cache != nil {
 			g := l.cache[i*np : (i+1)*np]

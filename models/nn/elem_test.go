@@ -5,6 +5,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/dptrain/dptrain/internal/vec"
 	"github.com/dptrain/dptrain/rng"
 )
 
@@ -156,6 +157,49 @@ func TestMaxPool2RowVector(t *testing.T) {
 					}
 				}
 			}
+		}
+	})
+}
+
+// TestSumSq4 checks the four-row sum of squares against vec.SumSquares
+// row by row, bit for bit (NaN as NaN), for every length up to 70 (the
+// kernel's multiple of 4 and the Go tail), row strides longer than the
+// rows, and on special values: signed zeros, infinities, NaNs, and
+// magnitudes whose squares overflow float32.
+func TestSumSq4(t *testing.T) {
+	atEachLevel(t, func(t *testing.T) {
+		s := rng.New(14)
+		vals := []float32{0, float32(math.Copysign(0, -1)), 1e30, -3e38, 1e-40, float32(math.Inf(1)), float32(math.NaN())}
+		ran := false
+		for n := 0; n <= 70; n++ {
+			for rep := range 4 {
+				stride := n + rep
+				x := make([]float32, 4*stride+1)
+				for i := range x {
+					if rep == 3 && s.Float64() < 0.1 {
+						x[i] = vals[int(s.Float64()*float64(len(vals)))]
+					} else {
+						x[i] = float32(s.NormFloat64() * math.Exp(3*s.NormFloat64()))
+					}
+				}
+				var out [4]float64
+				if !sumSq4(x, stride, n, &out) {
+					continue
+				}
+				ran = true
+				for r := range 4 {
+					want := vec.SumSquares(x[r*stride : r*stride+n])
+					if math.Float64bits(out[r]) != math.Float64bits(want) && !(out[r] != out[r] && want != want) {
+						t.Fatalf("n=%d stride=%d row %d: %v, SumSquares gives %v", n, stride, r, out[r], want)
+					}
+				}
+			}
+		}
+		if !ran && vecLevel >= vecAVX512 {
+			t.Fatal("sumSq4 never ran at the AVX-512 level")
+		}
+		if !ran {
+			t.Skip("no sumSq4 kernel at this level")
 		}
 	})
 }

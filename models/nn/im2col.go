@@ -191,6 +191,9 @@ func im2colGather[T Float](g *geom, x, u []T, ld int, xp []T) {
 		x = xp
 	}
 	n, r := len(g.off), 0
+	if x32, ok := any(x).([]float32); ok && gatherS2Taps(g, x32, any(u).([]float32), ld) {
+		return
+	}
 	for c := range g.C {
 		for kh := range g.K {
 			for kw := range g.K {
@@ -214,6 +217,23 @@ func col2imScatter[T Float](g *geom, du []T, ld int, dx, xp []T) {
 		acc = xp[:g.C*hp*wp]
 	}
 	clear(acc)
+	a32, ok := any(acc).([]float32)
+	if !ok || !scatterS2Taps(g, any(du).([]float32), ld, a32) {
+		scatterTaps(g, du, ld, acc)
+	}
+	if g.P > 0 {
+		for c := range g.C {
+			for h := range g.H {
+				copy(dx[(c*g.H+h)*g.W:(c*g.H+h+1)*g.W], acc[(c*hp+h+g.P)*wp+g.P:])
+			}
+		}
+	}
+}
+
+// scatterTaps adds every tap's row of du through g.off into the padded
+// plane acc, taps in (c, kh, kw) order.
+func scatterTaps[T Float](g *geom, du []T, ld int, acc []T) {
+	hp, wp := g.H+2*g.P, g.W+2*g.P
 	n, r := len(g.off), 0
 	for c := range g.C {
 		for kh := range g.K {
@@ -227,11 +247,34 @@ func col2imScatter[T Float](g *geom, du []T, ld int, dx, xp []T) {
 			}
 		}
 	}
-	if g.P > 0 {
-		for c := range g.C {
-			for h := range g.H {
-				copy(dx[(c*g.H+h)*g.W:(c*g.H+h+1)*g.W], acc[(c*hp+h+g.P)*wp+g.P:])
-			}
-		}
+}
+
+// gatherS2Taps is im2colGather's tap loop for stride 2 in float32 by the
+// vector kernel (one call per channel, a permute per output row instead of
+// an indirect load per entry), reading the padded plane xp (or x when
+// P = 0); false when the kernel does not apply and nothing was written.
+func gatherS2Taps(g *geom, xp, u []float32, ld int) bool {
+	if g.S != 2 || !s2Gather(g.OW) {
+		return false
 	}
+	hp, wp, kk := g.H+2*g.P, g.W+2*g.P, g.K*g.K
+	for c := range g.C {
+		gatherS2(u[c*kk*ld:], xp[c*hp*wp:], g.K, g.OH, ld, g.OW, wp)
+	}
+	return true
+}
+
+// scatterS2Taps is col2imScatter's tap loop for stride 2 in float32 by the
+// vector kernel, adding into acc in the same order (taps in (c, kh, kw)
+// order, each entry once per tap); false when the kernel does not apply and
+// nothing was added.
+func scatterS2Taps(g *geom, du []float32, ld int, acc []float32) bool {
+	if g.S != 2 || !s2Scatter(g.OW, g.K) {
+		return false
+	}
+	hp, wp, kk := g.H+2*g.P, g.W+2*g.P, g.K*g.K
+	for c := range g.C {
+		scatterAddS2(acc[c*hp*wp:], du[c*kk*ld:], g.K, g.OH, ld, g.OW, wp)
+	}
+	return true
 }

@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Parallelism over samples. Layers split a chunk's samples (or an
@@ -119,7 +120,11 @@ func enter(epoch uint64) bool {
 }
 
 func poolWorker(jobs <-chan job) {
-	for j := range jobs {
+	for {
+		j, ok := nextJob(jobs)
+		if !ok {
+			return
+		}
 		if enter(j.epoch) {
 			drain(j)
 			// Leave; the last helper out of a call its caller has closed
@@ -129,6 +134,56 @@ func poolWorker(jobs <-chan job) {
 			}
 		}
 	}
+}
+
+// spinFor is how long an idle helper polls for its next job, yielding
+// between polls, before it blocks on its channel. A step's parallel calls
+// come microseconds apart; a helper that has gone to sleep in between is
+// woken through the OS (a futex call on each side): on the MNIST CNN's
+// two-core step that was 5.6% of the CPU time. Polling never changes which
+// items a worker computes, only when it looks for them.
+const spinFor = 50 * time.Microsecond
+
+// nextJob returns the helper's next job, polling for up to spinFor before
+// blocking; ok is false when the channel is closed.
+func nextJob(jobs <-chan job) (j job, ok bool) {
+	var start time.Time
+	for k := 0; ; k++ {
+		select {
+		case j, ok = <-jobs:
+			return j, ok
+		default:
+		}
+		if k == 0 {
+			start = time.Now()
+		} else if time.Since(start) > spinFor {
+			break
+		}
+		runtime.Gosched()
+	}
+	j, ok = <-jobs
+	return j, ok
+}
+
+// waitDone waits for the last helper out of a closed call, polling for up
+// to spinFor first, as nextJob does: the helpers are usually a grain away
+// from done, and a parked caller is woken through the OS.
+func waitDone() {
+	var start time.Time
+	for k := 0; ; k++ {
+		select {
+		case <-workPool.done:
+			return
+		default:
+		}
+		if k == 0 {
+			start = time.Now()
+		} else if time.Since(start) > spinFor {
+			break
+		}
+		runtime.Gosched()
+	}
+	<-workPool.done
 }
 
 // homeSegments switches the home segments off (one segment shared by all
@@ -191,7 +246,7 @@ func parallelFor(n, maxW, work int, fn rangeFunc) {
 		v := workPool.gate.Load()
 		if workPool.gate.CompareAndSwap(v, v|gateClosed) {
 			if v&gateCount != 0 {
-				<-workPool.done
+				waitDone()
 			}
 			return
 		}

@@ -98,6 +98,9 @@ func (l *MaxPool2d[T]) forward2(xi, yi []T, ai []int32) {
 	x32, is32 := any(xi).([]float32)
 	y32, _ := any(yi).([]float32)
 	for c := range l.in.C {
+		if is32 && s == 1 && maxPool2ArgPlane(y32[c*OH*OW:(c+1)*OH*OW], ai[c*OH*OW:(c+1)*OH*OW], x32[c*H*W:(c+1)*H*W], OW, W, OH, int32(c*H*W)) {
+			continue
+		}
 		for oh := range OH {
 			r0 := c*H*W + oh*s*W
 			o := (c*OH + oh) * OW
@@ -161,6 +164,9 @@ func maxPool2Row32(row []float32, w, s int, yo []float32, ao []int32, r0 int32) 
 // vector rows and a scalar tail.
 func maxPool2S1(xi, yi []float32, C, H, W, OH, OW int) {
 	for c := range C {
+		if maxPool2S1Plane(yi[c*OH*OW:(c+1)*OH*OW], xi[c*H*W:(c+1)*H*W], OW, W, OH) {
+			continue
+		}
 		for oh := range OH {
 			r0 := xi[(c*H+oh)*W : (c*H+oh+1)*W]
 			r1 := xi[(c*H+oh+1)*W : (c*H+oh+2)*W]

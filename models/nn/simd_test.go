@@ -105,3 +105,63 @@ func BenchmarkVectorKernels(b *testing.B) {
 		run("pool2arg", func() { maxPool2ArgVec(out, arg, x, y, n, 0) })
 	}
 }
+
+// TestMaxPool2PlaneVector checks the one-call-per-channel 2×2 stride-1
+// pools (with and without argmax) against the Go loops row by row, bit
+// for bit (NaN as NaN) and argmax for argmax, for every width up to 40
+// (full vectors and masked tails) and heights 2 to 5, on ties, signed
+// zeros, NaNs and infinities.
+func TestMaxPool2PlaneVector(t *testing.T) {
+	atEachLevel(t, func(t *testing.T) {
+		s := rng.New(15)
+		vals := []float32{-1, 0, float32(math.Copysign(0, -1)), 1, 2, float32(math.NaN()), float32(math.Inf(-1)), float32(math.Inf(1))}
+		ran := false
+		for w := 2; w <= 40; w++ {
+			for h := 2; h <= 5; h++ {
+				n, rows := w-1, h-1
+				x := make([]float32, h*w)
+				for i := range x {
+					if h%2 == 0 {
+						x[i] = vals[int(s.Float64()*float64(len(vals)))]
+					} else {
+						x[i] = float32(s.NormFloat64())
+					}
+				}
+				r0 := int32(s.Float64() * 1000)
+				y, a := make([]float32, rows*n), make([]int32, rows*n)
+				y2 := make([]float32, rows*n)
+				if !maxPool2ArgPlane(y, a, x, n, w, rows, r0) || !maxPool2S1Plane(y2, x, n, w, rows) {
+					continue
+				}
+				ran = true
+				wy, wa := make([]float32, rows*n), make([]int32, rows*n)
+				vec := maxPool2ArgVec
+				maxPool2ArgVec = nil
+				for r := range rows {
+					maxPool2Row32(x[r*w:(r+2)*w], w, 1, wy[r*n:(r+1)*n], wa[r*n:(r+1)*n], r0+int32(r*w))
+				}
+				maxPool2ArgVec = vec
+				sameBits(t, fmt.Sprintf("plane w=%d h=%d", w, h), y, wy)
+				for j := range wa {
+					if a[j] != wa[j] {
+						t.Fatalf("w=%d h=%d: argmax[%d] = %d, Go loop gives %d", w, h, j, a[j], wa[j])
+					}
+				}
+				want := make([]float32, rows*n)
+				for r := range rows {
+					for j := range n {
+						p, q := x[r*w:], x[(r+1)*w:]
+						want[r*n+j] = max(max(p[j], p[j+1]), max(q[j], q[j+1]))
+					}
+				}
+				sameBits(t, fmt.Sprintf("plane s1 w=%d h=%d", w, h), y2, want)
+			}
+		}
+		if !ran {
+			if vecLevel >= vecAVX512 {
+				t.Fatal("the plane kernels never ran at the AVX-512 level")
+			}
+			t.Skip("no plane kernels at this level")
+		}
+	})
+}
