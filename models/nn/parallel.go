@@ -144,22 +144,31 @@ func poolWorker(jobs <-chan job) {
 // items a worker computes, only when it looks for them.
 const spinFor = 50 * time.Microsecond
 
+// spin calls try until it succeeds, for up to spinFor, yielding between
+// calls; it reports whether try succeeded.
+func spin(try func() bool) bool {
+	start := time.Now()
+	for !try() {
+		if time.Since(start) > spinFor {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
 // nextJob returns the helper's next job, polling for up to spinFor before
 // blocking; ok is false when the channel is closed.
 func nextJob(jobs <-chan job) (j job, ok bool) {
-	var start time.Time
-	for k := 0; ; k++ {
+	if spin(func() bool {
 		select {
 		case j, ok = <-jobs:
-			return j, ok
+			return true
 		default:
+			return false
 		}
-		if k == 0 {
-			start = time.Now()
-		} else if time.Since(start) > spinFor {
-			break
-		}
-		runtime.Gosched()
+	}) {
+		return j, ok
 	}
 	j, ok = <-jobs
 	return j, ok
@@ -169,19 +178,15 @@ func nextJob(jobs <-chan job) (j job, ok bool) {
 // to spinFor first, as nextJob does: the helpers are usually a grain away
 // from done, and a parked caller is woken through the OS.
 func waitDone() {
-	var start time.Time
-	for k := 0; ; k++ {
+	if spin(func() bool {
 		select {
 		case <-workPool.done:
-			return
+			return true
 		default:
+			return false
 		}
-		if k == 0 {
-			start = time.Now()
-		} else if time.Since(start) > spinFor {
-			break
-		}
-		runtime.Gosched()
+	}) {
+		return
 	}
 	<-workPool.done
 }
