@@ -160,10 +160,10 @@ func (m *Net) LayerGrads(b Batch, losses []float32) ([]nn.LayerGrads[float32], e
 	return ls, nil
 }
 
-// LayerGradsFactored is LayerGrads with the Linear layers as their factors
-// (nn.Network.LayerGradsFactored).
-func (m *Net) LayerGradsFactored(b Batch, losses []float32) ([]nn.LayerGrads[float32], error) {
-	ls, err := m.net.LayerGradsFactored(b.X, target(b), b.N, losses)
+// LayerGradsAsKept is LayerGrads with the Linear layers as their factors
+// (nn.Network.LayerGradsAsKept).
+func (m *Net) LayerGradsAsKept(b Batch, losses []float32) ([]nn.LayerGrads[float32], error) {
+	ls, err := m.net.LayerGradsAsKept(b.X, target(b), b.N, losses)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", m.arch, err)
 	}

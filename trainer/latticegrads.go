@@ -35,11 +35,12 @@ type latticeGradients struct {
 	tops    []float32               // the chunk's largest magnitudes (L∞ clipping's count)
 	tl      []float64               // one example's per-layer factors
 	pieces  []latticePiece
-	// factors is the model's LayerGradsFactored where Linear layers can be
-	// truncated from their factors (flat L2 clip, no coordinate masks):
-	// nil otherwise.
+	// factors is the model's LayerGradsAsKept where Linear layers can be
+	// truncated from their factors and conv layers summed in their flip
+	// layout (flat L2 clip, no coordinate masks): nil otherwise.
 	factors func(models.Batch, []float32) ([]nn.LayerGrads[float32], error)
 	dataLs  []nn.LayerGrads[float32] // the chunk's layers held as gradients
+	flipAcc [][]int64                // per layer: its sum in the flip layout (nil: unused)
 }
 
 // latticePiece is a range of one layer's coordinates, or of a factored
@@ -49,7 +50,7 @@ type latticePiece struct{ layer, lo, hi int }
 
 // factoredLayersModel hands out Linear layers as factors (models.Net).
 type factoredLayersModel interface {
-	LayerGradsFactored(b models.Batch, losses []float32) ([]nn.LayerGrads[float32], error)
+	LayerGradsAsKept(b models.Batch, losses []float32) ([]nn.LayerGrads[float32], error)
 }
 
 // factoredLinearOff turns the factored Linear truncation off (tests
@@ -87,7 +88,7 @@ func (s *state) newLatticeGradients(lat *mechanism.LatticeNoise, rows func()) (g
 		g.layered, g.sq, g.tops = lm, make([]float64, mb), make([]float32, mb)
 		g.t = make([]float64, mb*max(1, len(g.tl)))
 		if fm, ok := s.model.(factoredLayersModel); ok && g.groups == nil && g.qinf == 0 && !factoredLinearOff {
-			g.factors = fm.LayerGradsFactored
+			g.factors = fm.LayerGradsAsKept
 		}
 		return g, nil
 	}
@@ -244,9 +245,17 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 	}
 	masks := s.drawMasks(b)
 	g.dataLs = g.dataLs[:0]
-	for _, l := range ls {
+	for k, l := range ls {
 		if l.Linear == nil {
 			g.dataLs = append(g.dataLs, l)
+		}
+		if l.Flipped() {
+			if g.flipAcc == nil {
+				g.flipAcc = make([][]int64, len(ls))
+			}
+			if g.flipAcc[k] == nil {
+				g.flipAcc[k] = make([]int64, l.Len)
+			}
 		}
 	}
 	clip.LayerSumSquares(g.dataLs, b, g.sq, g.tops)
@@ -284,6 +293,9 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 			}
 			off := l.Offset + p.lo
 			acc := g.acc[off : l.Offset+p.hi]
+			if l.Flipped() { // summed in the flip layout, mapped back below
+				acc = g.flipAcc[p.layer][p.lo:p.hi]
+			}
 			for i := range b {
 				f := g.t[i*L+min(p.layer, L-1)] // flat: one factor per example
 				if f != 0 {                     // 0: the example is dropped and adds nothing
@@ -292,6 +304,12 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 			}
 		}
 	})
+	for k, l := range ls {
+		if l.Flipped() {
+			l.UnflipAdd(g.flipAcc[k], g.acc[l.Offset:l.Offset+l.Len])
+			clear(g.flipAcc[k])
+		}
+	}
 	s.addLosses(b, st)
 	return nil
 }

@@ -7,10 +7,47 @@ package nn
 type LayerGrads[T Float] struct {
 	Offset, Len int // the layer's slice of the flat parameter vector
 	data        []T // num × Len; nil when Linear is set
-	// Linear, from LayerGradsFactored, is a Linear layer's rank-one
+	// Linear, from LayerGradsAsKept, is a Linear layer's rank-one
 	// factors instead of its gradients: sample i's gradient is the outer
 	// product DZ_i ⊗ A_i (Out rows of In weights), then DZ_i (the bias).
 	Linear *LinearFactors[T]
+	// flip, from LayerGradsAsKept, is the Conv2d whose cache data is in its
+	// flip layout (weights Cin × Cout·K², kernels rotated; the bias after
+	// them as usual): the same values, permuted (UnflipAdd maps them back).
+	flip *Conv2d[T]
+}
+
+// Flipped reports whether Sample(i) is in a Conv2d's flip layout rather
+// than the parameter layout: the same multiset of values, so norms and
+// per-coordinate bounds are unchanged, but a coordinate's position is not
+// its parameter's.
+func (g LayerGrads[T]) Flipped() bool { return g.flip != nil }
+
+// UnflipAdd adds src, a vector of g.Len integers in Sample's layout, to dst
+// in the parameter layout (for the lattice sum, accumulated in the layout
+// the engine keeps and mapped back once per chunk).
+func (g LayerGrads[T]) UnflipAdd(src, dst []int64) {
+	l := g.flip
+	if l == nil {
+		for j, v := range src[:g.Len] {
+			dst[j] += v
+		}
+		return
+	}
+	kk := l.K * l.K
+	for co := range l.Cout {
+		for ci := range l.Cin {
+			s := src[(ci*l.Cout+co)*kk : (ci*l.Cout+co+1)*kk]
+			d := dst[(co*l.Cin+ci)*kk : (co*l.Cin+ci+1)*kk]
+			for t := range d {
+				d[t] += s[kk-1-t]
+			}
+		}
+	}
+	w := l.Cout * l.ckk
+	for j, v := range src[w:g.Len] {
+		dst[w+j] += v
+	}
 }
 
 // Sample returns sample i's gradient (length Len): the values
@@ -27,15 +64,18 @@ func (n *Network[T]) LayerGrads(x []T, tg Target[T], num int, losses []T) ([]Lay
 	return n.layerGradsOf(x, tg, num, losses, false)
 }
 
-// LayerGradsFactored is LayerGrads with every Linear layer handed out as
-// its factors (LayerGrads.Linear) rather than computed: for consumers that
-// can use an example's gradient in factored form (the lattice noise's
-// truncation), which saves the layer's b × Len buffer and its pass.
-func (n *Network[T]) LayerGradsFactored(x []T, tg Target[T], num int, losses []T) ([]LayerGrads[T], error) {
+// LayerGradsAsKept is LayerGrads as the engine keeps them: every Linear
+// layer handed out as its factors (LayerGrads.Linear) rather than computed,
+// and a Conv2d cache in the flip layout left in it (LayerGrads.Flipped)
+// rather than converted per sample: for consumers that can use an
+// example's gradient in those forms (the lattice noise's truncation), which
+// saves a Linear layer's b × Len buffer and its pass, and a conv layer's
+// per-sample permutation.
+func (n *Network[T]) LayerGradsAsKept(x []T, tg Target[T], num int, losses []T) ([]LayerGrads[T], error) {
 	return n.layerGradsOf(x, tg, num, losses, true)
 }
 
-func (n *Network[T]) layerGradsOf(x []T, tg Target[T], num int, losses []T, factored bool) ([]LayerGrads[T], error) {
+func (n *Network[T]) layerGradsOf(x []T, tg Target[T], num int, losses []T, asKept bool) ([]LayerGrads[T], error) {
 	if err := n.forwardBackward(x, tg, num, losses); err != nil {
 		return nil, err
 	}
@@ -47,7 +87,7 @@ func (n *Network[T]) layerGradsOf(x []T, tg Target[T], num int, losses []T, fact
 	for k, l := range n.leaves {
 		g := n.groups[k]
 		lg := LayerGrads[T]{Offset: g.Offset, Len: g.Len}
-		if lin, ok := l.(*Linear[T]); ok && factored {
+		if lin, ok := l.(*Linear[T]); ok && asKept {
 			n.layerFactors[k] = LinearFactors[T]{A: lin.x[:num*lin.In], DZ: lin.dz[:num*lin.Out], In: lin.In, Out: lin.Out,
 				Bias: lin.Bias, Offset: g.Offset}
 			lg.Linear = &n.layerFactors[k]
@@ -55,6 +95,11 @@ func (n *Network[T]) layerGradsOf(x []T, tg Target[T], num int, losses []T, fact
 			continue
 		}
 		if c, ok := l.(*Conv2d[T]); ok {
+			if asKept && c.cache != nil && c.cached == num && c.permuted {
+				lg.data, lg.flip = c.cache[:num*c.NumParams()], c
+				n.layerGrads[k] = lg
+				continue
+			}
 			if data, ok := c.cachedGrads(num); ok {
 				lg.data = data
 				n.layerGrads[k] = lg

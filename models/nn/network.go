@@ -35,7 +35,7 @@ type Network[T Float] struct {
 
 	layerBufs    [][]T              // LayerGrads' per-layer buffers (nil: in place or unused)
 	layerGrads   []LayerGrads[T]    // LayerGrads' result, reused
-	layerFactors []LinearFactors[T] // LayerGradsFactored's Linear factors, reused
+	layerFactors []LinearFactors[T] // LayerGradsAsKept's Linear factors, reused
 }
 
 // ErrNoChunk is returned by AccumulateScaled when no chunk is retained.
