@@ -200,7 +200,7 @@ func BenchmarkStep(b *testing.B) {
 func BenchmarkSampler(b *testing.B) {
 	const s = 0x1p40
 	b.Run("binned", func(b *testing.B) {
-		e, w, sc := newExactNormal(), newWords(rng.New(1)), binScaleOf(s)
+		e, w, sc := newExactNormal(), newWords(rng.New(1).Blocks("bench")), binScaleOf(s)
 		var acc int64
 		for range b.N {
 			acc += e.sample(sc, w)

@@ -31,7 +31,7 @@ func Example() {
 	// true
 	// false
 	// [769658141081 879609302220 -219902328832]
-	// [0.1070 1.6538 -0.5310]
+	// [1.7368 1.4649 -0.0239]
 }
 
 // A noisy count: the count plus exactly drawn round(N(0, σ²)), an integer.

@@ -315,7 +315,8 @@ func (n *Noise) RotatedBound(c float64, d int) (float64, error) {
 // and call AddNoise with the same stream on every rank.
 //
 // The noise is drawn in chunks of noiseChunk coordinates, chunk c from its
-// own stream r.Child(nonce, c) with one nonce word drawn from r per call, on
+// own block stream r.Blocks(nonce, c) (AES-CTR keyed from r's seed) with
+// one nonce word drawn from r per call, on
 // up to GOMAXPROCS workers: the values depend on r's state alone, never on
 // the number of workers or their timing, and every chunk's stream is keyed
 // by r's secret seed. A chunk's stream is read in blocks (words), which only
@@ -342,7 +343,7 @@ func (n *Noise) AddNoise(acc []int64, r *rng.Stream) error {
 		go func() {
 			defer wg.Done()
 			for c := w; c < chunks; c += workers {
-				cr := newWords(r.Child(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c)))
+				cr := newWords(r.Blocks(fmt.Sprintf("lattice-noise/%016x/%d", nonce, c)))
 				lo := c * noiseChunk
 				if err := n.addNoiseRange(acc, lo, min(n.n, lo+noiseChunk), n.pool[w], cr); err != nil {
 					errs[w] = err

@@ -7,22 +7,23 @@ import (
 )
 
 // words is the exact sampler's supply of uniform 64-bit words from a
-// stream. Buffered (newWords), it draws a block at a time and the words
-// left at the end are discarded with it: for the noise's own chunk streams,
-// which nothing else reads. Unbuffered (streamWords), it returns the
+// stream. Buffered (newWords), it draws a block at a time from a block
+// stream (rng.Blocks, AES-CTR) and the words left at the end are discarded
+// with it: for the noise's own chunk streams, which nothing else reads. Unbuffered (streamWords), it returns the
 // stream's Uint64 word for word, where the stream goes on being used after
 // the draw (counts, sums, the reference sampler), so their seeded draws are
 // unchanged. Either way the sampler sees the stream's words in order.
 type words struct {
 	r   *rng.Stream
-	buf []uint64 // nil: unbuffered
-	i   int      // buf[i:] not yet used
+	b   *rng.Blocks // the buffered source's block stream
+	buf []uint64    // nil: unbuffered
+	i   int         // buf[i:] not yet used
 }
 
 // wordsBlock is a buffered source's block: 2 KiB, a few dozen samples.
 const wordsBlock = 256
 
-func newWords(r *rng.Stream) *words { return &words{r: r, buf: make([]uint64, 0, wordsBlock)} }
+func newWords(b *rng.Blocks) *words { return &words{b: b, buf: make([]uint64, 0, wordsBlock)} }
 
 func streamWords(r *rng.Stream) *words { return &words{r: r} }
 
@@ -41,7 +42,7 @@ func (w *words) refill() uint64 {
 		return w.r.Uint64()
 	}
 	w.buf = w.buf[:cap(w.buf)]
-	w.r.Fill(w.buf)
+	w.b.Fill(w.buf)
 	w.i = 1
 	return w.buf[0]
 }

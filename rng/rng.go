@@ -1,6 +1,8 @@
 package rng
 
 import (
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
@@ -49,21 +51,52 @@ func fromSeed(s [32]byte) *Stream {
 // Child returns an independent stream derived from this stream's seed and
 // label. It does not consume from the parent, so adding a new child never
 // shifts the draws of existing ones.
-func (s *Stream) Child(label string) *Stream {
+func (s *Stream) Child(label string) *Stream { return fromSeed(s.childSeed(label)) }
+
+func (s *Stream) childSeed(label string) [32]byte {
 	h := sha256.New()
 	h.Write(s.seed[:])
 	h.Write([]byte(label))
 	var c [32]byte
 	copy(c[:], h.Sum(nil))
-	return fromSeed(c)
+	return c
 }
 
-// Fill sets dst to the stream's next len(dst) words: those len(dst) calls
-// of Uint64 would return, without the call through rand.Rand's source
-// interface for each.
-func (s *Stream) Fill(dst []uint64) {
+// Blocks is a stream of uniform 64-bit words for bulk draws: AES-256 in
+// counter mode from a zero counter, keyed like a child stream (Blocks). On
+// CPUs with AES instructions it yields words about four times as fast as
+// ChaCha8 (the lattice noise reads two per value); like ChaCha8 it is a
+// cryptographic generator, so a crypto-seeded parent keeps its draws
+// unpredictable.
+type Blocks struct {
+	ctr cipher.Stream
+	buf []byte
+}
+
+// Blocks returns the block stream for label, derived from this stream's
+// seed as Child derives its (under a label of its own, so the two never
+// share a key); like Child it does not consume from the parent.
+func (s *Stream) Blocks(label string) *Blocks {
+	key := s.childSeed("aes-ctr/" + label)
+	blk, err := aes.NewCipher(key[:])
+	if err != nil {
+		panic(fmt.Sprintf("rng: AES-256 with a 32-byte key: %v", err)) // cannot happen
+	}
+	return &Blocks{ctr: cipher.NewCTR(blk, make([]byte, aes.BlockSize))}
+}
+
+// Fill sets dst to the stream's next len(dst) words (little-endian 8-byte
+// groups of the key stream).
+func (b *Blocks) Fill(dst []uint64) {
+	n := 8 * len(dst)
+	if cap(b.buf) < n {
+		b.buf = make([]byte, n)
+	}
+	buf := b.buf[:n]
+	clear(buf)
+	b.ctr.XORKeyStream(buf, buf)
 	for i := range dst {
-		dst[i] = s.src.Uint64()
+		dst[i] = binary.LittleEndian.Uint64(buf[8*i:])
 	}
 }
 

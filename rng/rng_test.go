@@ -111,3 +111,53 @@ func TestCryptoSeeding(t *testing.T) {
 		t.Fatal("restored crypto-seeded stream diverges")
 	}
 }
+
+// A block stream is reproducible from the parent's seed and label, differs
+// across labels, from the parent's ChaCha8 child of the same label and
+// across parents, does not consume from the parent, and its words are
+// uniform: every bit set in half the words within 5 standard errors, and
+// the first word of a fill continues the last one's stream (fills of
+// different sizes give the same words).
+func TestBlocks(t *testing.T) {
+	p := New(9)
+	p.Uint64()
+	a, b := make([]uint64, 300), make([]uint64, 300)
+	p.Blocks("x").Fill(a)
+	bs := p.Blocks("x")
+	bs.Fill(b[:7])
+	bs.Fill(b[7:])
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("word %d: %#x against %#x (fills of other sizes)", i, a[i], b[i])
+		}
+	}
+	q := New(9)
+	q.Uint64()
+	if p.Uint64() != q.Uint64() {
+		t.Fatal("Blocks consumed from the parent")
+	}
+	other, child, parent2 := make([]uint64, 4), make([]uint64, 4), make([]uint64, 4)
+	p.Blocks("y").Fill(other)
+	c := p.Child("x")
+	for i := range child {
+		child[i] = c.Uint64()
+	}
+	New(10).Blocks("x").Fill(parent2)
+	for i := range other {
+		if other[i] == a[i] || child[i] == a[i] || parent2[i] == a[i] {
+			t.Fatalf("word %d repeats across labels, kinds or parents", i)
+		}
+	}
+	const n = 20000
+	w := make([]uint64, n)
+	New(3).Blocks("uniform").Fill(w)
+	for bit := range 64 {
+		ones := 0
+		for _, v := range w {
+			ones += int(v >> bit & 1)
+		}
+		if d := float64(ones) - n/2; d*d > 25*n/4 {
+			t.Errorf("bit %d set in %d of %d words", bit, ones, n)
+		}
+	}
+}
