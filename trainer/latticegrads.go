@@ -258,8 +258,15 @@ func (g *latticeGradients) chunkLayers(idx []int, st *stepStats) error {
 			}
 		}
 	}
-	clip.LayerSumSquares(g.dataLs, b, g.sq, g.tops)
-	if len(g.dataLs) < len(ls) {
+	if len(g.dataLs) == len(ls) {
+		clip.LayerSumSquares(g.dataLs, b, g.sq, g.tops)
+	} else { // as kept (flat clip, no L∞): each layer's own sum, any order will do
+		clear(g.sq[:b])
+		nn.Parallel(b, b*d, func(_, lo, hi int) {
+			for _, l := range g.dataLs {
+				l.AddSumSquares(lo, hi, g.sq)
+			}
+		})
 		g.addFactoredSumSquares(ls, b)
 	}
 	L := 1 // factors per example

@@ -126,3 +126,23 @@ func Workers() int { return numWorkers() }
 func Parallel(n, work int, fn func(w, lo, hi int)) {
 	parallelFor(n, maxWorkers, work, fn)
 }
+
+// AddSumSquares adds to out[i] the float64 sum of squares of sample i's
+// gradient (Sample(i), vec.SumSquares' order), for lo ≤ i < hi; float32
+// samples go four side by side where the CPU has AVX-512 (the same sums,
+// bit for bit). A Linear layer handed out as factors is not covered: its
+// sums come from the factors.
+func (g LayerGrads[T]) AddSumSquares(lo, hi int, out []float64) {
+	i := lo
+	if d32, ok := any(g.data).([]float32); ok {
+		var four [4]float64
+		for ; hi-i >= 4 && sumSq4(d32[i*g.Len:(i+4)*g.Len], g.Len, g.Len, &four); i += 4 {
+			for r, v := range four {
+				out[i+r] += v
+			}
+		}
+	}
+	for ; i < hi; i++ {
+		out[i] += sumSq(g.Sample(i))
+	}
+}
