@@ -210,8 +210,7 @@ func (e *exactNormal) sample(binScale scale, r *words) int64 {
 			i++
 		}
 		if tab[i] == u0 {
-			e.w.reset()
-			e.w.d[0], e.w.n = u0, 1
+			e.w.start(u0)
 			i = e.binTie(i, r)
 		}
 		f := a >> 1 & (binMod - 1)
@@ -219,14 +218,12 @@ func (e *exactNormal) sample(binScale scale, r *words) int64 {
 		if i <= binLast && f > uint64(2*i) {
 			v, ok := binScale.roundTop(i, a>>spareBits)
 			if !ok {
-				e.x.reset()
-				e.x.d[0], e.x.n = a&^(1<<spareBits-1)|r.Uint64()&(1<<spareBits-1), 1
+				e.x.start(completeTop(a, r))
 				v = e.round(binScale, i, r)
 			}
 			m = v
 		} else {
-			e.x.reset()
-			e.x.d[0], e.x.n = a&^(1<<spareBits-1)|r.Uint64()&(1<<spareBits-1), 1
+			e.x.start(completeTop(a, r))
 			if !e.binAcceptDrawn(i, f, r) {
 				continue
 			}
@@ -237,6 +234,13 @@ func (e *exactNormal) sample(binScale scale, r *words) int64 {
 		}
 		return m
 	}
+}
+
+// completeTop is x's first 64-bit digit: the top 64 − spareBits bits of
+// the draw's second word a, and spareBits fresh ones.
+func completeTop(a uint64, r *words) uint64 {
+	const low = 1<<spareBits - 1
+	return a&^low | r.Uint64()&low
 }
 
 // roundTop returns floor(s·(k + x) + ½) when the top 64 − spareBits bits t

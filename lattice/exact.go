@@ -20,6 +20,9 @@ type urand struct {
 
 func (u *urand) reset() { u.n = 0; u.more = u.more[:0] }
 
+// start resets u with its first digit already drawn.
+func (u *urand) start(d0 uint64) { u.reset(); u.d[0], u.n = d0, 1 }
+
 // first returns digit 0, drawing it if needed.
 func (u *urand) first(r *words) uint64 {
 	if u.n == 0 {
